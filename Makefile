@@ -1,0 +1,39 @@
+# The front door: `make run` starts the service, `make test` runs every test.
+SHELL := /bin/bash
+GO ?= go
+export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/contentapi?sslmode=disable
+export REDIS_URL ?= redis://127.0.0.1:6379/0
+STRIPE_MOCK_VERSION := v0.203.0
+GOLANGCI_LINT_VERSION := v2.6.2
+BIN := bin
+
+.PHONY: help build run test bench lint migrate seed clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+build: ## build api, worker and ctl into bin/
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+run: build ## run API and worker against local PostgreSQL and Redis (creates and migrates the database)
+	$(BIN)/ctl migrate
+	@trap 'kill 0' INT TERM EXIT; \
+	$(BIN)/worker & \
+	$(BIN)/api & \
+	wait
+
+test: ## run all tests against the local PostgreSQL and Redis
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 15m ./...
+
+bench: ## run the benchmarks (HTTP throughput and latency, job round trip, crawl rate)
+	$(GO) test -run '^$$' -bench . -benchtime 5s -count 1 ./...
+
+lint: ## run golangci-lint (pinned version)
+	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
+
+migrate: build ## apply database migrations only
+	$(BIN)/ctl migrate
+
+clean: ## remove build output
+	rm -rf $(BIN)

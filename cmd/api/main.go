@@ -1,0 +1,94 @@
+// Command api serves the Content Strategy HTTP API.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/contentapi/contentapi/internal/auth"
+	"github.com/contentapi/contentapi/internal/clock"
+	"github.com/contentapi/contentapi/internal/config"
+	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/httpapi"
+	"github.com/contentapi/contentapi/internal/postgres"
+	"github.com/contentapi/contentapi/internal/ratelimit"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "api:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
+		return err
+	}
+	log := config.NewLogger(os.Stdout, cfg.LogLevel)
+	log.Info("starting api", "config", config.Describe(os.Getenv))
+
+	if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return err
+	}
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	applied, err := postgres.Migrate(ctx, pool)
+	if err != nil {
+		return err
+	}
+	log.Info("migrations applied", "applied", applied)
+	rdb, err := cfg.ConnectRedis(ctx)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+
+	clk := clock.Real{}
+	ledger := credits.NewLedger(pool, clk)
+	gate := auth.NewGate(pool, rdb, ledger, clk, log)
+	accounts := auth.NewAccounts(pool, ledger, clk, gate)
+	app := httpapi.New(httpapi.Deps{
+		Log: log, Pool: pool, Redis: rdb, Accounts: accounts, Gate: gate, Ledger: ledger,
+		Limiter: ratelimit.New(rdb), Clock: clk, PublicBaseURL: cfg.PublicBaseURL,
+		DashboardURL: cfg.DashboardURL, DocsURL: cfg.DocsURL, RegisterLimit: cfg.RegisterLimit,
+		TrustedProxies: cfg.TrustedProxies,
+	})
+
+	flushCtx, stopFlush := context.WithCancel(context.Background())
+	flushed := make(chan struct{})
+	go func() { gate.RunFlusher(flushCtx, 10*time.Second); close(flushed) }()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- app.Listen(cfg.APIAddr) }()
+	log.Info("listening", "addr", cfg.APIAddr)
+
+	select {
+	case err := <-serveErr:
+		stopFlush()
+		<-flushed
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests in flight", "timeout", cfg.ShutdownTimeout.String())
+	err = app.ShutdownWithTimeout(cfg.ShutdownTimeout)
+	stopFlush()
+	<-flushed
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+

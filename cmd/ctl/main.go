@@ -1,0 +1,185 @@
+// Command ctl is the operator's tool: migrations, credit grants, plan changes and keyword
+// data imports. It reads DATABASE_URL (and REDIS_URL where the running API must hear of a
+// change) from the environment.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contentapi/contentapi/internal/auth"
+	"github.com/contentapi/contentapi/internal/clock"
+	"github.com/contentapi/contentapi/internal/config"
+	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/plan"
+	"github.com/contentapi/contentapi/internal/postgres"
+)
+
+const usage = `usage: ctl <command> [flags]
+
+commands:
+  migrate                                   apply pending database migrations
+  credits grant --email E --amount N [--expires-in 30d]
+                                            grant credits to an account
+  plan set --email E --plan P [--rate-limit N] [--credits-monthly N]
+                                            put an account on a plan (enterprise terms included)
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "ctl:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(out, usage)
+		return errors.New("no command")
+	}
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
+		return err
+	}
+	cmd := args[0]
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		cmd += " " + args[1]
+		args = args[1:]
+	}
+	args = args[1:]
+	if cmd == "migrate" {
+		if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+			return err
+		}
+	}
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	switch cmd {
+	case "migrate":
+		applied, err := postgres.Migrate(ctx, pool)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "applied %d migration(s)\n", len(applied))
+		for _, a := range applied {
+			fmt.Fprintln(out, "  "+a)
+		}
+		return nil
+	case "credits grant":
+		return grantCredits(ctx, pool, args, out)
+	case "plan set":
+		return setPlan(ctx, cfg, pool, args, out)
+	}
+	fmt.Fprint(out, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+func grantCredits(ctx context.Context, pool *pgxpool.Pool, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("credits grant", flag.ContinueOnError)
+	email := fs.String("email", "", "account e-mail address")
+	amount := fs.Int("amount", 0, "credits to grant")
+	expiresIn := fs.String("expires-in", "365d", "lifetime, like 30d or 720h")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *email == "" || *amount <= 0 {
+		return errors.New("credits grant needs --email and a positive --amount")
+	}
+	life, err := parseLifetime(*expiresIn)
+	if err != nil {
+		return err
+	}
+	clk := clock.Real{}
+	ledger := credits.NewLedger(pool, clk)
+	acc, err := auth.NewAccounts(pool, ledger, clk, nil).GetByEmail(ctx, *email)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *email, err)
+	}
+	now := clk.Now()
+	n, err := ledger.Grant(ctx, credits.Grant{AccountID: acc.ID, Amount: *amount, IssuedAt: now,
+		ExpiresAt: now.Add(life), Source: credits.SourceOperator, SourceRef: now.Format(time.RFC3339Nano)})
+	if err != nil {
+		return err
+	}
+	bal, err := ledger.Balance(ctx, acc.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "granted %d credits to %s, expiring %s; balance now %d\n", n, acc.Email,
+		now.Add(life).Format(time.RFC3339), bal)
+	return nil
+}
+
+func setPlan(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("plan set", flag.ContinueOnError)
+	email := fs.String("email", "", "account e-mail address")
+	planName := fs.String("plan", "", "free, pro, scale or enterprise")
+	rate := fs.Int("rate-limit", 0, "requests per minute (default: the plan's)")
+	monthly := fs.Int("credits-monthly", -1, "monthly credit allocation (default: the plan's)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p, err := plan.Lookup(*planName)
+	if err != nil || *email == "" {
+		return errors.New("plan set needs --email and --plan free|pro|scale|enterprise")
+	}
+	if *rate == 0 {
+		*rate = p.RateLimit
+	}
+	if *monthly < 0 {
+		*monthly = p.CreditsMonthly
+	}
+	if *rate < 1 || *rate > 100000 {
+		return errors.New("--rate-limit must be from 1 to 100000")
+	}
+	rdb, err := cfg.ConnectRedis(ctx)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	clk := clock.Real{}
+	ledger := credits.NewLedger(pool, clk)
+	gate := auth.NewGate(pool, rdb, ledger, clk, config.NewLogger(io.Discard, "error"))
+	accounts := auth.NewAccounts(pool, ledger, clk, gate)
+	acc, err := accounts.GetByEmail(ctx, *email)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *email, err)
+	}
+	if err := accounts.SetPlan(ctx, acc.ID, p.Name, *rate, *monthly); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s is on %s: %d requests/minute, %d credits a month\n", acc.Email, p.Name, *rate, *monthly)
+	return nil
+}
+
+// parseLifetime accepts Go durations and whole days ("30d").
+func parseLifetime(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 1 {
+			return 0, fmt.Errorf("--expires-in %q: want like 30d", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	dur, err := time.ParseDuration(s)
+	if err != nil || dur <= 0 {
+		return 0, fmt.Errorf("--expires-in %q: want like 30d or 720h", s)
+	}
+	return dur, nil
+}

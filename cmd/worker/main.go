@@ -1,0 +1,82 @@
+// Command worker runs the asynq server that executes analysis jobs and the scheduler of
+// periodic housekeeping.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/contentapi/contentapi/internal/clock"
+	"github.com/contentapi/contentapi/internal/config"
+	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/postgres"
+	"github.com/contentapi/contentapi/jobs"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
+		return err
+	}
+	log := config.NewLogger(os.Stdout, cfg.LogLevel)
+	log.Info("starting worker", "config", config.Describe(os.Getenv))
+
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	ropt, err := cfg.RedisOptions()
+	if err != nil {
+		return err
+	}
+	redisOpt := asynq.RedisClientOpt{Addr: ropt.Addr, Username: ropt.Username, Password: ropt.Password,
+		DB: ropt.DB, TLSConfig: ropt.TLSConfig}
+
+	clk := clock.Real{}
+	ledger := credits.NewLedger(pool, clk)
+	mux := asynq.NewServeMux()
+	(&jobs.Maintenance{Ledger: ledger, Log: log}).Register(mux)
+
+	srv := asynq.NewServer(redisOpt, asynq.Config{
+		Concurrency:     cfg.WorkerConcurrency,
+		Queues:          jobs.Queues,
+		ShutdownTimeout: cfg.ShutdownTimeout,
+		// asynq polls empty queues; its 1 s default would add up to a second to every call.
+		TaskCheckInterval: 2 * time.Millisecond,
+		Logger:            asynqLogger{log},
+	})
+	sched := asynq.NewScheduler(redisOpt, &asynq.SchedulerOpts{Logger: asynqLogger{log}})
+	if _, err := sched.Register("@every 1m", jobs.NewRenewPeriodsTask()); err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	if err := srv.Start(mux); err != nil {
+		return fmt.Errorf("asynq server: %w", err)
+	}
+	if err := sched.Start(); err != nil {
+		srv.Shutdown()
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	log.Info("worker running", "concurrency", cfg.WorkerConcurrency)
+	<-ctx.Done()
+	log.Info("shutting down: finishing tasks in flight", "timeout", cfg.ShutdownTimeout.String())
+	sched.Shutdown()
+	srv.Shutdown()
+	log.Info("stopped")
+	return nil
+}

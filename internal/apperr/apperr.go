@@ -1,0 +1,67 @@
+// Package apperr is the service's one application error type: a code from SPEC.md or
+// DESIGN.md and a message safe to show the caller. The HTTP layer maps codes to statuses and
+// body shapes in one place.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Codes of SPEC.md and DESIGN.md section 2.
+const (
+	MissingAuthHeader    = "MISSING_AUTH_HEADER"
+	InvalidAPIKey        = "INVALID_API_KEY"
+	ExpiredAPIKey        = "EXPIRED_API_KEY"
+	RateLimitExceeded    = "RATE_LIMIT_EXCEEDED"
+	InsufficientCredits  = "INSUFFICIENT_CREDITS"
+	Validation           = "VALIDATION_ERROR"
+	EmailTaken           = "EMAIL_ALREADY_REGISTERED"
+	PayloadTooLarge      = "PAYLOAD_TOO_LARGE"
+	NotFound             = "NOT_FOUND"
+	MethodNotAllowed     = "METHOD_NOT_ALLOWED"
+	IdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED"
+	ServiceUnavailable   = "SERVICE_UNAVAILABLE"
+	Internal             = "INTERNAL_ERROR"
+	InvalidPlan          = "INVALID_PLAN"
+	InvalidURL           = "INVALID_URL"
+	PromoCodeInvalid     = "PROMO_CODE_INVALID"
+	AlreadySubscribed    = "ALREADY_SUBSCRIBED"
+	BillingNotConfigured = "BILLING_NOT_CONFIGURED"
+	Unauthorized         = "UNAUTHORIZED"
+	JobFailed            = "JOB_FAILED"
+)
+
+// Error is an error with a code and a message for the caller.
+type Error struct {
+	Code    string
+	Message string
+	// RetryAfter, in seconds, for RATE_LIMIT_EXCEEDED.
+	RetryAfter int
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// New returns an *Error.
+func New(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid is a VALIDATION_ERROR naming what is wrong.
+func Invalid(format string, args ...any) *Error { return New(Validation, format, args...) }
+
+// CodeOf returns the code of err, or Internal when err is not an *Error.
+func CodeOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}
+
+// As returns err's *Error, if any.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}

@@ -1,0 +1,142 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/postgres"
+)
+
+// DefaultKeyName names a key when the caller gives no name.
+const DefaultKeyName = "Default"
+
+// Key is an API key as listed: never the key itself, which is not stored.
+type Key struct {
+	ID         uuid.UUID  `json:"id"`
+	Name       string     `json:"name"`
+	KeyPrefix  string     `json:"key_prefix"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	ExpiresAt  *time.Time `json:"expires_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+}
+
+// Status is active, expired or revoked.
+func (k Key) Status(now time.Time) string {
+	switch {
+	case k.RevokedAt != nil:
+		return "revoked"
+	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
+		return "expired"
+	}
+	return "active"
+}
+
+// KeyName validates a key name, giving the default for an empty one.
+func KeyName(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return DefaultKeyName, nil
+	}
+	if utf8.RuneCountInString(s) > 100 {
+		return "", apperr.Invalid("name must be at most 100 characters")
+	}
+	return s, nil
+}
+
+func insertKey(ctx context.Context, q postgres.Querier, accountID uuid.UUID, name, key string, expires *time.Time, now time.Time) error {
+	name, err := KeyName(name)
+	if err != nil {
+		return err
+	}
+	_, err = q.Exec(ctx, `
+		INSERT INTO api_keys (id, account_id, name, prefix, digest, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		uuid.New(), accountID, name, DisplayPrefix(key), Digest(key), now, expires)
+	if err != nil {
+		return fmt.Errorf("auth: insert key: %w", err)
+	}
+	return nil
+}
+
+// CreateKey issues a new key for the account; the key is returned here and never again.
+func (a *Accounts) CreateKey(ctx context.Context, accountID uuid.UUID, name string, expiresInDays int) (Key, string, error) {
+	if expiresInDays < 0 || expiresInDays > 3650 {
+		return Key{}, "", apperr.Invalid("expires_in_days must be from 1 to 3650")
+	}
+	name, err := KeyName(name)
+	if err != nil {
+		return Key{}, "", err
+	}
+	key, err := NewKey()
+	if err != nil {
+		return Key{}, "", fmt.Errorf("auth: new key: %w", err)
+	}
+	now := a.clock.Now()
+	var expires *time.Time
+	if expiresInDays > 0 {
+		t := now.AddDate(0, 0, expiresInDays)
+		expires = &t
+	}
+	if err := insertKey(ctx, a.pool, accountID, name, key, expires, now); err != nil {
+		return Key{}, "", err
+	}
+	k, err := a.keyByDigest(ctx, Digest(key))
+	return k, key, err
+}
+
+func (a *Accounts) keyByDigest(ctx context.Context, digest []byte) (Key, error) {
+	rows, err := a.pool.Query(ctx, keySelect+` WHERE digest = $1`, digest)
+	if err != nil {
+		return Key{}, fmt.Errorf("auth: key: %w", err)
+	}
+	return pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[Key])
+}
+
+const keySelect = `SELECT id, name, prefix, created_at, last_used_at, expires_at, revoked_at FROM api_keys`
+
+// ListKeys lists the account's keys, newest first.
+func (a *Accounts) ListKeys(ctx context.Context, accountID uuid.UUID) ([]Key, error) {
+	rows, err := a.pool.Query(ctx, keySelect+` WHERE account_id = $1 ORDER BY created_at DESC, id`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("auth: list keys: %w", err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Key])
+	if err != nil {
+		return nil, fmt.Errorf("auth: list keys: %w", err)
+	}
+	return keys, nil
+}
+
+// RevokeKey revokes one of the account's keys; it is refused from the next request on, on
+// every replica. Revoking a revoked key changes nothing; another account's key is not found.
+func (a *Accounts) RevokeKey(ctx context.Context, accountID, keyID uuid.UUID) (Key, error) {
+	var revokedAt time.Time
+	err := a.pool.QueryRow(ctx, `
+		UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND account_id = $2
+		RETURNING revoked_at`, keyID, accountID, a.clock.Now()).Scan(&revokedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Key{}, apperr.New(apperr.NotFound, "API key not found")
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("auth: revoke key: %w", err)
+	}
+	if a.gate != nil {
+		if err := a.gate.Revoked(ctx, accountID, keyID); err != nil {
+			return Key{}, err
+		}
+	}
+	rows, err := a.pool.Query(ctx, keySelect+` WHERE id = $1`, keyID)
+	if err != nil {
+		return Key{}, fmt.Errorf("auth: key: %w", err)
+	}
+	return pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[Key])
+}

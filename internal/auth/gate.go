@@ -1,0 +1,302 @@
+package auth
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/clock"
+	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/ratelimit"
+)
+
+// Window is the rate-limit window: plans state their limits per minute.
+const Window = time.Minute
+
+// accountStateTTL bounds how long a replica can act on an account's cached plan if a change
+// notification were lost; revocations and plan changes are pushed at once (Revoked, Refresh).
+const accountStateTTL = 60 * time.Second
+
+// gateScript checks the account's state hash (plan, limit, period end and revoked keys,
+// shared by all replicas) and admits the request in the account's sliding window, in one
+// round trip. Reply: {status, limit, remaining, reset_us, period_end, plan} where status is
+// 0 state missing (fill and retry), 1 admitted, 2 limited, 3 key revoked.
+var gateScript = redis.NewScript(`
+local st = redis.call('HMGET', KEYS[1], 'lim', 'pe', 'plan', 'rev:' .. ARGV[1])
+if st[4] then return {3, 0, 0, 0, '', ''} end
+if not st[1] or not st[2] or not st[3] then return {0, 0, 0, 0, '', ''} end
+local zkey, seqkey = KEYS[2], KEYS[3]
+local limit, window_us = tonumber(st[1]), tonumber(ARGV[2])
+local r = (function()
+` + ratelimit.WindowLua + `
+end)()
+return {r[1], r[2], r[3], r[4], st[2], st[3]}
+`)
+
+// fillScript writes an account's state without overwriting fields pushed meanwhile by
+// Refresh or Revoked, so a fill that read the database before a change cannot undo it.
+var fillScript = redis.NewScript(`
+for i = 1, #ARGV - 1, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[#ARGV]))
+return 1
+`)
+
+// Principal is the authenticated caller.
+type Principal struct {
+	AccountID uuid.UUID
+	KeyID     uuid.UUID
+	Plan      string
+}
+
+type keyInfo struct {
+	id, account uuid.UUID
+	expires     *time.Time
+	revoked     bool
+}
+
+// Gate authenticates bearer keys and applies per-account rate limits. Key facts that never
+// change (owner, expiry) are cached in process; whether a key is revoked and the account's
+// plan live in Redis, shared by every replica, and are checked atomically with the limit.
+type Gate struct {
+	pool   *pgxpool.Pool
+	rdb    redis.UniversalClient
+	ledger *credits.Ledger
+	clock  clock.Clock
+	log    *slog.Logger
+
+	keys    *expirable.LRU[string, keyInfo]
+	unknown *expirable.LRU[string, struct{}]
+
+	mu       sync.Mutex
+	lastUsed map[uuid.UUID]time.Time
+}
+
+// NewGate returns a gate.
+func NewGate(pool *pgxpool.Pool, rdb redis.UniversalClient, ledger *credits.Ledger, clk clock.Clock, log *slog.Logger) *Gate {
+	return &Gate{
+		pool: pool, rdb: rdb, ledger: ledger, clock: clk, log: log,
+		keys:     expirable.NewLRU[string, keyInfo](100_000, nil, 5*time.Minute),
+		unknown:  expirable.NewLRU[string, struct{}](10_000, nil, 10*time.Second),
+		lastUsed: make(map[uuid.UUID]time.Time),
+	}
+}
+
+func stateKey(account uuid.UUID) string { return "acct:{" + account.String() + "}" }
+
+// Authenticate checks the Authorization header and admits the request in the account's rate
+// limit. The decision is returned with RATE_LIMIT_EXCEEDED too, for the headers.
+func (g *Gate) Authenticate(ctx context.Context, header string) (Principal, ratelimit.Decision, error) {
+	var d ratelimit.Decision
+	if strings.TrimSpace(header) == "" {
+		return Principal{}, d, apperr.New(apperr.MissingAuthHeader, "The Authorization header is missing. Send 'Authorization: Bearer <API_KEY>'.")
+	}
+	scheme, key, ok := strings.Cut(strings.TrimSpace(header), " ")
+	key = strings.TrimSpace(key)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || !WellFormed(key) {
+		return Principal{}, d, invalidKey()
+	}
+	info, err := g.lookup(ctx, key)
+	if err != nil {
+		return Principal{}, d, err
+	}
+	if info.revoked {
+		return Principal{}, d, invalidKey()
+	}
+	now := g.clock.Now()
+	if info.expires != nil && !now.Before(*info.expires) {
+		return Principal{}, d, apperr.New(apperr.ExpiredAPIKey, "This API key has expired. Create a new key and switch your applications to it.")
+	}
+	p := Principal{AccountID: info.account, KeyID: info.id}
+	var reply []any
+	for attempt := 0; ; attempt++ {
+		reply, err = gateScript.Run(ctx, g.rdb, []string{stateKey(info.account), "rl:{" + info.account.String() + "}",
+			"rlseq:{" + info.account.String() + "}"}, info.id.String(), Window.Microseconds()).Slice()
+		if err != nil {
+			return p, d, fmt.Errorf("auth: gate: %w", err)
+		}
+		if status, _ := reply[0].(int64); status != 0 || attempt > 0 {
+			break
+		}
+		if err := g.fill(ctx, info.account); err != nil {
+			return p, d, err
+		}
+	}
+	switch status, _ := reply[0].(int64); status {
+	case 0:
+		return p, d, errors.New("auth: account state missing after fill")
+	case 3:
+		g.keys.Add(hex.EncodeToString(Digest(key)), keyInfo{id: info.id, account: info.account, revoked: true})
+		return p, d, invalidKey()
+	}
+	if d, err = ratelimit.ParseReply(reply); err != nil {
+		return p, d, err
+	}
+	p.Plan, _ = reply[5].(string)
+	if !d.Allowed {
+		return p, d, &apperr.Error{Code: apperr.RateLimitExceeded, RetryAfter: d.RetryAfterSeconds(),
+			Message: fmt.Sprintf("Rate limit of %d requests per minute exceeded. Retry after %d seconds.", d.Limit, d.RetryAfterSeconds())}
+	}
+	if pe, _ := strconv.ParseInt(fmt.Sprint(reply[4]), 10, 64); p.Plan == "free" && !now.Before(time.Unix(pe, 0)) {
+		if err := g.renew(ctx, info.account); err != nil {
+			return p, d, err
+		}
+	}
+	g.touch(info.id, now)
+	return p, d, nil
+}
+
+func invalidKey() error {
+	return apperr.New(apperr.InvalidAPIKey, "The API key is invalid or has been revoked.")
+}
+
+func (g *Gate) lookup(ctx context.Context, key string) (keyInfo, error) {
+	digest := Digest(key)
+	h := hex.EncodeToString(digest)
+	if info, ok := g.keys.Get(h); ok {
+		return info, nil
+	}
+	if _, ok := g.unknown.Get(h); ok {
+		return keyInfo{}, invalidKey()
+	}
+	var info keyInfo
+	var revokedAt *time.Time
+	err := g.pool.QueryRow(ctx, `SELECT id, account_id, expires_at, revoked_at FROM api_keys WHERE digest = $1`, digest).
+		Scan(&info.id, &info.account, &info.expires, &revokedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		g.unknown.Add(h, struct{}{})
+		return keyInfo{}, invalidKey()
+	}
+	if err != nil {
+		return keyInfo{}, fmt.Errorf("auth: look up key: %w", err)
+	}
+	info.revoked = revokedAt != nil
+	g.keys.Add(h, info)
+	return info, nil
+}
+
+// fill loads an account's state from the database into Redis.
+func (g *Gate) fill(ctx context.Context, account uuid.UUID) error {
+	var planName string
+	var limit int
+	var periodEnd time.Time
+	var revoked []string
+	err := g.pool.QueryRow(ctx, `
+		SELECT plan, rate_limit, period_end,
+			ARRAY(SELECT id::text FROM api_keys WHERE account_id = a.id AND revoked_at IS NOT NULL)
+		FROM accounts a WHERE id = $1`, account).Scan(&planName, &limit, &periodEnd, &revoked)
+	if err != nil {
+		return fmt.Errorf("auth: load account state: %w", err)
+	}
+	args := []any{"lim", limit, "pe", periodEnd.Unix(), "plan", planName}
+	for _, id := range revoked {
+		args = append(args, "rev:"+id, 1)
+	}
+	args = append(args, int(accountStateTTL.Seconds()))
+	if err := fillScript.Run(ctx, g.rdb, []string{stateKey(account)}, args...).Err(); err != nil {
+		return fmt.Errorf("auth: store account state: %w", err)
+	}
+	return nil
+}
+
+// Refresh pushes the account's plan, limit and period from the database to Redis,
+// overwriting what replicas cached; call it after committing a change.
+func (g *Gate) Refresh(ctx context.Context, account uuid.UUID) error {
+	var planName string
+	var limit int
+	var periodEnd time.Time
+	err := g.pool.QueryRow(ctx, `SELECT plan, rate_limit, period_end FROM accounts WHERE id = $1`, account).
+		Scan(&planName, &limit, &periodEnd)
+	if err != nil {
+		return fmt.Errorf("auth: load account state: %w", err)
+	}
+	pipe := g.rdb.TxPipeline()
+	pipe.HSet(ctx, stateKey(account), "lim", limit, "pe", periodEnd.Unix(), "plan", planName)
+	pipe.Expire(ctx, stateKey(account), accountStateTTL)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("auth: push account state: %w", err)
+	}
+	return nil
+}
+
+// Revoked marks a key revoked for every replica; call it after committing the revocation.
+func (g *Gate) Revoked(ctx context.Context, account, key uuid.UUID) error {
+	pipe := g.rdb.TxPipeline()
+	pipe.HSet(ctx, stateKey(account), "rev:"+key.String(), 1)
+	pipe.Expire(ctx, stateKey(account), accountStateTTL)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("auth: push revocation: %w", err)
+	}
+	return nil
+}
+
+func (g *Gate) renew(ctx context.Context, account uuid.UUID) error {
+	if _, _, err := g.ledger.RenewFreePeriod(ctx, account); err != nil {
+		return err
+	}
+	return g.Refresh(ctx, account)
+}
+
+func (g *Gate) touch(key uuid.UUID, at time.Time) {
+	g.mu.Lock()
+	g.lastUsed[key] = at
+	g.mu.Unlock()
+}
+
+// FlushLastUsed writes the keys' last-use times gathered since the previous flush in one
+// statement, so key use costs no database write per request.
+func (g *Gate) FlushLastUsed(ctx context.Context) error {
+	g.mu.Lock()
+	batch := g.lastUsed
+	g.lastUsed = make(map[uuid.UUID]time.Time, len(batch))
+	g.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	ids := make([]uuid.UUID, 0, len(batch))
+	times := make([]time.Time, 0, len(batch))
+	for id, t := range batch {
+		ids = append(ids, id)
+		times = append(times, t)
+	}
+	_, err := g.pool.Exec(ctx, `
+		UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, v.t)
+		FROM unnest($1::uuid[], $2::timestamptz[]) AS v(id, t) WHERE k.id = v.id`, ids, times)
+	if err != nil {
+		return fmt.Errorf("auth: flush last use: %w", err)
+	}
+	return nil
+}
+
+// RunFlusher flushes last-use times every interval until ctx ends, then once more.
+func (g *Gate) RunFlusher(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := g.FlushLastUsed(flushCtx); err != nil {
+				g.log.Error("flush key last use", "err", err)
+			}
+			cancel()
+			return
+		case <-t.C:
+			if err := g.FlushLastUsed(ctx); err != nil {
+				g.log.Error("flush key last use", "err", err)
+			}
+		}
+	}
+}

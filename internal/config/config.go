@@ -1,0 +1,235 @@
+// Package config loads the service's configuration from the environment, once, in cmd/.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of the API, worker and ctl binaries.
+type Config struct {
+	DatabaseURL   string
+	RedisURL      string
+	APIAddr       string
+	PublicBaseURL string
+	DashboardURL  string
+	DocsURL       string
+	LogLevel      string
+
+	SyncTimeout       time.Duration
+	ShutdownTimeout   time.Duration
+	RegisterLimit     int // registrations per client IP per hour
+	TrustedProxies    []string
+	WorkerConcurrency int
+	AdminToken        string
+
+	KeywordProvider    string
+	KeywordCacheTTL    time.Duration
+	DataForSEOLogin    string
+	DataForSEOPassword string
+	DataForSEOBaseURL  string
+
+	StripeSecretKey         string
+	StripeWebhookSecret     string
+	StripeAPIBase           string
+	StripePriceProMonthly   string
+	StripePriceProAnnual    string
+	StripePriceScaleMonthly string
+	StripePriceScaleAnnual  string
+
+	CrawlerAllowPrivate bool
+	CrawlerUserAgent    string
+	ThinContentWords    int
+}
+
+// Getenv is the lookup Load reads from; os.Getenv in production, a map in tests.
+type Getenv func(string) string
+
+// vars describes every variable: its default and whether it is a secret.
+var vars = []struct {
+	name, def string
+	secret    bool
+}{
+	{"DATABASE_URL", "postgres://postgres@127.0.0.1:5432/contentapi?sslmode=disable", true},
+	{"REDIS_URL", "redis://127.0.0.1:6379/0", true},
+	{"API_ADDR", ":8080", false},
+	{"PUBLIC_BASE_URL", "http://localhost:8080", false},
+	{"DASHBOARD_URL", "http://localhost:8080/dashboard", false},
+	{"DOCS_URL", "http://localhost:8080/docs", false},
+	{"LOG_LEVEL", "info", false},
+	{"SYNC_TIMEOUT", "30s", false},
+	{"SHUTDOWN_TIMEOUT", "30s", false},
+	{"REGISTER_RATE_LIMIT", "10", false},
+	{"TRUSTED_PROXIES", "", false},
+	{"WORKER_CONCURRENCY", "20", false},
+	{"ADMIN_TOKEN", "", true},
+	{"KEYWORD_PROVIDER", "local", false},
+	{"KEYWORD_CACHE_TTL", "24h", false},
+	{"DATAFORSEO_LOGIN", "", true},
+	{"DATAFORSEO_PASSWORD", "", true},
+	{"DATAFORSEO_BASE_URL", "https://api.dataforseo.com", false},
+	{"STRIPE_SECRET_KEY", "", true},
+	{"STRIPE_WEBHOOK_SECRET", "", true},
+	{"STRIPE_API_BASE", "https://api.stripe.com", false},
+	{"STRIPE_PRICE_PRO_MONTHLY", "", false},
+	{"STRIPE_PRICE_PRO_ANNUAL", "", false},
+	{"STRIPE_PRICE_SCALE_MONTHLY", "", false},
+	{"STRIPE_PRICE_SCALE_ANNUAL", "", false},
+	{"CRAWLER_ALLOW_PRIVATE", "false", false},
+	{"CRAWLER_USER_AGENT", "ContentStrategyBot/1.0 (+https://contentapi.dev/bot)", false},
+	{"THIN_CONTENT_WORDS", "300", false},
+}
+
+// Load reads and validates the configuration. Every problem is reported, not only the first.
+func Load(getenv Getenv) (*Config, error) {
+	get := func(name string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		for _, v := range vars {
+			if v.name == name {
+				return v.def
+			}
+		}
+		return ""
+	}
+	var errs []error
+	dur := func(name string, min time.Duration) time.Duration {
+		d, err := time.ParseDuration(get(name))
+		if err != nil || d < min {
+			errs = append(errs, fmt.Errorf("%s=%q: want a duration of at least %s, like 30s or 2m", name, get(name), min))
+		}
+		return d
+	}
+	integer := func(name string, min, max int) int {
+		n, err := strconv.Atoi(get(name))
+		if err != nil || n < min || n > max {
+			errs = append(errs, fmt.Errorf("%s=%q: want a whole number from %d to %d", name, get(name), min, max))
+		}
+		return n
+	}
+	boolean := func(name string) bool {
+		b, err := strconv.ParseBool(get(name))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: want true or false", name, get(name)))
+		}
+		return b
+	}
+	absURL := func(name string, schemes ...string) string {
+		v := get(name)
+		if v == "" {
+			return v
+		}
+		u, err := url.Parse(v)
+		if err != nil || u.Host == "" || !contains(schemes, u.Scheme) {
+			errs = append(errs, fmt.Errorf("%s=%q: want an absolute %s URL", name, v, strings.Join(schemes, " or ")))
+		}
+		return strings.TrimRight(v, "/")
+	}
+
+	c := &Config{
+		DatabaseURL:             absURL("DATABASE_URL", "postgres", "postgresql"),
+		RedisURL:                absURL("REDIS_URL", "redis", "rediss"),
+		APIAddr:                 get("API_ADDR"),
+		PublicBaseURL:           absURL("PUBLIC_BASE_URL", "http", "https"),
+		DashboardURL:            absURL("DASHBOARD_URL", "http", "https"),
+		DocsURL:                 absURL("DOCS_URL", "http", "https"),
+		LogLevel:                strings.ToLower(get("LOG_LEVEL")),
+		SyncTimeout:             dur("SYNC_TIMEOUT", 0),
+		ShutdownTimeout:         dur("SHUTDOWN_TIMEOUT", time.Second),
+		RegisterLimit:           integer("REGISTER_RATE_LIMIT", 1, 100000),
+		WorkerConcurrency:       integer("WORKER_CONCURRENCY", 1, 1000),
+		AdminToken:              get("ADMIN_TOKEN"),
+		KeywordProvider:         strings.ToLower(get("KEYWORD_PROVIDER")),
+		KeywordCacheTTL:         dur("KEYWORD_CACHE_TTL", 0),
+		DataForSEOLogin:         get("DATAFORSEO_LOGIN"),
+		DataForSEOPassword:      get("DATAFORSEO_PASSWORD"),
+		DataForSEOBaseURL:       absURL("DATAFORSEO_BASE_URL", "http", "https"),
+		StripeSecretKey:         get("STRIPE_SECRET_KEY"),
+		StripeWebhookSecret:     get("STRIPE_WEBHOOK_SECRET"),
+		StripeAPIBase:           absURL("STRIPE_API_BASE", "http", "https"),
+		StripePriceProMonthly:   get("STRIPE_PRICE_PRO_MONTHLY"),
+		StripePriceProAnnual:    get("STRIPE_PRICE_PRO_ANNUAL"),
+		StripePriceScaleMonthly: get("STRIPE_PRICE_SCALE_MONTHLY"),
+		StripePriceScaleAnnual:  get("STRIPE_PRICE_SCALE_ANNUAL"),
+		CrawlerAllowPrivate:     boolean("CRAWLER_ALLOW_PRIVATE"),
+		CrawlerUserAgent:        get("CRAWLER_USER_AGENT"),
+		ThinContentWords:        integer("THIN_CONTENT_WORDS", 1, 100000),
+	}
+	for _, p := range strings.Split(get("TRUSTED_PROXIES"), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			c.TrustedProxies = append(c.TrustedProxies, p)
+		}
+	}
+	if !contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
+		errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel))
+	}
+	switch c.KeywordProvider {
+	case "local":
+	case "dataforseo":
+		if c.DataForSEOLogin == "" || c.DataForSEOPassword == "" {
+			errs = append(errs, errors.New("KEYWORD_PROVIDER=dataforseo needs DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("KEYWORD_PROVIDER=%q: want local or dataforseo", c.KeywordProvider))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("configuration: %w", errors.Join(errs...))
+	}
+	return c, nil
+}
+
+// BillingConfigured reports whether Stripe keys are present.
+func (c *Config) BillingConfigured() bool {
+	return c.StripeSecretKey != "" && c.StripeWebhookSecret != ""
+}
+
+// Describe lists every variable with its effective value, secrets masked, for the start log.
+func Describe(getenv Getenv) map[string]string {
+	out := make(map[string]string, len(vars))
+	for _, v := range vars {
+		val := strings.TrimSpace(getenv(v.name))
+		if val == "" {
+			val = v.def
+		}
+		out[v.name] = mask(v.name, val, v.secret)
+	}
+	return out
+}
+
+// Names lists the variables in order, for documentation checks.
+func Names() []string {
+	n := make([]string, 0, len(vars))
+	for _, v := range vars {
+		n = append(n, v.name)
+	}
+	sort.Strings(n)
+	return n
+}
+
+func mask(name, val string, secret bool) string {
+	if !secret || val == "" {
+		return val
+	}
+	if u, err := url.Parse(val); err == nil && u.Host != "" {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "****")
+		}
+		return u.Redacted()
+	}
+	return "****"
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,360 @@
+// Package credits is the credit ledger: grants of credits with expiry, and reservations drawn
+// from them that end settled or refunded exactly once.
+package credits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/clock"
+	"github.com/contentapi/contentapi/internal/postgres"
+)
+
+// Sources of grants.
+const (
+	SourceFreeMonthly = "free_monthly"
+	SourcePaid        = "subscription"
+	SourceOperator    = "operator"
+)
+
+// Ledger reads and writes credits. Every change to an account's grants first locks the
+// account row, so reservations, refunds and grants of one account are serialised and the
+// balance can never go negative or be spent twice.
+type Ledger struct {
+	pool  *pgxpool.Pool
+	clock clock.Clock
+}
+
+// NewLedger returns a ledger over pool that tells time by clk.
+func NewLedger(pool *pgxpool.Pool, clk clock.Clock) *Ledger {
+	return &Ledger{pool: pool, clock: clk}
+}
+
+// Now is the ledger's time.
+func (l *Ledger) Now() time.Time { return l.clock.Now() }
+
+// Grant is credits given to an account.
+type Grant struct {
+	AccountID uuid.UUID
+	Amount    int
+	IssuedAt  time.Time
+	ExpiresAt time.Time
+	Source    string
+	SourceRef string
+	// Cap, when positive, cuts the grant so the balance does not exceed it.
+	Cap int
+}
+
+// GrantTx adds a grant inside tx and returns the credits actually granted (less than asked
+// when cut by Cap, 0 when the same source and reference were granted before).
+func (l *Ledger) GrantTx(ctx context.Context, tx pgx.Tx, g Grant) (int, error) {
+	if g.Amount <= 0 {
+		return 0, fmt.Errorf("credits: grant of %d", g.Amount)
+	}
+	if err := lockAccount(ctx, tx, g.AccountID); err != nil {
+		return 0, err
+	}
+	amount := g.Amount
+	if g.Cap > 0 {
+		bal, err := balance(ctx, tx, g.AccountID, l.clock.Now())
+		if err != nil {
+			return 0, err
+		}
+		if room := g.Cap - bal; room < amount {
+			amount = room
+		}
+	}
+	if amount <= 0 {
+		return 0, nil
+	}
+	tag, err := tx.Exec(ctx, `
+		INSERT INTO credit_grants (account_id, amount, remaining, issued_at, expires_at, source, source_ref)
+		VALUES ($1, $2, $2, $3, $4, $5, $6)
+		ON CONFLICT (account_id, source, source_ref) DO NOTHING`,
+		g.AccountID, amount, g.IssuedAt, g.ExpiresAt, g.Source, g.SourceRef)
+	if err != nil {
+		return 0, fmt.Errorf("credits: grant: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return 0, nil
+	}
+	return amount, nil
+}
+
+// Grant adds a grant in its own transaction.
+func (l *Ledger) Grant(ctx context.Context, g Grant) (int, error) {
+	var n int
+	err := postgres.InTx(ctx, l.pool, func(tx pgx.Tx) error {
+		var err error
+		n, err = l.GrantTx(ctx, tx, g)
+		return err
+	})
+	return n, err
+}
+
+// Balance is the sum of the account's unexpired remaining credits.
+func (l *Ledger) Balance(ctx context.Context, accountID uuid.UUID) (int, error) {
+	return balance(ctx, l.pool, accountID, l.clock.Now())
+}
+
+// ReserveTx takes amount credits for a call inside tx, from the grants that expire first. It
+// takes all of them or none: with too few it returns INSUFFICIENT_CREDITS.
+func (l *Ledger) ReserveTx(ctx context.Context, tx pgx.Tx, id, accountID uuid.UUID, amount int, endpoint string) error {
+	if amount <= 0 {
+		return fmt.Errorf("credits: reserve %d", amount)
+	}
+	if err := lockAccount(ctx, tx, accountID); err != nil {
+		return err
+	}
+	now := l.clock.Now()
+	bal, err := balance(ctx, tx, accountID, now)
+	if err != nil {
+		return err
+	}
+	if bal < amount {
+		return &apperr.Error{Code: apperr.InsufficientCredits,
+			Message: fmt.Sprintf("This call costs %d credits and the balance is %d. Upgrade your plan or wait for the next credit period.", amount, bal)}
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO reservations (id, account_id, amount, endpoint, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		id, accountID, amount, endpoint, now); err != nil {
+		return fmt.Errorf("credits: reserve: %w", err)
+	}
+	// Walk the spendable grants in expiry order, taking from each what is still needed.
+	tag, err := tx.Exec(ctx, `
+		WITH avail AS (
+			SELECT id, remaining, sum(remaining) OVER (ORDER BY expires_at, id) - remaining AS before
+			FROM credit_grants
+			WHERE account_id = $1 AND remaining > 0 AND expires_at > $2
+		), take AS (
+			SELECT id, LEAST(remaining, $3 - before) AS amount FROM avail WHERE before < $3
+		), spent AS (
+			UPDATE credit_grants g SET remaining = g.remaining - take.amount
+			FROM take WHERE g.id = take.id
+			RETURNING g.id, take.amount
+		)
+		INSERT INTO reservation_draws (reservation_id, grant_id, amount) SELECT $4, id, amount FROM spent`,
+		accountID, now, amount, id)
+	if err != nil {
+		return fmt.Errorf("credits: draw: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errors.New("credits: reserve drew from no grant")
+	}
+	return nil
+}
+
+// Reserve is ReserveTx in its own transaction; it returns the reservation id.
+func (l *Ledger) Reserve(ctx context.Context, accountID uuid.UUID, amount int, endpoint string) (uuid.UUID, error) {
+	id := uuid.New()
+	err := postgres.InTx(ctx, l.pool, func(tx pgx.Tx) error {
+		return l.ReserveTx(ctx, tx, id, accountID, amount, endpoint)
+	})
+	return id, err
+}
+
+// SettleTx marks a reservation spent. It reports false, changing nothing, when the
+// reservation was already settled or refunded.
+func (l *Ledger) SettleTx(ctx context.Context, q postgres.Querier, id uuid.UUID) (bool, error) {
+	tag, err := q.Exec(ctx, `
+		UPDATE reservations SET status = 'settled', finished_at = $2 WHERE id = $1 AND status = 'reserved'`,
+		id, l.clock.Now())
+	if err != nil {
+		return false, fmt.Errorf("credits: settle: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Settle is SettleTx on its own.
+func (l *Ledger) Settle(ctx context.Context, id uuid.UUID) (bool, error) {
+	return l.SettleTx(ctx, l.pool, id)
+}
+
+// RefundTx returns a reservation's credits to the grants they were drawn from. It reports
+// false, changing nothing, when the reservation was already settled or refunded. Credits go
+// back to their own grants, so they keep their expiry; a grant that expired meanwhile keeps
+// them expired.
+func (l *Ledger) RefundTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) (bool, error) {
+	var accountID uuid.UUID
+	err := tx.QueryRow(ctx, `
+		UPDATE reservations SET status = 'refunded', finished_at = $2 WHERE id = $1 AND status = 'reserved'
+		RETURNING account_id`, id, l.clock.Now()).Scan(&accountID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("credits: refund: %w", err)
+	}
+	if err := lockAccount(ctx, tx, accountID); err != nil {
+		return false, err
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE credit_grants g SET remaining = g.remaining + d.amount
+		FROM reservation_draws d WHERE d.reservation_id = $1 AND g.id = d.grant_id`, id); err != nil {
+		return false, fmt.Errorf("credits: refund draws: %w", err)
+	}
+	return true, nil
+}
+
+// Refund is RefundTx in its own transaction.
+func (l *Ledger) Refund(ctx context.Context, id uuid.UUID) (bool, error) {
+	var ok bool
+	err := postgres.InTx(ctx, l.pool, func(tx pgx.Tx) error {
+		var err error
+		ok, err = l.RefundTx(ctx, tx, id)
+		return err
+	})
+	return ok, err
+}
+
+// RenewFreePeriod starts the free account's current monthly period when the stored one has
+// ended: a fresh monthly grant that expires when that period ends, so nothing rolls over.
+// It reports whether it renewed; a paid account or a current period changes nothing.
+func (l *Ledger) RenewFreePeriod(ctx context.Context, accountID uuid.UUID) (bool, time.Time, error) {
+	var renewed bool
+	var end time.Time
+	err := postgres.InTx(ctx, l.pool, func(tx pgx.Tx) error {
+		var plan string
+		var anchor time.Time
+		var monthly int
+		err := tx.QueryRow(ctx, `
+			SELECT plan, period_anchor, period_end, credits_monthly FROM accounts WHERE id = $1 FOR UPDATE`,
+			accountID).Scan(&plan, &anchor, &end, &monthly)
+		if err != nil {
+			return fmt.Errorf("credits: renew: %w", err)
+		}
+		now := l.clock.Now()
+		if plan != "free" || now.Before(end) {
+			return nil
+		}
+		k, start, next := FreePeriodAt(anchor, now)
+		end = next
+		if _, err := tx.Exec(ctx, `
+			UPDATE accounts SET period_index = $2, period_start = $3, period_end = $4, updated_at = $5 WHERE id = $1`,
+			accountID, k, start, next, now); err != nil {
+			return fmt.Errorf("credits: renew period: %w", err)
+		}
+		renewed = true
+		if monthly <= 0 {
+			return nil
+		}
+		_, err = l.GrantTx(ctx, tx, Grant{AccountID: accountID, Amount: monthly, IssuedAt: start, ExpiresAt: next,
+			Source: SourceFreeMonthly, SourceRef: strconv.Itoa(k)})
+		return err
+	})
+	return renewed, end, err
+}
+
+// RenewDueFreePeriods renews every free account whose period has ended; the worker runs it
+// periodically so balances are right even for accounts that make no request.
+func (l *Ledger) RenewDueFreePeriods(ctx context.Context) (int, error) {
+	rows, err := l.pool.Query(ctx, `
+		SELECT id FROM accounts WHERE plan = 'free' AND period_end <= $1 ORDER BY period_end LIMIT 1000`, l.clock.Now())
+	if err != nil {
+		return 0, fmt.Errorf("credits: due periods: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return 0, fmt.Errorf("credits: due periods: %w", err)
+	}
+	n := 0
+	for _, id := range ids {
+		ok, _, err := l.RenewFreePeriod(ctx, id)
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// FreePeriodAt returns the index, start and end of the monthly period containing now, for
+// periods counted in calendar months from anchor.
+func FreePeriodAt(anchor, now time.Time) (int, time.Time, time.Time) {
+	if now.Before(anchor) {
+		return 0, anchor, clock.AddMonths(anchor, 1)
+	}
+	y1, m1, _ := anchor.Date()
+	y2, m2, _ := now.Date()
+	k := (y2-y1)*12 + int(m2-m1)
+	for k > 0 && clock.AddMonths(anchor, k).After(now) {
+		k--
+	}
+	for !clock.AddMonths(anchor, k+1).After(now) {
+		k++
+	}
+	return k, clock.AddMonths(anchor, k), clock.AddMonths(anchor, k+1)
+}
+
+// Call is one settled call, for usage reports.
+type Call struct {
+	Endpoint    string    `json:"endpoint"`
+	CreditsUsed int       `json:"credits_used"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Usage is an account's credit position in its current period.
+type Usage struct {
+	Plan           string
+	BillingCycle   string
+	RateLimit      int
+	CreditsMonthly int
+	PeriodStart    time.Time
+	Used           int
+	Balance        int
+	Recent         []Call
+}
+
+// Usage reads the account's usage in one round trip.
+func (l *Ledger) Usage(ctx context.Context, accountID uuid.UUID) (Usage, error) {
+	var u Usage
+	err := l.pool.QueryRow(ctx, `
+		SELECT a.plan, a.billing_cycle, a.rate_limit, a.credits_monthly, a.period_start,
+			(SELECT COALESCE(sum(amount), 0) FROM reservations
+				WHERE account_id = a.id AND status = 'settled' AND created_at >= a.period_start),
+			(SELECT COALESCE(sum(remaining), 0) FROM credit_grants
+				WHERE account_id = a.id AND remaining > 0 AND expires_at > $2),
+			(SELECT COALESCE(json_agg(json_build_object('endpoint', r.endpoint, 'credits_used', r.amount,
+				'created_at', r.created_at) ORDER BY r.created_at DESC), '[]')
+				FROM (SELECT endpoint, amount, created_at FROM reservations
+					WHERE account_id = a.id AND status = 'settled' ORDER BY created_at DESC LIMIT 20) r)
+		FROM accounts a WHERE a.id = $1`, accountID, l.clock.Now()).
+		Scan(&u.Plan, &u.BillingCycle, &u.RateLimit, &u.CreditsMonthly, &u.PeriodStart, &u.Used, &u.Balance, &u.Recent)
+	if err != nil {
+		return u, fmt.Errorf("credits: usage: %w", err)
+	}
+	return u, nil
+}
+
+func lockAccount(ctx context.Context, tx pgx.Tx, accountID uuid.UUID) error {
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, accountID).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("credits: account %s not found", accountID)
+	}
+	if err != nil {
+		return fmt.Errorf("credits: lock account: %w", err)
+	}
+	return nil
+}
+
+func balance(ctx context.Context, q postgres.Querier, accountID uuid.UUID, now time.Time) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `
+		SELECT COALESCE(sum(remaining), 0) FROM credit_grants
+		WHERE account_id = $1 AND remaining > 0 AND expires_at > $2`, accountID, now).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("credits: balance: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,167 @@
+package httpapi
+
+import (
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/auth"
+	"github.com/contentapi/contentapi/internal/plan"
+)
+
+const keyWarning = "Save this API key now: it is shown only once and cannot be retrieved again."
+
+// authenticate checks the bearer key and the account's rate limit, and sets the rate-limit
+// headers on the response whatever the outcome.
+func (s *server) authenticate(c *fiber.Ctx) error {
+	p, d, err := s.Gate.Authenticate(c.UserContext(), c.Get(fiber.HeaderAuthorization))
+	setRateHeaders(c, d)
+	if err != nil {
+		return err
+	}
+	c.Locals(localPrincipal, p)
+	return c.Next()
+}
+
+func principalOf(c *fiber.Ctx) auth.Principal {
+	p, _ := c.Locals(localPrincipal).(auth.Principal)
+	return p
+}
+
+type registerRequest struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+func (s *server) register(c *fiber.Ctx) error {
+	d, err := s.Limiter.Allow(c.UserContext(), "register:"+c.IP(), s.RegisterLimit, time.Hour)
+	if err != nil {
+		return err
+	}
+	setRateHeaders(c, d)
+	if !d.Allowed {
+		return &apperr.Error{Code: apperr.RateLimitExceeded, RetryAfter: d.RetryAfterSeconds(),
+			Message: "Too many registrations from this address. Retry later."}
+	}
+	var req registerRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	reg, err := s.Accounts.Register(c.UserContext(), req.Email, req.Name)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"success": true, "data": fiber.Map{
+		"api_key":    reg.Key,
+		"key_prefix": auth.DisplayPrefix(reg.Key),
+		"plan":       reg.Plan.Name,
+		"credits":    reg.Credits,
+		"rate_limit": plan.RateLimitText(reg.Plan.RateLimit),
+		"warning":    keyWarning,
+	}})
+}
+
+func (s *server) usage(c *fiber.Ctx) error {
+	u, err := s.Ledger.Usage(c.UserContext(), principalOf(c).AccountID)
+	if err != nil {
+		return err
+	}
+	limit := u.CreditsMonthly
+	if u.BillingCycle == "annual" {
+		limit *= 12
+	}
+	return c.JSON(fiber.Map{"success": true, "data": fiber.Map{
+		"plan":              u.Plan,
+		"credits_used":      u.Used,
+		"credits_limit":     limit,
+		"credits_remaining": u.Balance,
+		"rate_limit":        u.RateLimit,
+		"recent_calls":      u.Recent,
+		"upgrade_url":       s.DashboardURL + "/billing",
+	}})
+}
+
+func (s *server) account(c *fiber.Ctx) error {
+	a, err := s.Accounts.Get(c.UserContext(), principalOf(c).AccountID)
+	if err != nil {
+		return err
+	}
+	var pending any
+	if a.PendingChangeAt != nil {
+		pending = fiber.Map{"plan": a.PendingPlan, "billing_cycle": a.PendingBillingCycle, "effective_at": a.PendingChangeAt}
+	}
+	return c.JSON(fiber.Map{"success": true, "data": fiber.Map{
+		"id":                   a.ID,
+		"email":                a.Email,
+		"plan":                 a.Plan,
+		"billing_cycle":        a.BillingCycle,
+		"rate_limit":           a.RateLimit,
+		"credits_monthly":      a.CreditsMonthly,
+		"current_period_start": a.PeriodStart,
+		"current_period_end":   a.PeriodEnd,
+		"pending_change":       pending,
+		"created_at":           a.CreatedAt,
+	}})
+}
+
+type keyView struct {
+	auth.Key
+	Status string `json:"status"`
+}
+
+func (s *server) listKeys(c *fiber.Ctx) error {
+	// This replica's buffered last-use times go out first so the list is current.
+	_ = s.Gate.FlushLastUsed(c.UserContext())
+	keys, err := s.Accounts.ListKeys(c.UserContext(), principalOf(c).AccountID)
+	if err != nil {
+		return err
+	}
+	now := s.Clock.Now()
+	out := make([]keyView, len(keys))
+	for i, k := range keys {
+		out[i] = keyView{Key: k, Status: k.Status(now)}
+	}
+	return c.JSON(fiber.Map{"success": true, "data": fiber.Map{"keys": out, "total": len(out)}})
+}
+
+type createKeyRequest struct {
+	Name          string `json:"name"`
+	ExpiresInDays *int   `json:"expires_in_days"`
+}
+
+func (s *server) createKey(c *fiber.Ctx) error {
+	var req createKeyRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	days := 0
+	if req.ExpiresInDays != nil {
+		if *req.ExpiresInDays < 1 || *req.ExpiresInDays > 3650 {
+			return apperr.Invalid("expires_in_days must be from 1 to 3650")
+		}
+		days = *req.ExpiresInDays
+	}
+	k, key, err := s.Accounts.CreateKey(c.UserContext(), principalOf(c).AccountID, strings.TrimSpace(req.Name), days)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"success": true, "data": fiber.Map{
+		"id": k.ID, "name": k.Name, "api_key": key, "key_prefix": k.KeyPrefix,
+		"created_at": k.CreatedAt, "expires_at": k.ExpiresAt, "warning": keyWarning,
+	}})
+}
+
+func (s *server) revokeKey(c *fiber.Ctx) error {
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return apperr.New(apperr.NotFound, "API key not found")
+	}
+	k, err := s.Accounts.RevokeKey(c.UserContext(), principalOf(c).AccountID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"success": true, "data": keyView{Key: k, Status: k.Status(s.Clock.Now())}})
+}

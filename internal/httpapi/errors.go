@@ -1,0 +1,161 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/contentapi/contentapi/internal/apperr"
+)
+
+var errPanic = errors.New("panic recovered")
+
+const (
+	localRequestID = "request_id"
+	localPrincipal = "principal"
+	localBilling   = "billing_shape"
+)
+
+func requestIDOf(c *fiber.Ctx) string {
+	id, _ := c.Locals(localRequestID).(string)
+	return id
+}
+
+// statusOf maps codes to statuses (DESIGN.md section 2).
+var statusOf = map[string]int{
+	apperr.MissingAuthHeader:    http.StatusUnauthorized,
+	apperr.InvalidAPIKey:        http.StatusUnauthorized,
+	apperr.Unauthorized:         http.StatusUnauthorized,
+	apperr.ExpiredAPIKey:        http.StatusForbidden,
+	apperr.RateLimitExceeded:    http.StatusTooManyRequests,
+	apperr.InsufficientCredits:  http.StatusPaymentRequired,
+	apperr.Validation:           http.StatusBadRequest,
+	apperr.EmailTaken:           http.StatusConflict,
+	apperr.PayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	apperr.NotFound:             http.StatusNotFound,
+	apperr.MethodNotAllowed:     http.StatusMethodNotAllowed,
+	apperr.IdempotencyKeyReused: http.StatusUnprocessableEntity,
+	apperr.ServiceUnavailable:   http.StatusServiceUnavailable,
+	apperr.InvalidPlan:          http.StatusBadRequest,
+	apperr.InvalidURL:           http.StatusBadRequest,
+	apperr.PromoCodeInvalid:     http.StatusBadRequest,
+	apperr.AlreadySubscribed:    http.StatusConflict,
+	apperr.BillingNotConfigured: http.StatusServiceUnavailable,
+	apperr.Internal:             http.StatusInternalServerError,
+}
+
+// authShaped codes answer in SPEC.md's authentication / rate-limit shape.
+var authShaped = map[string]bool{
+	apperr.MissingAuthHeader: true, apperr.InvalidAPIKey: true, apperr.ExpiredAPIKey: true,
+	apperr.RateLimitExceeded: true, apperr.InsufficientCredits: true, apperr.Unauthorized: true,
+}
+
+// handleError is the one error mapper: it turns any error into SPEC.md's shapes. Internal
+// errors are logged with the request id and answered with a generic message.
+func (s *server) handleError(c *fiber.Ctx, err error) error {
+	if requestIDOf(c) == "" {
+		// Errors raised before the middleware ran (an oversized body) still get an id.
+		id := uuid.NewString()
+		c.Locals(localRequestID, id)
+		c.Set(fiber.HeaderXRequestID, id)
+	}
+	e := toAppError(err)
+	if e.Code == apperr.Internal {
+		s.Log.Error("internal error", "request_id", requestIDOf(c), "method", c.Method(), "path", c.Path(), "err", err)
+	}
+	status, ok := statusOf[e.Code]
+	if !ok {
+		status = http.StatusBadRequest
+	}
+	c.Status(status)
+	switch {
+	case authShaped[e.Code]:
+		if e.RetryAfter > 0 {
+			c.Set(fiber.HeaderRetryAfter, fmt.Sprint(e.RetryAfter))
+		}
+		return c.JSON(fiber.Map{"error": http.StatusText(status), "message": e.Message, "code": e.Code})
+	case c.Locals(localBilling) == true:
+		return c.JSON(fiber.Map{"status": "error", "error": http.StatusText(status), "message": e.Message, "code": e.Code})
+	default:
+		return c.JSON(fiber.Map{"success": false, "error": fiber.Map{"code": e.Code, "message": e.Message}})
+	}
+}
+
+func toAppError(err error) *apperr.Error {
+	if e, ok := apperr.As(err); ok {
+		return e
+	}
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		switch fe.Code {
+		case fiber.StatusNotFound:
+			return apperr.New(apperr.NotFound, "No such endpoint. See GET /v1 for the list.")
+		case fiber.StatusMethodNotAllowed:
+			return apperr.New(apperr.MethodNotAllowed, "Method not allowed on this path.")
+		case fiber.StatusRequestEntityTooLarge:
+			return apperr.New(apperr.PayloadTooLarge, "The request body is larger than %d KiB.", BodyLimit>>10)
+		case fiber.StatusBadRequest:
+			return apperr.Invalid("The request is malformed.")
+		}
+		if fe.Code < 500 {
+			return apperr.New(apperr.Validation, "%s", fe.Message)
+		}
+	}
+	return apperr.New(apperr.Internal, "An internal error occurred. Quote the X-Request-ID header when contacting support.")
+}
+
+// decodeJSON reads the body into v strictly: one JSON object, no unknown fields, and a clear
+// message naming the field for a wrong type.
+func decodeJSON(c *fiber.Ctx, v any) error {
+	body := c.Body()
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return apperr.Invalid("The request body must be a JSON object.")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return apperr.Invalid("The request body must be a single JSON object.")
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return apperr.Invalid("The request body must be a JSON object.")
+		}
+		return apperr.Invalid("%s must be %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
+	case errors.As(err, &syntaxErr):
+		return apperr.Invalid("The request body is not valid JSON (at byte %d).", syntaxErr.Offset)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return apperr.Invalid("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return apperr.Invalid("The request body is not valid JSON.")
+}
+
+func jsonKind(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "int", "int64", "int32", "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "slice":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	}
+	return "of another type"
+}

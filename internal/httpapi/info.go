@@ -1,0 +1,36 @@
+package httpapi
+
+import "github.com/gofiber/fiber/v2"
+
+// endpoints is the service information document's map of operations with their true costs.
+var endpoints = []struct{ route, text string }{
+	{"POST /v1/auth/register", "Create a free account and its first API key (0 credits)"},
+	{"GET /v1/usage", "Plan, credits and recent calls (0 credits)"},
+	{"GET /v1/account", "Account details and any pending plan change (0 credits)"},
+	{"GET /v1/keys", "List API keys (0 credits)"},
+	{"POST /v1/keys", "Create an API key, shown once (0 credits)"},
+	{"DELETE /v1/keys/{id}", "Revoke an API key (0 credits)"},
+	{"POST /v1/keywords/research", "Keyword research with clusters (5 credits)"},
+	{"POST /v1/keywords/gaps", "Competitor keyword gaps (10 credits)"},
+	{"POST /v1/content/audit", "Crawl and audit a site's content (15 credits)"},
+	{"POST /v1/content/recommend", "Content recommendations with outlines (15 credits)"},
+	{"POST /v1/content-map", "Audit, rankings, gaps and recommendations in one call (25 credits)"},
+	{"GET /v1/jobs/{id}", "Status and result of an analysis job (0 credits)"},
+	{"POST /v1/billing/checkout", "Create a checkout session to upgrade (0 credits)"},
+	{"POST /v1/billing/portal", "Open the billing portal to change or cancel a plan (0 credits)"},
+}
+
+func (s *server) info(c *fiber.Ctx) error {
+	m := make(map[string]string, len(endpoints))
+	for _, e := range endpoints {
+		m[e.route] = e.text
+	}
+	return c.JSON(fiber.Map{
+		"name":          "Content Strategy API",
+		"version":       Version,
+		"documentation": s.DocsURL,
+		"base_url":      s.PublicBaseURL,
+		"endpoints":     m,
+		"status":        "operational",
+	})
+}

@@ -1,0 +1,174 @@
+// Package httpapi is the HTTP front door: routes, middleware and the one place application
+// errors become SPEC.md's status codes and body shapes. It is the only package importing Fiber.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/contentapi/contentapi/internal/auth"
+	"github.com/contentapi/contentapi/internal/clock"
+	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/ratelimit"
+)
+
+// BodyLimit is the largest request body accepted.
+const BodyLimit = 64 << 10
+
+// Version is the API's version string in the service information document.
+const Version = "1.0.0"
+
+// Deps are what the HTTP layer needs, built in cmd/api.
+type Deps struct {
+	Log            *slog.Logger
+	Pool           *pgxpool.Pool
+	Redis          redis.UniversalClient
+	Accounts       *auth.Accounts
+	Gate           *auth.Gate
+	Ledger         *credits.Ledger
+	Limiter        *ratelimit.Limiter
+	Clock          clock.Clock
+	PublicBaseURL  string
+	DashboardURL   string
+	DocsURL        string
+	RegisterLimit  int // registrations per client IP per hour
+	TrustedProxies []string
+}
+
+type server struct{ Deps }
+
+// New builds the Fiber application with every route.
+func New(d Deps) *fiber.App {
+	s := &server{Deps: d}
+	cfg := fiber.Config{
+		AppName:               "contentapi",
+		BodyLimit:             BodyLimit,
+		ErrorHandler:          s.handleError,
+		DisableStartupMessage: true,
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           120 * time.Second,
+	}
+	if len(d.TrustedProxies) > 0 {
+		cfg.EnableTrustedProxyCheck = true
+		cfg.TrustedProxies = d.TrustedProxies
+		cfg.ProxyHeader = fiber.HeaderXForwardedFor
+	}
+	app := fiber.New(cfg)
+	app.Use(s.requestID, s.accessLog, s.recoverPanic)
+
+	app.Get("/healthz", s.healthz)
+	app.Get("/readyz", s.readyz)
+	app.Get("/", s.info)
+	app.Get("/v1", s.info)
+	app.Post("/v1/auth/register", s.register)
+
+	v1 := app.Group("/v1")
+	v1.Get("/usage", s.authenticate, s.usage)
+	v1.Get("/account", s.authenticate, s.account)
+	v1.Get("/keys", s.authenticate, s.listKeys)
+	v1.Post("/keys", s.authenticate, s.createKey)
+	v1.Delete("/keys/:id", s.authenticate, s.revokeKey)
+
+	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	return app
+}
+
+func (s *server) requestID(c *fiber.Ctx) error {
+	id := c.Get(fiber.HeaderXRequestID)
+	if !validRequestID(id) {
+		id = uuid.NewString()
+	}
+	c.Locals(localRequestID, id)
+	c.Set(fiber.HeaderXRequestID, id)
+	return c.Next()
+}
+
+// validRequestID accepts a caller's request id only when it is short and plain, so it can
+// be echoed and logged safely.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		b := id[i]
+		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *server) recoverPanic(c *fiber.Ctx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.Log.Error("panic", "request_id", requestIDOf(c), "panic", r, "stack", string(debug.Stack()))
+			err = errPanic
+		}
+	}()
+	return c.Next()
+}
+
+func (s *server) accessLog(c *fiber.Ctx) error {
+	start := time.Now()
+	err := c.Next()
+	if err != nil {
+		if herr := s.handleError(c, err); herr != nil {
+			return herr
+		}
+	}
+	status := c.Response().StatusCode()
+	attrs := []any{"request_id", requestIDOf(c), "method", c.Method(), "path", c.Path(),
+		"status", status, "duration_ms", float64(time.Since(start).Microseconds()) / 1000}
+	if p, ok := c.Locals(localPrincipal).(auth.Principal); ok {
+		attrs = append(attrs, "account_id", p.AccountID.String())
+	}
+	level := slog.LevelInfo
+	if status >= 500 {
+		level = slog.LevelError
+	}
+	s.Log.Log(c.UserContext(), level, "request", attrs...)
+	return nil
+}
+
+func (s *server) healthz(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+func (s *server) readyz(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	checks := fiber.Map{"database": "ok", "redis": "ok"}
+	ready := true
+	if err := s.Pool.Ping(ctx); err != nil {
+		checks["database"], ready = "unavailable", false
+	}
+	if err := s.Redis.Ping(ctx).Err(); err != nil {
+		checks["redis"], ready = "unavailable", false
+	}
+	if !ready {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "checks": checks})
+	}
+	return c.JSON(fiber.Map{"status": "ok", "checks": checks})
+}
+
+// setRateHeaders writes X-RateLimit-* (Reset in seconds until a slot frees) and, when
+// refused, Retry-After.
+func setRateHeaders(c *fiber.Ctx, d ratelimit.Decision) {
+	if d.Limit == 0 {
+		return
+	}
+	c.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
+	c.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
+	c.Set("X-RateLimit-Reset", strconv.Itoa(d.RetryAfterSeconds()))
+	if !d.Allowed {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(d.RetryAfterSeconds()))
+	}
+}

@@ -1,0 +1,97 @@
+// Package keywords defines keyword data and the provider interface every keyword data
+// source implements. It holds types only; providers live in sub-packages.
+package keywords
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Keyword is one keyword with the metrics a provider knows. A metric the provider does not
+// have is nil, never a made-up zero.
+type Keyword struct {
+	Keyword      string   `json:"keyword"`
+	SearchVolume *int64   `json:"search_volume"`
+	Difficulty   *float64 `json:"keyword_difficulty"`
+	CPC          *float64 `json:"cpc"`
+	// Competition is the paid-search competition index in [0,1], when known.
+	Competition *float64 `json:"competition,omitempty"`
+	// Intent is the provider's search intent (informational, navigational, commercial,
+	// transactional) or "" when the provider has none.
+	Intent string `json:"search_intent,omitempty"`
+	// SERPURLs are the top organic result URLs, best first, when the provider knows them.
+	SERPURLs []string `json:"serp_urls,omitempty"`
+	// Relevance orders ideas: higher is more relevant to the request. Providers fill it.
+	Relevance float64 `json:"-"`
+}
+
+// Ranking is a keyword a domain ranks for, with its position and ranking URL.
+type Ranking struct {
+	Keyword
+	Position int    `json:"position"`
+	URL      string `json:"url,omitempty"`
+}
+
+// Gap is a keyword at least one competitor ranks for and the domain does not.
+type Gap struct {
+	Keyword
+	// CompetitorPositions maps each named competitor that ranks to its position.
+	CompetitorPositions map[string]int `json:"competitor_positions"`
+}
+
+// IdeasRequest asks for keywords about a topic or a list of seed keywords.
+type IdeasRequest struct {
+	Topic    string
+	Seeds    []string
+	Country  string // lower-case two-letter code, e.g. "us"
+	Language string // lower-case two-letter code, e.g. "en"
+	Limit    int
+}
+
+// RankedRequest asks for the keywords a domain ranks for.
+type RankedRequest struct {
+	Domain   string
+	Country  string
+	Language string
+	Limit    int // 0 means the provider's maximum
+}
+
+// GapsRequest asks for the keywords competitors rank for and the domain does not.
+type GapsRequest struct {
+	Domain      string
+	Competitors []string
+	Country     string
+	Language    string
+}
+
+// Provider is a source of keyword data.
+type Provider interface {
+	// Name is the provider's short name ("local", "dataforseo").
+	Name() string
+	// Ideas returns keywords about the topic or seeds, most relevant first, at most Limit.
+	Ideas(ctx context.Context, req IdeasRequest) ([]Keyword, error)
+	// Ranked returns keywords the domain ranks for, best position first.
+	Ranked(ctx context.Context, req RankedRequest) ([]Ranking, error)
+	// Gaps returns every gap (no limit), highest search volume first.
+	Gaps(ctx context.Context, req GapsRequest) ([]Gap, error)
+}
+
+// ErrPermanent marks provider failures that retrying cannot fix (bad credentials, a request
+// the provider refuses). Other errors are treated as temporary.
+var ErrPermanent = errors.New("permanent provider error")
+
+// ProviderError is an error reported by a provider, with its own status code.
+type ProviderError struct {
+	Provider  string
+	Code      int
+	Message   string
+	Permanent bool
+}
+
+func (e *ProviderError) Error() string {
+	return fmt.Sprintf("%s: status %d: %s", e.Provider, e.Code, e.Message)
+}
+
+// Is lets errors.Is(err, ErrPermanent) report permanent provider errors.
+func (e *ProviderError) Is(target error) bool { return target == ErrPermanent && e.Permanent }

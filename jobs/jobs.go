@@ -1,0 +1,54 @@
+// Package jobs holds the task types both binaries share: their names, payloads,
+// constructors, and the worker's handlers.
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/contentapi/contentapi/internal/credits"
+)
+
+// Queues and their weights: analysis work for callers first, housekeeping after.
+const (
+	QueueAnalysis    = "analysis"
+	QueueMaintenance = "maintenance"
+)
+
+// Queues is the worker's queue configuration.
+var Queues = map[string]int{QueueAnalysis: 6, QueueMaintenance: 1}
+
+// TypeRenewPeriods starts new free credit periods for accounts whose period has ended.
+const TypeRenewPeriods = "credits:renew-periods"
+
+// NewRenewPeriodsTask returns the periodic renewal task.
+func NewRenewPeriodsTask() *asynq.Task {
+	return asynq.NewTask(TypeRenewPeriods, nil, asynq.Queue(QueueMaintenance), asynq.MaxRetry(0),
+		asynq.Timeout(5*time.Minute), asynq.Unique(time.Minute))
+}
+
+// Maintenance handles housekeeping tasks.
+type Maintenance struct {
+	Ledger *credits.Ledger
+	Log    *slog.Logger
+}
+
+// Register adds the handlers to mux.
+func (m *Maintenance) Register(mux *asynq.ServeMux) {
+	mux.HandleFunc(TypeRenewPeriods, m.renewPeriods)
+}
+
+func (m *Maintenance) renewPeriods(ctx context.Context, _ *asynq.Task) error {
+	n, err := m.Ledger.RenewDueFreePeriods(ctx)
+	if err != nil {
+		return fmt.Errorf("renew periods: %w", err)
+	}
+	if n > 0 {
+		m.Log.Info("free credit periods renewed", "accounts", n)
+	}
+	return nil
+}
