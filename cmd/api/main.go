@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/config"
@@ -58,6 +60,11 @@ func run(ctx context.Context) error {
 	clk := clock.Real{}
 	ledger := credits.NewLedger(pool, clk)
 	gate := auth.NewGate(pool, rdb, ledger, clk, log)
+	ledger.OnChange(func(ctx context.Context, id uuid.UUID) {
+		if err := gate.Changed(ctx, id); err != nil {
+			log.Warn("account change not pushed; cached usage may lag up to 30s", "account_id", id, "err", err)
+		}
+	})
 	accounts := auth.NewAccounts(pool, ledger, clk, gate)
 	app := httpapi.New(httpapi.Deps{
 		Log: log, Pool: pool, Redis: rdb, Accounts: accounts, Gate: gate, Ledger: ledger,
@@ -91,4 +98,3 @@ func run(ctx context.Context) error {
 	log.Info("stopped")
 	return nil
 }
-

@@ -32,18 +32,19 @@ const accountStateTTL = 60 * time.Second
 
 // gateScript checks the account's state hash (plan, limit, period end and revoked keys,
 // shared by all replicas) and admits the request in the account's sliding window, in one
-// round trip. Reply: {status, limit, remaining, reset_us, period_end, plan} where status is
+// round trip. Reply: {status, limit, remaining, reset_us, period_end, plan, version} where
+// version changes whenever the account's credits or plan change, and status is
 // 0 state missing (fill and retry), 1 admitted, 2 limited, 3 key revoked.
 var gateScript = redis.NewScript(`
-local st = redis.call('HMGET', KEYS[1], 'lim', 'pe', 'plan', 'rev:' .. ARGV[1])
-if st[4] then return {3, 0, 0, 0, '', ''} end
-if not st[1] or not st[2] or not st[3] then return {0, 0, 0, 0, '', ''} end
-local zkey, seqkey = KEYS[2], KEYS[3]
+local st = redis.call('HMGET', KEYS[1], 'lim', 'pe', 'plan', 'rev:' .. ARGV[1], 'ver')
+if st[4] then return {3, 0, 0, 0, '', '', ''} end
+if not st[1] or not st[2] or not st[3] or not st[5] then return {0, 0, 0, 0, '', '', ''} end
+local zkey = KEYS[2]
 local limit, window_us = tonumber(st[1]), tonumber(ARGV[2])
 local r = (function()
 ` + ratelimit.WindowLua + `
 end)()
-return {r[1], r[2], r[3], r[4], st[2], st[3]}
+return {r[1], r[2], r[3], r[4], st[2], st[3], st[5]}
 `)
 
 // fillScript writes an account's state without overwriting fields pushed meanwhile by
@@ -59,6 +60,9 @@ type Principal struct {
 	AccountID uuid.UUID
 	KeyID     uuid.UUID
 	Plan      string
+	// StateVersion is a token that changes whenever the account's credits or plan change,
+	// so answers derived from them can be cached until it does.
+	StateVersion string
 }
 
 type keyInfo struct {
@@ -122,8 +126,8 @@ func (g *Gate) Authenticate(ctx context.Context, header string) (Principal, rate
 	p := Principal{AccountID: info.account, KeyID: info.id}
 	var reply []any
 	for attempt := 0; ; attempt++ {
-		reply, err = gateScript.Run(ctx, g.rdb, []string{stateKey(info.account), "rl:{" + info.account.String() + "}",
-			"rlseq:{" + info.account.String() + "}"}, info.id.String(), Window.Microseconds()).Slice()
+		reply, err = gateScript.Run(ctx, g.rdb, []string{stateKey(info.account), "rl:{" + info.account.String() + "}"},
+			info.id.String(), Window.Microseconds()).Slice()
 		if err != nil {
 			return p, d, fmt.Errorf("auth: gate: %w", err)
 		}
@@ -145,6 +149,7 @@ func (g *Gate) Authenticate(ctx context.Context, header string) (Principal, rate
 		return p, d, err
 	}
 	p.Plan, _ = reply[5].(string)
+	p.StateVersion, _ = reply[6].(string)
 	if !d.Allowed {
 		return p, d, &apperr.Error{Code: apperr.RateLimitExceeded, RetryAfter: d.RetryAfterSeconds(),
 			Message: fmt.Sprintf("Rate limit of %d requests per minute exceeded. Retry after %d seconds.", d.Limit, d.RetryAfterSeconds())}
@@ -200,7 +205,7 @@ func (g *Gate) fill(ctx context.Context, account uuid.UUID) error {
 	if err != nil {
 		return fmt.Errorf("auth: load account state: %w", err)
 	}
-	args := []any{"lim", limit, "pe", periodEnd.Unix(), "plan", planName}
+	args := []any{"lim", limit, "pe", periodEnd.Unix(), "plan", planName, "ver", uuid.NewString()}
 	for _, id := range revoked {
 		args = append(args, "rev:"+id, 1)
 	}
@@ -223,10 +228,28 @@ func (g *Gate) Refresh(ctx context.Context, account uuid.UUID) error {
 		return fmt.Errorf("auth: load account state: %w", err)
 	}
 	pipe := g.rdb.TxPipeline()
-	pipe.HSet(ctx, stateKey(account), "lim", limit, "pe", periodEnd.Unix(), "plan", planName)
+	pipe.HSet(ctx, stateKey(account), "lim", limit, "pe", periodEnd.Unix(), "plan", planName, "ver", uuid.NewString())
 	pipe.Expire(ctx, stateKey(account), accountStateTTL)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("auth: push account state: %w", err)
+	}
+	return nil
+}
+
+// Changed tells every replica that the account's credits changed (a reservation, settlement,
+// refund or grant); call it after committing.
+func (g *Gate) Changed(ctx context.Context, account uuid.UUID) error {
+	return AccountChanged(ctx, g.rdb, account)
+}
+
+// AccountChanged gives the account a new state version in Redis, so cached answers built
+// from its credits are rebuilt. Processes without a Gate (the worker) call it directly.
+func AccountChanged(ctx context.Context, rdb redis.Cmdable, account uuid.UUID) error {
+	pipe := rdb.TxPipeline()
+	pipe.HSet(ctx, stateKey(account), "ver", uuid.NewString())
+	pipe.Expire(ctx, stateKey(account), accountStateTTL)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("auth: push account change: %w", err)
 	}
 	return nil
 }

@@ -29,8 +29,21 @@ const (
 // account row, so reservations, refunds and grants of one account are serialised and the
 // balance can never go negative or be spent twice.
 type Ledger struct {
-	pool  *pgxpool.Pool
-	clock clock.Clock
+	pool     *pgxpool.Pool
+	clock    clock.Clock
+	onChange func(ctx context.Context, accountID uuid.UUID)
+}
+
+// OnChange sets a function called after the ledger commits a change to an account's credits
+// in its own transaction (Reserve, Settle, Refund, Grant, RenewFreePeriod). Callers of the
+// Tx variants call Notify after their commit.
+func (l *Ledger) OnChange(fn func(ctx context.Context, accountID uuid.UUID)) { l.onChange = fn }
+
+// Notify reports a committed change to the account's credits.
+func (l *Ledger) Notify(ctx context.Context, accountID uuid.UUID) {
+	if l.onChange != nil {
+		l.onChange(ctx, accountID)
+	}
 }
 
 // NewLedger returns a ledger over pool that tells time by clk.
@@ -97,6 +110,9 @@ func (l *Ledger) Grant(ctx context.Context, g Grant) (int, error) {
 		n, err = l.GrantTx(ctx, tx, g)
 		return err
 	})
+	if err == nil && n > 0 {
+		l.Notify(ctx, g.AccountID)
+	}
 	return n, err
 }
 
@@ -158,60 +174,75 @@ func (l *Ledger) Reserve(ctx context.Context, accountID uuid.UUID, amount int, e
 	err := postgres.InTx(ctx, l.pool, func(tx pgx.Tx) error {
 		return l.ReserveTx(ctx, tx, id, accountID, amount, endpoint)
 	})
+	if err == nil {
+		l.Notify(ctx, accountID)
+	}
 	return id, err
 }
 
-// SettleTx marks a reservation spent. It reports false, changing nothing, when the
-// reservation was already settled or refunded.
-func (l *Ledger) SettleTx(ctx context.Context, q postgres.Querier, id uuid.UUID) (bool, error) {
-	tag, err := q.Exec(ctx, `
-		UPDATE reservations SET status = 'settled', finished_at = $2 WHERE id = $1 AND status = 'reserved'`,
-		id, l.clock.Now())
-	if err != nil {
-		return false, fmt.Errorf("credits: settle: %w", err)
+// SettleTx marks a reservation spent and returns its account. It reports false, changing
+// nothing, when the reservation was already settled or refunded.
+func (l *Ledger) SettleTx(ctx context.Context, q postgres.Querier, id uuid.UUID) (uuid.UUID, bool, error) {
+	var accountID uuid.UUID
+	err := q.QueryRow(ctx, `
+		UPDATE reservations SET status = 'settled', finished_at = $2 WHERE id = $1 AND status = 'reserved'
+		RETURNING account_id`, id, l.clock.Now()).Scan(&accountID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return accountID, false, nil
 	}
-	return tag.RowsAffected() == 1, nil
+	if err != nil {
+		return accountID, false, fmt.Errorf("credits: settle: %w", err)
+	}
+	return accountID, true, nil
 }
 
 // Settle is SettleTx on its own.
 func (l *Ledger) Settle(ctx context.Context, id uuid.UUID) (bool, error) {
-	return l.SettleTx(ctx, l.pool, id)
+	acc, ok, err := l.SettleTx(ctx, l.pool, id)
+	if ok {
+		l.Notify(ctx, acc)
+	}
+	return ok, err
 }
 
-// RefundTx returns a reservation's credits to the grants they were drawn from. It reports
-// false, changing nothing, when the reservation was already settled or refunded. Credits go
-// back to their own grants, so they keep their expiry; a grant that expired meanwhile keeps
-// them expired.
-func (l *Ledger) RefundTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) (bool, error) {
+// RefundTx returns a reservation's credits to the grants they were drawn from, and the
+// reservation's account. It reports false, changing nothing, when the reservation was
+// already settled or refunded. Credits go back to their own grants, so they keep their
+// expiry; a grant that expired meanwhile keeps them expired.
+func (l *Ledger) RefundTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) (uuid.UUID, bool, error) {
 	var accountID uuid.UUID
 	err := tx.QueryRow(ctx, `
 		UPDATE reservations SET status = 'refunded', finished_at = $2 WHERE id = $1 AND status = 'reserved'
 		RETURNING account_id`, id, l.clock.Now()).Scan(&accountID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+		return accountID, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("credits: refund: %w", err)
+		return accountID, false, fmt.Errorf("credits: refund: %w", err)
 	}
 	if err := lockAccount(ctx, tx, accountID); err != nil {
-		return false, err
+		return accountID, false, err
 	}
 	if _, err := tx.Exec(ctx, `
 		UPDATE credit_grants g SET remaining = g.remaining + d.amount
 		FROM reservation_draws d WHERE d.reservation_id = $1 AND g.id = d.grant_id`, id); err != nil {
-		return false, fmt.Errorf("credits: refund draws: %w", err)
+		return accountID, false, fmt.Errorf("credits: refund draws: %w", err)
 	}
-	return true, nil
+	return accountID, true, nil
 }
 
 // Refund is RefundTx in its own transaction.
 func (l *Ledger) Refund(ctx context.Context, id uuid.UUID) (bool, error) {
 	var ok bool
+	var acc uuid.UUID
 	err := postgres.InTx(ctx, l.pool, func(tx pgx.Tx) error {
 		var err error
-		ok, err = l.RefundTx(ctx, tx, id)
+		acc, ok, err = l.RefundTx(ctx, tx, id)
 		return err
 	})
+	if ok {
+		l.Notify(ctx, acc)
+	}
 	return ok, err
 }
 
@@ -250,6 +281,9 @@ func (l *Ledger) RenewFreePeriod(ctx context.Context, accountID uuid.UUID) (bool
 			Source: SourceFreeMonthly, SourceRef: strconv.Itoa(k)})
 		return err
 	})
+	if renewed {
+		l.Notify(ctx, accountID)
+	}
 	return renewed, end, err
 }
 
@@ -313,6 +347,9 @@ type Usage struct {
 	Used           int
 	Balance        int
 	Recent         []Call
+	// NextExpiry is when the earliest spendable grant expires (the balance changes then
+	// without any event); zero when none will.
+	NextExpiry *time.Time
 }
 
 // Usage reads the account's usage in one round trip.
@@ -327,9 +364,10 @@ func (l *Ledger) Usage(ctx context.Context, accountID uuid.UUID) (Usage, error) 
 			(SELECT COALESCE(json_agg(json_build_object('endpoint', r.endpoint, 'credits_used', r.amount,
 				'created_at', r.created_at) ORDER BY r.created_at DESC), '[]')
 				FROM (SELECT endpoint, amount, created_at FROM reservations
-					WHERE account_id = a.id AND status = 'settled' ORDER BY created_at DESC LIMIT 20) r)
+					WHERE account_id = a.id AND status = 'settled' ORDER BY created_at DESC LIMIT 20) r),
+			(SELECT min(expires_at) FROM credit_grants WHERE account_id = a.id AND remaining > 0 AND expires_at > $2)
 		FROM accounts a WHERE a.id = $1`, accountID, l.clock.Now()).
-		Scan(&u.Plan, &u.BillingCycle, &u.RateLimit, &u.CreditsMonthly, &u.PeriodStart, &u.Used, &u.Balance, &u.Recent)
+		Scan(&u.Plan, &u.BillingCycle, &u.RateLimit, &u.CreditsMonthly, &u.PeriodStart, &u.Used, &u.Balance, &u.Recent, &u.NextExpiry)
 	if err != nil {
 		return u, fmt.Errorf("credits: usage: %w", err)
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -64,8 +65,17 @@ func (s *server) register(c *fiber.Ctx) error {
 	}})
 }
 
+// usage answers from the replica's cache while the account's state version is unchanged and
+// no grant has expired since; any credit or plan change gives the account a new version.
 func (s *server) usage(c *fiber.Ctx) error {
-	u, err := s.Ledger.Usage(c.UserContext(), principalOf(c).AccountID)
+	p := principalOf(c)
+	now := s.Clock.Now()
+	if e, ok := s.usageCache.Get(p.AccountID); ok && e.version == p.StateVersion && p.StateVersion != "" &&
+		(e.validUntil.IsZero() || now.Before(e.validUntil)) {
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(e.body)
+	}
+	u, err := s.Ledger.Usage(c.UserContext(), p.AccountID)
 	if err != nil {
 		return err
 	}
@@ -73,7 +83,7 @@ func (s *server) usage(c *fiber.Ctx) error {
 	if u.BillingCycle == "annual" {
 		limit *= 12
 	}
-	return c.JSON(fiber.Map{"success": true, "data": fiber.Map{
+	body, err := json.Marshal(fiber.Map{"success": true, "data": fiber.Map{
 		"plan":              u.Plan,
 		"credits_used":      u.Used,
 		"credits_limit":     limit,
@@ -82,6 +92,22 @@ func (s *server) usage(c *fiber.Ctx) error {
 		"recent_calls":      u.Recent,
 		"upgrade_url":       s.DashboardURL + "/billing",
 	}})
+	if err != nil {
+		return err
+	}
+	e := usageEntry{version: p.StateVersion, body: body}
+	if u.NextExpiry != nil {
+		e.validUntil = *u.NextExpiry
+	}
+	s.usageCache.Add(p.AccountID, e)
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(body)
+}
+
+type usageEntry struct {
+	version    string
+	validUntil time.Time
+	body       []byte
 }
 
 func (s *server) account(c *fiber.Ctx) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -41,13 +42,20 @@ type Deps struct {
 	DocsURL        string
 	RegisterLimit  int // registrations per client IP per hour
 	TrustedProxies []string
+	// Routes, when set, mounts extra routes before the catch-all 404 (admin dashboards,
+	// probes in tests).
+	Routes func(fiber.Router)
 }
 
-type server struct{ Deps }
+type server struct {
+	Deps
+	usageCache *expirable.LRU[uuid.UUID, usageEntry]
+}
 
 // New builds the Fiber application with every route.
 func New(d Deps) *fiber.App {
-	s := &server{Deps: d}
+	// Cached usage answers are also bounded in age, in case a change notification was lost.
+	s := &server{Deps: d, usageCache: expirable.NewLRU[uuid.UUID, usageEntry](100_000, nil, 30*time.Second)}
 	cfg := fiber.Config{
 		AppName:               "contentapi",
 		BodyLimit:             BodyLimit,
@@ -77,6 +85,9 @@ func New(d Deps) *fiber.App {
 	v1.Post("/keys", s.authenticate, s.createKey)
 	v1.Delete("/keys/:id", s.authenticate, s.revokeKey)
 
+	if d.Routes != nil {
+		d.Routes(app)
+	}
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app
 }

@@ -36,6 +36,11 @@ func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse DATABASE_URL: %w", err)
 	}
+	// pgx defaults to max(4, CPUs) connections, which queues a busy API behind a handful of
+	// connections; a pool_max_conns parameter in DATABASE_URL still wins.
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = 32
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)

@@ -13,9 +13,10 @@ import (
 )
 
 // WindowLua is the body of the sliding-window log. It expects locals `zkey` (a sorted set of
-// admitted requests scored by microsecond time), `seqkey` (a counter making members unique),
-// `limit` and `window_us`; it returns {admitted (1|2), limit, remaining, reset_us}.
-// Redis's own clock is used so replicas with skewed clocks agree.
+// admitted requests scored by microsecond time), `limit` and `window_us`; it returns
+// {admitted (1|2), limit, remaining, reset_us}. Redis's own clock is used so replicas with
+// skewed clocks agree. Members are the time plus the count before the add, unique even for
+// two requests in the same microsecond.
 const WindowLua = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -23,10 +24,8 @@ redis.call('ZREMRANGEBYSCORE', zkey, '-inf', now - window_us)
 local n = redis.call('ZCARD', zkey)
 local admitted = 2
 if n < limit then
-	local seq = redis.call('INCR', seqkey)
-	redis.call('ZADD', zkey, now, t[1] .. '.' .. t[2] .. '.' .. seq)
+	redis.call('ZADD', zkey, now, t[1] .. '.' .. t[2] .. '.' .. n)
 	redis.call('PEXPIRE', zkey, math.ceil(window_us / 1000))
-	redis.call('PEXPIRE', seqkey, math.ceil(window_us / 1000))
 	n = n + 1
 	admitted = 1
 end
@@ -37,7 +36,7 @@ return {admitted, limit, limit - n, reset}
 `
 
 var windowScript = redis.NewScript(`
-local zkey, seqkey = KEYS[1], KEYS[2]
+local zkey = KEYS[1]
 local limit, window_us = tonumber(ARGV[1]), tonumber(ARGV[2])
 ` + WindowLua)
 
@@ -86,8 +85,7 @@ func New(rdb redis.Scripter) *Limiter { return &Limiter{rdb: rdb} }
 
 // Allow admits one request to bucket if fewer than limit were admitted in the last window.
 func (l *Limiter) Allow(ctx context.Context, bucket string, limit int, window time.Duration) (Decision, error) {
-	tag := "{" + bucket + "}" // one hash slot for both keys, for Redis Cluster
-	v, err := windowScript.Run(ctx, l.rdb, []string{"rl:" + tag, "rlseq:" + tag},
+	v, err := windowScript.Run(ctx, l.rdb, []string{"rl:{" + bucket + "}"},
 		limit, window.Microseconds()).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: %w", err)

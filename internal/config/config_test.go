@@ -1,0 +1,57 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) Getenv { return func(k string) string { return m[k] } }
+
+func TestDefaults(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.APIAddr != ":8080" || c.SyncTimeout != 30*time.Second || c.KeywordProvider != "local" ||
+		c.CrawlerAllowPrivate || c.ThinContentWords != 300 || c.KeywordCacheTTL != 24*time.Hour {
+		t.Fatalf("defaults %+v", c)
+	}
+	if c.BillingConfigured() {
+		t.Fatal("billing configured without keys")
+	}
+}
+
+func TestBadValuesAreAllReported(t *testing.T) {
+	_, err := Load(env(map[string]string{
+		"SYNC_TIMEOUT": "soon", "WORKER_CONCURRENCY": "0", "KEYWORD_PROVIDER": "magic",
+		"CRAWLER_ALLOW_PRIVATE": "perhaps", "DATABASE_URL": "mysql://x", "LOG_LEVEL": "loud",
+	}))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, name := range []string{"SYNC_TIMEOUT", "WORKER_CONCURRENCY", "KEYWORD_PROVIDER", "CRAWLER_ALLOW_PRIVATE", "DATABASE_URL", "LOG_LEVEL"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
+	if _, err := Load(env(map[string]string{"KEYWORD_PROVIDER": "dataforseo"})); err == nil || !strings.Contains(err.Error(), "DATAFORSEO_LOGIN") {
+		t.Fatalf("dataforseo without credentials: %v", err)
+	}
+}
+
+func TestDescribeMasksSecrets(t *testing.T) {
+	d := Describe(env(map[string]string{
+		"DATABASE_URL":      "postgres://app:hunter2@db:5432/app",
+		"STRIPE_SECRET_KEY": "sk_test_123",
+		"ADMIN_TOKEN":       "tok",
+	}))
+	for k, v := range d {
+		if strings.Contains(v, "hunter2") || strings.Contains(v, "sk_test_123") || v == "tok" {
+			t.Errorf("%s shows a secret: %s", k, v)
+		}
+	}
+	if !strings.Contains(d["DATABASE_URL"], "app:") || d["STRIPE_SECRET_KEY"] != "****" || d["API_ADDR"] != ":8080" {
+		t.Fatalf("describe %v", d)
+	}
+}

@@ -1,0 +1,238 @@
+// Package crawler fetches a site's pages for the content audit. It finds them through the
+// site's sitemaps (or, without one, by following internal links), honours robots.txt, and
+// extracts each page's title, headings, meta data and main-content word count.
+//
+// Every connection is checked against private, loopback, link-local and metadata addresses
+// at dial time, so a customer-supplied domain cannot make the service reach its own network.
+package crawler
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultUserAgent identifies the crawler to the sites it visits.
+const DefaultUserAgent = "ContentStrategyBot/1.0 (+https://contentapi.dev/bot)"
+
+// DefaultMaxPages is used when a Request gives no page limit.
+const DefaultMaxPages = 100
+
+var (
+	// ErrForbiddenAddress means a host resolved to, or a connection was about to reach, an
+	// address the crawler must not contact (private, loopback, metadata and the like).
+	ErrForbiddenAddress = errors.New("crawler: forbidden address")
+	// ErrUnresolvable means the host name did not resolve.
+	ErrUnresolvable = errors.New("crawler: host does not resolve")
+	// ErrSiteUnreachable means neither https:// nor http:// answered.
+	ErrSiteUnreachable = errors.New("crawler: site unreachable")
+	// ErrInvalidDomain means Request.Domain is not a bare host (or host:port in local tests).
+	ErrInvalidDomain = errors.New("crawler: invalid domain")
+)
+
+// Config bounds and identifies a crawl. Zero fields take the documented defaults.
+type Config struct {
+	UserAgent       string        // default DefaultUserAgent
+	AllowPrivate    bool          // true only in local tests: permits loopback/private targets and host:port
+	MaxBodyBytes    int64         // per page, default 2 MiB
+	MaxRedirects    int           // default 5
+	Timeout         time.Duration // whole crawl, default 60s
+	RequestTimeout  time.Duration // per request, default 15s
+	Parallelism     int           // per site, default 4
+	Delay           time.Duration // politeness delay between requests to the site (then one at a time), default 0; a larger robots.txt Crawl-delay wins
+	MaxSitemaps     int           // sitemap files fetched at most, default 50
+	MaxSitemapDepth int           // sitemap index nesting, default 3
+}
+
+func (cfg Config) withDefaults() Config {
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 2 << 20
+	}
+	if cfg.MaxRedirects <= 0 {
+		cfg.MaxRedirects = 5
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 15 * time.Second
+	}
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = 4
+	}
+	if cfg.Delay < 0 {
+		cfg.Delay = 0
+	}
+	if cfg.MaxSitemaps <= 0 {
+		cfg.MaxSitemaps = 50
+	}
+	if cfg.MaxSitemapDepth <= 0 {
+		cfg.MaxSitemapDepth = 3
+	}
+	return cfg
+}
+
+// Crawler crawls sites. It holds no per-crawl state, so one Crawler serves many goroutines.
+type Crawler struct {
+	cfg Config
+	// checkAddr refuses addresses the crawler must not connect to; nil allows all. It is a
+	// field so a test can allow loopback (its httptest server) yet refuse other targets.
+	checkAddr func(netip.Addr) error
+	// lookup resolves host names for CheckHost; a field so tests need no DNS.
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	// tlsConfig is nil in production; tests set it to trust httptest's certificate.
+	tlsConfig *tls.Config
+}
+
+// New returns a Crawler with cfg's zero fields set to their defaults.
+func New(cfg Config) *Crawler {
+	c := &Crawler{cfg: cfg.withDefaults(), lookup: lookupNetIP}
+	if !c.cfg.AllowPrivate {
+		c.checkAddr = forbiddenAddr
+	}
+	return c
+}
+
+// Request names the site to crawl.
+type Request struct {
+	Domain     string // host or host:port, already normalised lower-case
+	SitemapURL string // optional; when set, the only sitemap read
+	MaxPages   int    // pages fetched at most; <= 0 means DefaultMaxPages
+}
+
+// Page is what the audit needs to know about one URL.
+type Page struct {
+	URL             string   `json:"url"`       // the URL as listed or discovered
+	FinalURL        string   `json:"final_url"` // after redirects
+	Status          int      `json:"status"`
+	ContentType     string   `json:"content_type,omitempty"` // media type, e.g. text/html
+	Title           string   `json:"title"`
+	MetaDescription string   `json:"meta_description"`
+	H1              string   `json:"h1"`
+	H2s             []string `json:"h2s"`
+	Canonical       string   `json:"canonical,omitempty"`
+	Noindex         bool     `json:"noindex"`
+	WordCount       int      `json:"word_count"` // words of the main content only
+	// OffSite is set when the URL redirected to another site: Status and FinalURL are
+	// those of the other site's answer and its content is not read.
+	OffSite bool   `json:"off_site,omitempty"`
+	Error   string `json:"error,omitempty"` // fetch error: refused address, too large, ...
+}
+
+// SitemapError names a sitemap file that could not be used and why.
+type SitemapError struct {
+	URL   string `json:"url"`
+	Error string `json:"error"`
+}
+
+// Result is the outcome of one crawl.
+type Result struct {
+	Pages         []Page         `json:"pages"`
+	Sitemaps      []string       `json:"sitemaps"` // sitemap URLs read successfully
+	SitemapErrors []SitemapError `json:"sitemap_errors"`
+	FromSitemap   bool           `json:"from_sitemap"` // pages came from sitemaps, else from links
+	Scheme        string         `json:"scheme"`       // https or http
+	Warnings      []string       `json:"warnings"`
+}
+
+func (r *Result) warn(format string, args ...any) {
+	r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
+}
+
+// Crawl fetches up to req.MaxPages pages of req.Domain. When the crawl's time budget
+// (Config.Timeout or ctx's deadline) runs out, it returns the pages fetched so far with a
+// warning; when ctx is cancelled it returns ctx's error.
+func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
+	if err := c.checkDomain(req.Domain); err != nil {
+		return nil, err
+	}
+	maxPages := req.MaxPages
+	if maxPages <= 0 {
+		maxPages = DefaultMaxPages
+	}
+	crawlCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	transport := c.newTransport()
+	defer transport.CloseIdleConnections()
+	client := c.newClient(transport)
+
+	res := &Result{Pages: []Page{}, Sitemaps: []string{}, SitemapErrors: []SitemapError{}, Warnings: []string{}}
+	base, robots, err := c.openSite(crawlCtx, client, req.Domain, res)
+	if err != nil {
+		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
+	}
+	front := c.planPages(crawlCtx, client, req.SitemapURL, base, robots, maxPages, res)
+	delay, parallel := c.pacing(robots, res)
+	if err := c.fetchPages(crawlCtx, transport, front, fetchPlan{discover: !res.FromSitemap, delay: delay, parallel: parallel}, res); err != nil {
+		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
+	}
+	if err := ctx.Err(); errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
+	}
+	front.report(res)
+	return res, nil
+}
+
+// planPages queues the sitemaps' URLs or, when they yield none, the home page to follow
+// links from.
+func (c *Crawler) planPages(ctx context.Context, client *http.Client, sitemapURL string, base *url.URL, robots *robotsPolicy, maxPages int, res *Result) *frontier {
+	fromSitemaps := newFrontier(siteKey(base), robots, maxPages)
+	fromSitemaps.warnOffSite = true
+	c.readSitemaps(ctx, client, sitemapURL, base, robots, fromSitemaps, res)
+	if fromSitemaps.size() > 0 {
+		res.FromSitemap = true
+		return fromSitemaps
+	}
+	if len(res.Sitemaps) > 0 {
+		fromSitemaps.report(res)
+		res.warn("the sitemaps list no page of this site to crawl; following links from the home page")
+	}
+	fromLinks := newFrontier(siteKey(base), robots, maxPages)
+	fromLinks.add(base)
+	return fromLinks
+}
+
+// checkDomain refuses anything but a host name (plus a port when private targets are
+// allowed): the domain is placed into URLs, so a path or userinfo must not sneak in.
+func (c *Crawler) checkDomain(domain string) error {
+	u, err := url.Parse("http://" + domain + "/")
+	if err != nil || domain == "" || u.Host != domain || u.Hostname() == "" || strings.ContainsAny(domain, "/?#@ ") {
+		return fmt.Errorf("%w: %q", ErrInvalidDomain, domain)
+	}
+	if u.Port() != "" && !c.cfg.AllowPrivate {
+		return fmt.Errorf("%w: %q: a port is only allowed for local tests", ErrInvalidDomain, domain)
+	}
+	return nil
+}
+
+// pacing derives the politeness delay and per-site parallelism from the configuration and
+// robots.txt. With a delay the crawl goes one request at a time, since Crawl-delay means
+// seconds between successive requests, not per connection.
+func (c *Crawler) pacing(robots *robotsPolicy, res *Result) (time.Duration, int) {
+	delay, note := politeDelay(c.cfg.Delay, robots.crawlDelay())
+	if note != "" {
+		res.warn("%s", note)
+	}
+	if delay > 0 {
+		return delay, 1
+	}
+	return 0, c.cfg.Parallelism
+}
+
+// hostOnly strips an optional :port and IPv6 brackets.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}

@@ -1,0 +1,350 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// visitKey stores a request's *visit in its colly context.
+const visitKey = "crawler.visit"
+
+const acceptHTML = "text/html, application/xhtml+xml;q=0.9, */*;q=0.5"
+
+var errDisallowed = errors.New("disallowed by robots.txt")
+
+// visit is one page fetch in progress. Only the colly goroutine running the request
+// touches it until finish hands the page over.
+type visit struct {
+	idx      int
+	page     Page
+	stopped  bool // we cut the transfer on purpose, so colly's abort error is no fetch error
+	nofollow bool // X-Robots-Tag nofollow
+	done     bool
+}
+
+// fetchPlan is how pages are fetched: following links or not, and the pacing.
+type fetchPlan struct {
+	discover bool
+	delay    time.Duration
+	parallel int
+}
+
+// pageFetcher feeds frontier URLs to an async colly collector, keeping at most
+// plan.parallel requests outstanding. Colly queues every Visit at once otherwise, and each
+// queued request would sleep the politeness delay even after the crawl was cancelled.
+type pageFetcher struct {
+	ctx     context.Context
+	coll    *colly.Collector
+	front   *frontier
+	plan    fetchPlan
+	maxBody int64
+
+	mu       sync.Mutex
+	inflight int
+	pages    []*visit
+	dropped  int           // fetches cut short by the end of the time budget
+	wake     chan struct{} // signalled when a fetch finishes
+}
+
+// fetchPages fetches the frontier's URLs (and, when discovering, the links they lead to)
+// and stores the pages in res in frontier order.
+func (c *Crawler) fetchPages(ctx context.Context, t http.RoundTripper, front *frontier, plan fetchPlan, res *Result) error {
+	coll, err := c.newCollector(ctx, t, front, plan)
+	if err != nil {
+		return err
+	}
+	f := &pageFetcher{ctx: ctx, coll: coll, front: front, plan: plan, maxBody: c.cfg.MaxBodyBytes, wake: make(chan struct{}, 1)}
+	f.register()
+	f.run()
+	slices.SortFunc(f.pages, func(a, b *visit) int { return a.idx - b.idx })
+	for _, v := range f.pages {
+		res.Pages = append(res.Pages, v.page)
+	}
+	if err := ctx.Err(); err != nil {
+		res.warn("crawl stopped early (%v): %d page(s) fetched, %d fetch(es) cut short", err, len(res.Pages), f.dropped)
+	}
+	return nil
+}
+
+// newCollector builds the per-crawl colly collector over the crawl's guarded transport.
+func (c *Crawler) newCollector(ctx context.Context, t http.RoundTripper, front *frontier, plan fetchPlan) (*colly.Collector, error) {
+	coll := colly.NewCollector()
+	// Fields are set after construction because NewCollector applies COLLY_* environment
+	// variables, which must not loosen a crawl's limits.
+	coll.UserAgent = c.cfg.UserAgent
+	coll.Async = true
+	coll.Context = ctx
+	// One byte over the limit tells a too-large body from one exactly at the limit.
+	coll.MaxBodySize = int(min(c.cfg.MaxBodyBytes+1, math.MaxInt32))
+	coll.IgnoreRobotsTxt = true        // robots.txt was read once, with Crawl-delay and Sitemap lines
+	coll.AllowURLRevisit = true        // the frontier dedupes; colly would also fail redirects to listed URLs
+	coll.ParseHTTPErrorResponse = true // statuses are data here, recorded by onHeaders
+	coll.MaxDepth, coll.MaxRequests, coll.CacheDir, coll.CheckHead = 0, 0, "", false
+	coll.DetectCharset, coll.TraceHTTP = false, false
+	coll.AllowedDomains, coll.DisallowedDomains = nil, nil
+	coll.URLFilters, coll.DisallowedURLFilters = nil, nil
+	coll.WithTransport(t)
+	coll.SetRequestTimeout(c.cfg.RequestTimeout)
+	coll.SetRedirectHandler(c.pageRedirect(front))
+	rule := &colly.LimitRule{DomainGlob: "*", Parallelism: plan.parallel, Delay: plan.delay}
+	if err := coll.Limit(rule); err != nil {
+		return nil, fmt.Errorf("colly limit rule: %w", err)
+	}
+	return coll, nil
+}
+
+// pageRedirect adds to checkRedirect that a redirect within the site must not lead where
+// robots.txt disallows.
+func (c *Crawler) pageRedirect(front *frontier) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if err := c.checkRedirect(req, via); err != nil {
+			return err
+		}
+		if siteKey(req.URL) == front.site && !front.robots.allows(req.URL) {
+			return fmt.Errorf("redirect to %s: %w", req.URL, errDisallowed)
+		}
+		return nil
+	}
+}
+
+func (f *pageFetcher) register() {
+	f.coll.OnRequest(f.onRequest)
+	f.coll.OnResponseHeaders(f.onHeaders)
+	f.coll.OnResponse(f.onResponse)
+	f.coll.OnError(f.onError)
+	f.coll.OnScraped(f.onScraped)
+}
+
+// run starts fetches while there is room and work, until all are done or time is up.
+// Should colly ever end a request without calling back, its slot would stay taken; the
+// time budget still ends the crawl.
+func (f *pageFetcher) run() {
+	defer f.coll.Wait()
+	for {
+		f.startAvailable()
+		if f.idle() {
+			return
+		}
+		select {
+		case <-f.wake:
+		case <-f.ctx.Done():
+			return
+		}
+	}
+}
+
+func (f *pageFetcher) startAvailable() {
+	for {
+		f.mu.Lock()
+		if f.inflight >= f.plan.parallel {
+			f.mu.Unlock()
+			return
+		}
+		q, ok := f.front.next()
+		if !ok {
+			f.mu.Unlock()
+			return
+		}
+		f.inflight++
+		f.mu.Unlock()
+		f.start(q)
+	}
+}
+
+// idle reports that nothing is in flight and nothing queued. With nothing in flight no
+// one can queue more, so the answer is final.
+func (f *pageFetcher) idle() bool {
+	f.mu.Lock()
+	inflight := f.inflight
+	f.mu.Unlock()
+	return inflight == 0 && !f.front.pending()
+}
+
+func (f *pageFetcher) start(q queued) {
+	v := &visit{idx: q.idx, page: Page{URL: q.url, H2s: []string{}}}
+	cctx := colly.NewContext()
+	cctx.Put(visitKey, v)
+	hdr := http.Header{"Accept": {acceptHTML}}
+	if err := f.coll.Request(http.MethodGet, q.url, nil, cctx, hdr); err != nil {
+		v.page.Error = err.Error()
+		f.finish(v)
+	}
+}
+
+// finish hands a page over, once, and frees its slot. Pages that failed after the time
+// budget ran out were cut short, not broken, so they are dropped rather than reported.
+func (f *pageFetcher) finish(v *visit) {
+	if v.done {
+		return
+	}
+	v.done = true
+	f.mu.Lock()
+	if f.ctx.Err() != nil && v.page.Error != "" {
+		f.dropped++
+	} else {
+		f.pages = append(f.pages, v)
+	}
+	f.inflight--
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func visitOf(ctx *colly.Context) *visit {
+	if ctx == nil {
+		return nil
+	}
+	v, _ := ctx.GetAny(visitKey).(*visit)
+	return v
+}
+
+// onRequest cancels requests colly starts after the time budget ran out.
+func (f *pageFetcher) onRequest(r *colly.Request) {
+	if f.ctx.Err() == nil {
+		return
+	}
+	r.Abort() // colly then calls no other callback for r
+	if v := visitOf(r.Ctx); v != nil {
+		v.page.Error = f.ctx.Err().Error()
+		f.finish(v)
+	}
+}
+
+// onHeaders records the final answer and decides, before any body byte is read, whether
+// the body is worth reading.
+func (f *pageFetcher) onHeaders(r *colly.Response) {
+	v := visitOf(r.Ctx)
+	if v == nil {
+		return
+	}
+	h := *r.Headers
+	v.page.Status = r.StatusCode
+	v.page.FinalURL = r.Request.URL.String()
+	v.page.ContentType = mediaType(h.Get("Content-Type"))
+	for _, val := range h.Values("X-Robots-Tag") {
+		noindex, nofollow := robotsDirectives(val)
+		v.page.Noindex = v.page.Noindex || noindex
+		v.nofollow = v.nofollow || nofollow
+	}
+	if reason, skip := f.skipBody(r.Request.URL, r.StatusCode, h); skip {
+		v.page.OffSite = siteKey(r.Request.URL) != f.front.site
+		v.page.Error = reason
+		v.stopped = true
+		r.Request.Abort()
+	}
+}
+
+// skipBody says whether to leave a body unread, with an error text when that is a failure.
+// Off-site pages, error statuses and non-HTML types are recorded from their headers alone.
+func (f *pageFetcher) skipBody(u *url.URL, status int, h http.Header) (string, bool) {
+	ct := mediaType(h.Get("Content-Type"))
+	switch {
+	case siteKey(u) != f.front.site, status/100 != 2, ct != "" && !isHTMLType(ct):
+		return "", true
+	}
+	// Go's transport undoes gzip and drops the header; any other encoding would reach
+	// colly, which inflates some of them without a size limit.
+	if enc := h.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		return "unsupported content encoding " + enc, true
+	}
+	if n, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64); err == nil && n > f.maxBody {
+		return f.tooLarge(), true
+	}
+	return "", false
+}
+
+func (f *pageFetcher) tooLarge() string {
+	return fmt.Sprintf("body larger than %d bytes", f.maxBody)
+}
+
+func (f *pageFetcher) onResponse(r *colly.Response) {
+	v := visitOf(r.Ctx)
+	if v == nil || v.stopped {
+		return
+	}
+	if int64(len(r.Body)) > f.maxBody {
+		v.page.Error = f.tooLarge()
+		return
+	}
+	if v.page.ContentType == "" {
+		v.page.ContentType = mediaType(http.DetectContentType(r.Body))
+	}
+	if !isHTMLType(v.page.ContentType) {
+		return
+	}
+	follow := f.plan.discover && !v.nofollow
+	info := extractPage(r.Body, follow)
+	base := r.Request.URL
+	if b := resolveHTTP(base, info.base); b != nil {
+		base = b
+	}
+	v.page.fill(info, base)
+	if follow && !info.nofollow {
+		f.follow(base, info.links)
+	}
+}
+
+// follow queues a page's links; the frontier drops other sites, repeats and disallowed ones.
+func (f *pageFetcher) follow(base *url.URL, links []string) {
+	for _, href := range links {
+		u := resolveHTTP(base, href)
+		if u == nil || isAsset(u) {
+			continue
+		}
+		if !f.front.add(u) {
+			return
+		}
+	}
+}
+
+func (f *pageFetcher) onError(r *colly.Response, err error) {
+	v := visitOf(r.Ctx)
+	if v == nil {
+		return
+	}
+	if !v.stopped && v.page.Error == "" {
+		v.page.Error = err.Error()
+	}
+	f.finish(v)
+}
+
+func (f *pageFetcher) onScraped(r *colly.Response) {
+	if v := visitOf(r.Ctx); v != nil {
+		f.finish(v)
+	}
+}
+
+// fill copies an HTML document's findings into the page.
+func (p *Page) fill(info pageInfo, base *url.URL) {
+	p.Title, p.MetaDescription, p.H1 = info.title, info.description, info.h1
+	if info.h2s != nil {
+		p.H2s = info.h2s
+	}
+	if u := resolveHTTP(base, info.canonical); u != nil {
+		p.Canonical = u.String()
+	}
+	p.Noindex = p.Noindex || info.noindex
+	p.WordCount = info.words
+}
+
+func mediaType(contentType string) string {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+func isHTMLType(mt string) bool {
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}

@@ -1,0 +1,106 @@
+package httpapi_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+)
+
+// loadResult is what a closed-loop load run measured.
+type loadResult struct {
+	rps      float64
+	p50, p99 time.Duration
+	errors   int
+}
+
+// runLoad drives url with conns concurrent connections for d and measures throughput and
+// latency percentiles; the load generator runs on the same machine as the server.
+func runLoad(b *testing.B, url, key string, conns int, d time.Duration) loadResult {
+	b.Helper()
+	client := &fasthttp.Client{MaxConnsPerHost: conns}
+	var mu sync.Mutex
+	var lat []time.Duration
+	errs := 0
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for i := 0; i < conns; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, 4096)
+			req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(res)
+			req.SetRequestURI(url)
+			if key != "" {
+				req.Header.Set("Authorization", "Bearer "+key)
+			}
+			bad := 0
+			for time.Now().Before(deadline) {
+				start := time.Now()
+				if err := client.Do(req, res); err != nil || res.StatusCode() != 200 {
+					bad++
+					continue
+				}
+				local = append(local, time.Since(start))
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			errs += bad
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	if len(lat) == 0 {
+		b.Fatal("no successful request")
+	}
+	return loadResult{rps: float64(len(lat)) / d.Seconds(), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100], errors: errs}
+}
+
+// BenchmarkUsageVsBareFiber compares authenticated GET /v1/usage (key check, Redis
+// rate-limit script, one Postgres query) with a bare Fiber handler, 50 connections each.
+func BenchmarkUsageVsBareFiber(b *testing.B) {
+	const conns, dur = 50, 5 * time.Second
+	bare := fiber.New(fiber.Config{DisableStartupMessage: true})
+	bare.Get("/", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"success": true}) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = bare.Listener(ln) }()
+	defer bare.Shutdown()
+
+	t := &testing.T{}
+	s := startServer(t)
+	key := register(t, s)
+	if err := s.Accounts.SetPlan(context.Background(), accountID(t, s, key), "enterprise", 1_000_000_000, 0); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		base := runLoad(b, "http://"+ln.Addr().String()+"/", "", conns, dur)
+		path := "/v1/usage"
+		if p := os.Getenv("BENCH_PATH"); p != "" {
+			path = p
+		}
+		usage := runLoad(b, s.URL+path, key, conns, dur)
+		b.ReportMetric(base.rps, "bare-req/s")
+		b.ReportMetric(float64(base.p99.Microseconds())/1000, "bare-p99-ms")
+		b.ReportMetric(usage.rps, "usage-req/s")
+		b.ReportMetric(float64(usage.p50.Microseconds())/1000, "usage-p50-ms")
+		b.ReportMetric(float64(usage.p99.Microseconds())/1000, "usage-p99-ms")
+		b.ReportMetric(100*usage.rps/base.rps, "usage-%-of-bare")
+		if usage.errors > 0 {
+			b.Errorf("%d failed usage requests", usage.errors)
+		}
+	}
+	_ = s.App.Shutdown()
+}
