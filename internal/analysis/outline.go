@@ -1,0 +1,605 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// Section is one H2 of an outline with what it should cover.
+type Section struct {
+	H2            string   `json:"h2"`
+	TalkingPoints []string `json:"talking_points"`
+}
+
+// Outline limits.
+const (
+	MinSections         = 3 // sections every outline has
+	MaxSections         = 8 // sections no outline exceeds
+	maxQuestionSections = 3 // question keywords that get their own H2
+	maxModifierSections = 3 // modifier keywords that get their own H2
+	maxKeywordSections  = 5 // question and modifier H2s together
+	maxCompetitorH2s    = 2 // competitor headings adopted
+	maxFAQ              = 5 // questions listed under "Frequently Asked Questions"
+)
+
+// faqHeading is the H2 of the questions that get no section of their own.
+const faqHeading = "Frequently Asked Questions"
+
+// Sections a title promises, always in the outline.
+const (
+	howWeChose = "How We Chose"              // "Best X: Tested and Compared"
+	stepByStep = "Step-by-Step Instructions" // "How to X: A Step-by-Step Guide"
+)
+
+// outlineLanguage is the language outlines are written in.
+const outlineLanguage = "en"
+
+// BuildOutline writes the H2 sections of an article targeting target, from its cluster's
+// keywords, the headings of competing pages and the brand. intent is one of the four ("" =
+// Intent(target)); brand is the brand_context (see ParseBrand). Sections, in order:
+//
+//  1. Keyword sections, at most 5, strongest keyword first (a "what is/are …" question
+//     leads): up to 3 question keywords (who/what/why/how/can/does/is/…) as the question,
+//     title-cased, with a "?"; up to 3 modifier keywords, those adding words to the target
+//     ("cold brew coffee ratio" for "cold brew coffee"), as the title-cased keyword. Cluster
+//     keywords that only re-order or inflect the target's words get no section.
+//  2. Competitor headings, at most 2: headings of competing pages, numbering stripped,
+//     grouped by normalised phrase; those on two or more pages first, then others sharing a
+//     word with the target. Boilerplate (comments, newsletter, related posts, conclusion,
+//     FAQ, …) and headings that only restate the target are skipped. A heading equal to a
+//     keyword section adds its "covered by competitors" note to that section instead.
+//  3. Standard sections for the intent ("How We Chose" for commercial, "Pricing and Where to
+//     Buy" for transactional, "What You'll Need" for how-to, "The Short Answer" for
+//     questions, …), only to reach 3 sections; except the sections a title promises,
+//     always present: "How We Chose" for "best X", "Step-by-Step Instructions" for how-to.
+//     An intent's opening stock sections ("What You'll Need", "What Is X?") go first.
+//  4. "Frequently Asked Questions" listing the questions that did not get a section (≤ 5).
+//
+// Talking points name the keyword, its monthly search volume when known, and the brand when
+// given (one point in the most fitting section). No two sections have the same normalised
+// H2; there are at least 3 and at most 8 (keyword and competitor sections give way first).
+func BuildOutline(target keywords.Keyword, cluster []keywords.Keyword, competitorH2s []string, brand string, intent string) []Section {
+	in := NormalizeIntent(intent)
+	if in == "" {
+		in = Intent(target)
+	}
+	o := outline{target: readablePhrase(target.Keyword), targetSet: stemSet(target.Keyword, outlineLanguage)}
+	core := coreStems(target.Keyword)
+
+	var questions, modifiers []keywords.Keyword
+	seen := map[string]bool{NormalizePhrase(target.Keyword, outlineLanguage): true}
+	sorted := slices.Clone(cluster)
+	SortKeywords(sorted)
+	for _, k := range sorted {
+		key := NormalizePhrase(k.Keyword, outlineLanguage)
+		if key == "" || seen[key] {
+			continue
+		}
+		seen[key] = true
+		switch {
+		case IsQuestion(k.Keyword):
+			questions = append(questions, k)
+		case isModifier(stemSet(k.Keyword, outlineLanguage), o.targetSet, core, in):
+			modifiers = append(modifiers, k)
+		}
+	}
+	// A definition question leads; the rest keep volume order.
+	slices.SortStableFunc(questions, func(a, b keywords.Keyword) int {
+		return cmp.Compare(definitionRank(a.Keyword), definitionRank(b.Keyword))
+	})
+
+	var keywordSecs []keywords.Keyword
+	var faq []keywords.Keyword
+	for i, q := range questions {
+		if i < maxQuestionSections {
+			keywordSecs = append(keywordSecs, q)
+		} else {
+			faq = append(faq, q)
+		}
+	}
+	keywordSecs = append(keywordSecs, modifiers[:min(len(modifiers), maxModifierSections)]...)
+	slices.SortStableFunc(keywordSecs, func(a, b keywords.Keyword) int {
+		if c := cmp.Compare(definitionRank(a.Keyword), definitionRank(b.Keyword)); c != 0 {
+			return c
+		}
+		return compareKeywords(a, b)
+	})
+	if len(keywordSecs) > maxKeywordSections {
+		for _, k := range keywordSecs[maxKeywordSections:] {
+			if IsQuestion(k.Keyword) {
+				faq = append(faq, k)
+			}
+		}
+		keywordSecs = keywordSecs[:maxKeywordSections]
+	}
+	SortKeywords(faq)
+	for _, k := range keywordSecs {
+		if IsQuestion(k.Keyword) {
+			o.add(QuestionHeading(k.Keyword), questionPoints(k))
+		} else {
+			o.add(TitleCase(readablePhrase(k.Keyword)), modifierPoints(k, o.target))
+		}
+	}
+
+	for _, h := range competitorHeadings(competitorH2s, o.targetSet) {
+		note := "Covered by a competing page; match its depth, then add what it misses."
+		if h.count > 1 {
+			note = fmt.Sprintf("Covered by %d competing pages; match their depth, then add what they miss.", h.count)
+		}
+		if i := o.find(h.heading); i >= 0 {
+			o.secs[i].TalkingPoints = append(o.secs[i].TalkingPoints, note)
+			continue
+		}
+		o.add(h.heading, []string{note, fmt.Sprintf("Tie it back to %s so the section serves the main topic.", quote(o.target))})
+	}
+
+	var faqSec []Section
+	if len(faq) > 0 {
+		s := Section{H2: faqHeading}
+		for _, q := range faq[:min(len(faq), maxFAQ)] {
+			s.TalkingPoints = append(s.TalkingPoints, fmt.Sprintf("Answer %s%s in two or three sentences.", quote(readablePhrase(q.Keyword)), volumeNote(q)))
+		}
+		faqSec = []Section{s}
+	}
+
+	// Stock sections: the essential ones always, the others only to reach MinSections.
+	st := standardSections(in, o.target, target.Keyword)
+	use := make([]bool, len(st))
+	count := len(o.secs) + len(faqSec)
+	for i, sec := range st {
+		if sec.essential && o.find(sec.H2) < 0 {
+			use[i] = true
+			count++
+		}
+	}
+	for i, sec := range st {
+		if count >= MinSections {
+			break
+		}
+		if !use[i] && o.find(sec.H2) < 0 {
+			use[i] = true
+			count++
+		}
+	}
+	var lead, tail []Section
+	for i, sec := range st {
+		if !use[i] {
+			continue
+		}
+		if sec.lead {
+			lead = append(lead, sec.Section)
+		} else {
+			tail = append(tail, sec.Section)
+		}
+	}
+	// Over the limit, drop the last keyword or competitor sections.
+	if over := len(lead) + len(o.secs) + len(tail) + len(faqSec) - MaxSections; over > 0 {
+		o.secs = o.secs[:len(o.secs)-over]
+	}
+	o.secs = slices.Concat(lead, o.secs, tail, faqSec)
+	o.addBrand(in, ParseBrand(brand))
+	return o.secs
+}
+
+// coreStems are the target's stems without intent modifiers ("best cold brew maker" →
+// brew cold maker); the full stems when nothing is left.
+func coreStems(target string) []string {
+	full := stemSet(target, outlineLanguage)
+	mods := modifierStems(outlineLanguage)
+	core := slices.DeleteFunc(slices.Clone(full), func(s string) bool { return mods[s] })
+	if len(core) == 0 {
+		return full
+	}
+	return core
+}
+
+// isModifier reports whether a keyword narrows the target: it adds stems to the target's
+// and contains the target's core stems; for informational targets, sharing two core stems
+// is enough ("cold brew concentrate" for "cold brew coffee").
+func isModifier(set, targetSet, core []string, intent string) bool {
+	if subset(set, targetSet) {
+		return false
+	}
+	if subset(core, set) {
+		return true
+	}
+	return intent == Informational && len(core) >= 2 && intersect(core, set) >= 2
+}
+
+// outline accumulates sections without duplicate H2s.
+type outline struct {
+	target    string
+	targetSet []string
+	secs      []Section
+}
+
+// find is the index of the section whose H2 normalises like h2, or -1.
+func (o *outline) find(h2 string) int {
+	key := NormalizePhrase(h2, outlineLanguage)
+	return slices.IndexFunc(o.secs, func(s Section) bool { return NormalizePhrase(s.H2, outlineLanguage) == key })
+}
+
+// add appends a section unless its H2 duplicates one already there.
+func (o *outline) add(h2 string, points []string) bool {
+	if h2 == "" || o.find(h2) >= 0 {
+		return false
+	}
+	o.secs = append(o.secs, Section{H2: h2, TalkingPoints: points})
+	return true
+}
+
+// addBrand puts one brand talking point in the section that fits the intent best.
+func (o *outline) addBrand(intent string, b Brand) {
+	label := b.Label()
+	if label == "" || len(o.secs) == 0 {
+		return
+	}
+	i := 0
+	var point string
+	switch intent {
+	case Commercial:
+		i = o.lastContentSection()
+		point = fmt.Sprintf("If %s is a real option here, mention it and say plainly that it is yours.", label)
+		if j := o.find(howWeChose); j >= 0 {
+			i = j
+			point = fmt.Sprintf("Where %s fits, include it, say plainly that it is yours and hold it to the same criteria as the rest.", label)
+		}
+	case Transactional:
+		point = fmt.Sprintf("Point readers to %s with current prices and availability.", label)
+	case Navigational:
+		point = fmt.Sprintf("Link to %s's own pages where they answer the reader's question.", b.nameOr(label))
+	default:
+		i = o.lastContentSection()
+		point = fmt.Sprintf("Show where %s helps readers searching %s, briefly and without turning the section into an ad.", label, quote(o.target))
+	}
+	o.secs[i].TalkingPoints = append(o.secs[i].TalkingPoints, point)
+}
+
+// lastContentSection is the index of the last section before the FAQ.
+func (o *outline) lastContentSection() int {
+	i := len(o.secs) - 1
+	if i > 0 && o.secs[i].H2 == faqHeading {
+		i--
+	}
+	return i
+}
+
+// nameOr is the brand's name, or def.
+func (b Brand) nameOr(def string) string {
+	if b.Name != "" {
+		return b.Name
+	}
+	return def
+}
+
+// definitionRank is 0 for "what is/are …" questions, 1 otherwise.
+func definitionRank(phrase string) int {
+	t := Tokens(phrase)
+	if len(t) > 1 && (t[0] == "what" && (t[1] == "is" || t[1] == "are") || t[0] == "what's" || t[0] == "whats") {
+		return 0
+	}
+	return 1
+}
+
+// QuestionHeading writes a question keyword as an H2: title case, "?" at the end ("how long
+// does cold brew last" → "How Long Does Cold Brew Last?"), except for "how to …"-style
+// phrases, which are not questions ("How to Make Cold Brew").
+func QuestionHeading(q string) string {
+	q = strings.TrimRight(readablePhrase(q), "? ")
+	if q == "" {
+		return ""
+	}
+	if !needsQuestionMark(q) {
+		return TitleCase(q)
+	}
+	return TitleCase(q) + "?"
+}
+
+// needsQuestionMark reports whether a question phrase reads as a question: "how to …",
+// "how long to …", "what to …" and the like are headings, not questions.
+func needsQuestionMark(phrase string) bool {
+	t := Tokens(phrase)
+	for i := 1; i < len(t) && i <= 2; i++ {
+		if t[i] == "to" && questionWords[t[0]] {
+			return false
+		}
+	}
+	return IsQuestion(phrase)
+}
+
+// questionPoints are the talking points of a question section.
+func questionPoints(k keywords.Keyword) []string {
+	t := Tokens(k.Keyword)
+	var how string
+	first, second := t[0], ""
+	if len(t) > 1 {
+		second = t[1]
+	}
+	switch {
+	case first == "how" && slices.Contains([]string{"long", "much", "many", "often", "far", "old", "big", "hot", "cold", "strong"}, second), first == "when":
+		how = "Give a specific number or range up front, then what changes it."
+	case first == "how":
+		how = "Walk through it in numbered steps, one action per step."
+	case slices.Contains([]string{"can", "could", "does", "do", "did", "is", "are", "was", "were", "should", "will", "would"}, first):
+		how = "Open with a clear yes or no, then the conditions that change the answer."
+	case first == "why":
+		how = "Explain the cause first, then what it means for the reader."
+	case first == "what" || first == "what's" || first == "whats":
+		how = "Define it in one sentence, then give a concrete example."
+	case first == "which" || first == "who":
+		how = "Name a specific answer and who it suits best."
+	case first == "where":
+		how = "Point to specific places, options or settings."
+	default:
+		how = "Answer it in the first two sentences, then add detail."
+	}
+	phrase := readablePhrase(k.Keyword)
+	if second == "to" || first == "how" && len(t) > 2 && t[2] == "to" {
+		return []string{
+			fmt.Sprintf("Targets %s%s; put the steps in a numbered list right under this heading, a featured-snippet candidate.", quote(phrase), volumeNote(k)),
+			"Keep one action per step, with the times, amounts or settings each needs.",
+		}
+	}
+	return []string{
+		fmt.Sprintf("Answer %s%s in the first 40–60 words under this heading; it is a featured-snippet candidate.", quote(phrase), volumeNote(k)),
+		how,
+	}
+}
+
+// modifierAngles map a modifier word to what its section must deliver.
+var modifierAngles = []struct {
+	words []string
+	point string
+}{
+	{[]string{"ratio", "ratios", "measurement", "measurements", "proportion", "proportions", "amount", "amounts"}, "State exact amounts and the ratio, and when to adjust them."},
+	{[]string{"recipe", "recipes"}, "Give ingredients with quantities and numbered steps."},
+	{[]string{"price", "prices", "pricing", "cost", "costs", "cheap", "budget"}, "Give current price ranges and what drives the difference."},
+	{[]string{"vs", "versus", "difference", "differences", "compare", "comparison"}, "Compare them side by side on the points readers decide on; a short table works well."},
+	{[]string{"best", "top", "review", "reviews", "alternatives", "alternative"}, "Name specific picks and say who each one suits."},
+	{[]string{"benefits", "benefit", "pros", "advantages"}, "List the main benefits with the evidence behind each."},
+	{[]string{"risks", "risk", "dangers", "side", "cons", "disadvantages", "safe", "safety"}, "Be specific about the risks and who should be careful."},
+	{[]string{"time", "long", "hours", "minutes", "days", "steep", "steeping"}, "Give specific times and what changes if you go shorter or longer."},
+	{[]string{"temperature", "temp", "hot", "heat"}, "Give the exact temperature range and why it matters."},
+	{[]string{"tips", "hacks", "mistakes", "tricks"}, "Give concrete tips readers can act on today, not general advice."},
+	{[]string{"ideas", "examples", "inspiration"}, "Show several concrete examples, each with a line on why it works."},
+	{[]string{"beginners", "beginner", "starter", "easy", "simple"}, "Assume no prior knowledge: define terms and keep the steps short."},
+}
+
+// modifierPoints are the talking points of a modifier keyword's section.
+func modifierPoints(k keywords.Keyword, target string) []string {
+	phrase := readablePhrase(k.Keyword)
+	points := []string{fmt.Sprintf("Targets %s%s; use the phrase in this heading and the section's first paragraph.", quote(phrase), volumeNote(k))}
+	words := Tokens(phrase)
+	for _, a := range modifierAngles {
+		if containsAny(words, a.words...) {
+			return append(points, a.point)
+		}
+	}
+	if i := slices.Index(words, "for"); i >= 0 && i+1 < len(words) {
+		return append(points, fmt.Sprintf("Tailor the advice to %s: what is different for them and why.", strings.Join(words[i+1:], " ")))
+	}
+	targetWords := Tokens(target)
+	var extra []string
+	for _, w := range words {
+		if !slices.Contains(targetWords, w) {
+			extra = append(extra, w)
+		}
+	}
+	if len(extra) == 0 {
+		extra = words
+	}
+	return append(points, fmt.Sprintf("Cover the %s angle of %s specifically, with numbers, steps or named examples rather than general statements.", quote(strings.Join(extra, " ")), target))
+}
+
+// volumeNote is " (about N searches a month)" when the volume is known.
+func volumeNote(k keywords.Keyword) string {
+	if k.SearchVolume == nil || *k.SearchVolume <= 0 {
+		return ""
+	}
+	return " (about " + formatCount(*k.SearchVolume) + " searches a month)"
+}
+
+// quote puts a phrase in typographic quotes.
+func quote(s string) string { return "“" + s + "”" }
+
+// competitorHeading is a competitor H2 adopted into an outline.
+type competitorHeading struct {
+	heading string
+	count   int
+}
+
+// headingNumbering matches list numbering in front of a heading ("1.", "Step 2:", "#3").
+var headingNumbering = regexp.MustCompile(`(?i)^\s*(?:step\s+\d+\s*[.:)\-–—]?|#?\d+\s*[.:)\-–—]|#\d+)\s*`)
+
+// boilerplateHeadings are headings of page furniture, not content.
+var boilerplateHeadings = []string{
+	"related", "comment", "comments", "leave a reply", "leave a comment", "share", "subscribe",
+	"newsletter", "table of contents", "contents", "about the author", "you may also like",
+	"recent posts", "popular posts", "latest posts", "categories", "tags", "archives",
+	"follow us", "contact", "contact us", "sign up", "menu", "search", "cookie", "cookies",
+	"privacy", "disclaimer", "disclosure", "read more", "conclusion", "final thoughts",
+	"summary", "wrapping up", "bottom line", "introduction", "faq", "faqs",
+	"frequently asked questions", "in this article", "sponsored", "advertisement",
+}
+
+// competitorHeadings picks the competitor headings worth adopting (see BuildOutline).
+func competitorHeadings(h2s []string, targetSet []string) []competitorHeading {
+	type group struct {
+		forms    map[string]int    // lower-case spelling → occurrences
+		spelling map[string]string // lower-case spelling → as written
+		count    int
+		related  bool
+	}
+	groups := make(map[string]*group)
+	for _, raw := range h2s {
+		h := strings.Join(strings.Fields(headingNumbering.ReplaceAllString(raw, "")), " ")
+		h = strings.TrimRight(h, ":.-–— ")
+		words := strings.Fields(h)
+		if len(words) == 0 || len(words) > 12 || len(h) > 90 || isBoilerplate(h) {
+			continue
+		}
+		set := stemSet(h, outlineLanguage)
+		if len(set) == 0 || subset(set, targetSet) {
+			continue // restates the target
+		}
+		key := strings.Join(set, " ")
+		g := groups[key]
+		if g == nil {
+			g = &group{forms: make(map[string]int), spelling: make(map[string]string), related: intersect(set, targetSet) > 0}
+			groups[key] = g
+		}
+		g.forms[strings.ToLower(h)]++
+		if prev, ok := g.spelling[strings.ToLower(h)]; !ok || prev == strings.ToLower(prev) && h != strings.ToLower(h) {
+			g.spelling[strings.ToLower(h)] = h // prefer a spelling with capitals
+		}
+		g.count++
+	}
+	type scored struct {
+		key string
+		g   *group
+	}
+	var list []scored
+	for k, g := range groups {
+		if g.count >= 2 || g.related {
+			list = append(list, scored{k, g})
+		}
+	}
+	slices.SortFunc(list, func(a, b scored) int {
+		if c := cmp.Compare(b.g.count, a.g.count); c != 0 {
+			return c
+		}
+		if a.g.related != b.g.related {
+			if a.g.related {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	var out []competitorHeading
+	for _, s := range list[:min(len(list), maxCompetitorH2s)] {
+		// The most common spelling, then the shortest, then alphabetical.
+		best, bestN := "", 0
+		for f, n := range s.g.forms {
+			if n > bestN || n == bestN && (len(f) < len(best) || len(f) == len(best) && f < best) {
+				best, bestN = f, n
+			}
+		}
+		best = s.g.spelling[best]
+		heading := TitleCase(best)
+		if needsQuestionMark(best) && !strings.HasSuffix(heading, "?") {
+			heading += "?"
+		}
+		out = append(out, competitorHeading{heading: heading, count: s.g.count})
+	}
+	return out
+}
+
+// isBoilerplate reports whether a heading is page furniture.
+func isBoilerplate(h string) bool {
+	t := Tokens(h)
+	for _, b := range boilerplateHeadings {
+		bw := strings.Fields(b)
+		if len(t) <= len(bw)+2 && containsWords(t, bw...) {
+			return true
+		}
+	}
+	return false
+}
+
+// stockSection is one of an intent's standard sections.
+type stockSection struct {
+	Section
+	lead      bool // goes before the keyword sections
+	essential bool // always in the outline: the title promises it
+}
+
+// stock builds stock sections: the first lead ones lead, those named in essential are
+// always used.
+func stock(secs []Section, lead int, essential ...string) []stockSection {
+	out := make([]stockSection, len(secs))
+	for i, s := range secs {
+		out[i] = stockSection{Section: s, lead: i < lead, essential: slices.Contains(essential, s.H2)}
+	}
+	return out
+}
+
+// standardSections are the intent's stock sections (see BuildOutline).
+func standardSections(intent, target, rawTarget string) []stockSection {
+	lw := Tokens(target)
+	subject := TitleCase(target)
+	switch intent {
+	case Commercial:
+		s := strings.Join(withoutWords(lw, lw, "best", "top", "review", "reviews", "alternatives", "alternative", "comparison", "compare"), " ")
+		if s == "" {
+			s = target
+		}
+		if i := slices.IndexFunc(lw, func(w string) bool { return w == "vs" || w == "versus" }); i > 0 && i < len(lw)-1 {
+			a, b := strings.Join(lw[:i], " "), strings.Join(lw[i+1:], " ")
+			ta, tb := TitleCase(a), TitleCase(b)
+			return stock([]Section{
+				{ta + " vs " + tb + " at a Glance", []string{fmt.Sprintf("Put the key differences between %s and %s in one table: price, strengths and who each suits.", a, b)}},
+				{"Where " + ta + " Wins", []string{fmt.Sprintf("Give the concrete cases where %s is the better choice.", a)}},
+				{"Where " + tb + " Wins", []string{fmt.Sprintf("Give the concrete cases where %s is the better choice.", b)}},
+				{"Which Should You Choose?", []string{"Give a clear recommendation for each type of reader."}},
+			}, 1)
+		}
+		return stock([]Section{
+			{howWeChose, []string{
+				fmt.Sprintf("State the criteria used to judge each %s and how the options were tested or researched.", s),
+				"Say how many options were considered and why the others did not make the cut.",
+			}},
+			{"What to Look For in " + TitleCase(s), []string{fmt.Sprintf("Explain the features that separate a good %s from a poor one, most important first.", s)}},
+			{"Our Top Picks Compared", []string{fmt.Sprintf("Compare the picks for %s in one table: price, key specs and who each suits.", quote(target))}},
+		}, 0, howWeChose)
+	case Transactional:
+		s := strings.Join(withoutWords(lw, lw, "buy", "order", "purchase", "shop", "cheap", "price", "prices", "pricing", "deal", "deals", "coupon", "coupons", "discount", "near", "me", "for", "sale", "online"), " ")
+		if s == "" {
+			s = target
+		}
+		return stock([]Section{
+			{"Pricing and Where to Buy", []string{fmt.Sprintf("Give current price ranges for %s, where to buy and what moves the price.", s)}},
+			{"What to Check Before You Buy", []string{fmt.Sprintf("List the specs, sizes or options that matter when buying %s.", s)}},
+			{"How to Get the Best Deal", []string{fmt.Sprintf("Cover sale periods, bundles and cheaper alternatives to %s.", s)}},
+		}, 1)
+	case Navigational:
+		s := TitleCase(strings.Join(withoutWords(lw, lw, "login", "log", "in", "sign", "signin", "up", "signup", "official", "site", "website", "homepage"), " "))
+		if s == "" {
+			s = subject
+		}
+		return stock([]Section{
+			{"How to Sign In to " + s, []string{fmt.Sprintf("Give the exact steps and the official address for %s.", s)}},
+			{"Troubleshooting Common Problems", []string{fmt.Sprintf("Cover forgotten passwords, locked accounts and error messages people hit with %s.", s)}},
+			{"Official Links and Contact Options", []string{fmt.Sprintf("List %s's official pages and support contacts so readers avoid look-alike sites.", s)}},
+		}, 1)
+	}
+	if hasPrefixWords(lw, "how", "to") && len(lw) > 2 {
+		task := strings.Join(lw[2:], " ")
+		return stock([]Section{
+			{"What You'll Need", []string{fmt.Sprintf("List every tool and ingredient needed to %s, with amounts where they matter.", task)}},
+			{stepByStep, []string{fmt.Sprintf("Number the steps to %s; one action per step, with times and quantities.", task)}},
+			{"Common Mistakes to Avoid", []string{fmt.Sprintf("Cover the mistakes people make when they %s and how to fix each.", task)}},
+		}, 2, stepByStep)
+	}
+	if IsQuestion(rawTarget) {
+		return stock([]Section{
+			{"The Short Answer", append([]string{fmt.Sprintf("Answer %s in the first two sentences, as precisely as the evidence allows.", quote(target))}, questionPoints(keywords.Keyword{Keyword: rawTarget})[1])},
+			{"What Changes the Answer", []string{"Go through the factors that change the answer one by one, with specifics for each."}},
+			{"Practical Takeaways", []string{fmt.Sprintf("Turn the answer to %s into concrete advice the reader can act on.", quote(target))}},
+		}, 1)
+	}
+	first := Section{subject + " Explained", []string{fmt.Sprintf("Explain %s in one or two plain sentences before going deeper.", target)}}
+	if len(lw) <= 2 {
+		first = Section{"What Is " + subject + "?", []string{fmt.Sprintf("Define %s in one or two sentences before going deeper.", target)}}
+	}
+	return stock([]Section{first,
+		{"Common Mistakes to Avoid", []string{fmt.Sprintf("List the mistakes people make with %s and how to avoid each.", target)}},
+		{"Key Takeaways", []string{fmt.Sprintf("Sum up the three or four points a reader searching %s should remember.", quote(target))}},
+		{"Next Steps", []string{fmt.Sprintf("Tell readers what to do once they understand %s, with one concrete first action.", target)}},
+	}, 1)
+}

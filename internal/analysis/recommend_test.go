@@ -1,0 +1,217 @@
+package analysis
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+func cand(k keywords.Keyword, cluster ...keywords.Keyword) Candidate {
+	return Candidate{Keyword: k, Cluster: append([]keywords.Keyword{k}, cluster...)}
+}
+
+func targets(recs []Recommendation) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.TargetKeyword.Keyword)
+	}
+	return out
+}
+
+func TestRecommendExclusions(t *testing.T) {
+	cands := []Candidate{
+		cand(kwvd("cold brew coffee", 40000, 40)),
+		cand(kwvd("cold brew ratio", 3000, 20)),
+		cand(kwvd("iced coffee recipe", 9000, 30)),
+		cand(kwvd("french press", 12000, 35)),
+		cand(kwvd("espresso tamper", 800, 10)),
+	}
+	site := Site{
+		Rankings: []keywords.Ranking{
+			rank("Cold Brew Coffee", 40000, 2, "https://acme.com/cold-brew"), // top 3: excluded
+			rank("french press", 12000, 7, "https://acme.com/fp"),            // striking distance: kept
+		},
+		PageTitles: []string{"Iced Coffee Recipes for Summer | Acme", "About Acme"}, // covers "iced coffee recipe"
+	}
+	got := Recommend(cands, site, "", nil, 0)
+	if want := []string{"french press", "cold brew ratio", "espresso tamper"}; !slices.Equal(targets(got), want) {
+		t.Fatalf("targets %q, want %q", targets(got), want)
+	}
+	if got[0].Position != 7 || got[0].OpportunityScore != OpportunityScore(cands[3].Keyword, 7) {
+		t.Errorf("french press: position %d score %d; want the site's position 7 in the score", got[0].Position, got[0].OpportunityScore)
+	}
+	for i, r := range got {
+		if r.Priority != i+1 {
+			t.Errorf("priority %d at index %d", r.Priority, i)
+		}
+	}
+}
+
+func TestRecommendDedupeFocusLimit(t *testing.T) {
+	cands := []Candidate{
+		cand(kwvd("cold brew coffees", 300, 30)),
+		cand(kwvd("coffee cold brew", 5000, 30)), // same phrase, higher volume: kept
+		cand(kwvd("espresso machine", 20000, 30)),
+		cand(kwvd("latte art", 4000, 30)),
+		cand(kwvd("moka pot", 2000, 30)),
+	}
+	got := Recommend(cands, Site{}, "", nil, 0)
+	if want := []string{"espresso machine", "coffee cold brew", "latte art", "moka pot"}; !slices.Equal(targets(got), want) {
+		t.Fatalf("no focus: %q, want %q", targets(got), want)
+	}
+	// A focus topic lifts its keywords above stronger ones; the score itself is not boosted.
+	got = Recommend(cands, Site{}, "", []string{"Moka Pots"}, 2)
+	if want := []string{"moka pot", "espresso machine"}; !slices.Equal(targets(got), want) {
+		t.Fatalf("focus + limit: %q, want %q", targets(got), want)
+	}
+	if got[0].OpportunityScore != OpportunityScore(cands[4].Keyword, 0) {
+		t.Errorf("reported score includes the boost: %d", got[0].OpportunityScore)
+	}
+	if got[0].Priority != 1 || got[1].Priority != 2 {
+		t.Errorf("priorities %d, %d", got[0].Priority, got[1].Priority)
+	}
+	// A focus topic must match all its stems.
+	got = Recommend(cands, Site{}, "", []string{"moka coffee"}, 1)
+	if targets(got)[0] != "espresso machine" {
+		t.Errorf("partial focus match boosted: %q", targets(got))
+	}
+	if got := Recommend(nil, Site{}, "", nil, 5); len(got) != 0 {
+		t.Errorf("no candidates: %+v", got)
+	}
+}
+
+func TestRecommendFields(t *testing.T) {
+	target := keywords.Keyword{Keyword: "best cold brew maker", SearchVolume: i64(8100), Difficulty: f64(40), CPC: f64(1.2)}
+	c := Candidate{
+		Keyword: target,
+		Cluster: []keywords.Keyword{
+			target, kwv("cold brew maker", 9000), kwv("best cold brew makers", 10), {Keyword: "cold brew maker glass"},
+			kwv("is a cold brew maker worth it", 300),
+		},
+		CompetitorH2s:       []string{"Cleaning a Cold Brew Maker", "How to clean a cold brew maker"},
+		CompetitorPositions: map[string]int{"b.com": 7, "a.com": 3},
+	}
+	got := Recommend([]Candidate{c}, Site{Year: 2026}, "Acme Coffee sells cold brew kits.", nil, 10)
+	if len(got) != 1 {
+		t.Fatalf("got %d recommendations", len(got))
+	}
+	r := got[0]
+	if r.Title != "Best Cold Brew Maker in 2026: Tested and Compared (from the Acme Coffee team)" {
+		t.Errorf("title %q", r.Title)
+	}
+	if r.Intent != Commercial || r.OpportunityScore != OpportunityScore(target, 0) || r.TargetKeyword.CPC == nil {
+		t.Errorf("fields %+v", r)
+	}
+	if want := []string{"cold brew maker", "is a cold brew maker worth it", "cold brew maker glass"}; !slices.Equal(r.Related, want) {
+		t.Errorf("related %q, want %q (target and its variants excluded, by volume)", r.Related, want)
+	}
+	if len(r.Outline) < 3 {
+		t.Fatalf("outline %q", h2s(r.Outline))
+	}
+	if p := strings.Join(r.Outline[0].TalkingPoints, " "); !strings.Contains(p, "a.com (#3) and b.com (#7)") {
+		t.Errorf("competitor positions not in the first section: %q", p)
+	}
+	// Non-English sites get the keyword as the title, not English templates.
+	got = Recommend([]Candidate{cand(kwv("beste kaffeemaschine", 100))}, Site{Language: "de", Year: 2026}, "", nil, 0)
+	if got[0].Title != "Beste kaffeemaschine" {
+		t.Errorf("German title %q", got[0].Title)
+	}
+}
+
+func TestRecommendRelatedLimit(t *testing.T) {
+	target := kwv("cold brew", 1000)
+	var cluster []keywords.Keyword
+	for _, m := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"} {
+		cluster = append(cluster, kwv("cold brew "+m+"x", 10))
+	}
+	if got := RelatedKeywords(target, cluster, "en", MaxRelated); len(got) != MaxRelated {
+		t.Errorf("got %d related, want %d", len(got), MaxRelated)
+	}
+}
+
+func TestRecommendDeterministic(t *testing.T) {
+	cands := []Candidate{
+		cand(kwvd("cold brew coffees", 300, 30)), cand(kwvd("coffee cold brew", 300, 30)),
+		cand(kwvd("espresso machine", 2000, 30)), cand(kwvd("latte art", 2000, 30)),
+		cand(kwvd("moka pot", 2000, 30)), cand(kwv("aeropress", 50)), cand(keywords.Keyword{Keyword: "chemex"}),
+	}
+	site := Site{Rankings: []keywords.Ranking{rank("latte art", 2000, 15, "https://x.com/l")}, Year: 2026}
+	want := Recommend(cands, site, "Acme", []string{"espresso"}, 0)
+	for seed := range uint64(20) {
+		if got := Recommend(shuffled(cands, seed), site, "Acme", []string{"espresso"}, 0); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: %q, want %q", seed, targets(got), targets(want))
+		}
+	}
+}
+
+func TestRankGaps(t *testing.T) {
+	gap := func(k keywords.Keyword, pos map[string]int) keywords.Gap {
+		return keywords.Gap{Keyword: k, CompetitorPositions: pos}
+	}
+	gaps := []keywords.Gap{
+		gap(kwvd("low volume hard", 10, 90), map[string]int{"a.com": 1}),
+		gap(kwvd("high volume easy", 50000, 10), map[string]int{"a.com": 5}),
+		gap(kwvd("twin b", 1000, 30), map[string]int{"a.com": 5}),
+		gap(kwvd("twin a", 1000, 30), map[string]int{"a.com": 5}),
+		gap(kwvd("twin c", 1000, 30), map[string]int{"a.com": 9, "b.com": 4}),
+		gap(keywords.Keyword{Keyword: "unknown metrics"}, nil),
+	}
+	in := slices.Clone(gaps)
+	got := RankGaps(gaps)
+	var order []string
+	for _, g := range got {
+		order = append(order, g.Keyword.Keyword)
+	}
+	want := []string{"high volume easy", "twin c", "twin a", "twin b", "unknown metrics", "low volume hard"}
+	if !slices.Equal(order, want) {
+		t.Errorf("order %q, want %q", order, want)
+	}
+	if !reflect.DeepEqual(gaps, in) {
+		t.Error("RankGaps modified its input")
+	}
+	for seed := range uint64(10) {
+		if again := RankGaps(shuffled(gaps, seed)); !reflect.DeepEqual(again, got) {
+			t.Fatalf("seed %d: order depends on input", seed)
+		}
+	}
+}
+
+func TestMergeKeywords(t *testing.T) {
+	ideas := []keywords.Keyword{kwv("cold brew", 1000), {Keyword: "Iced Coffee", Intent: "informational"}}
+	gaps := []keywords.Keyword{
+		{Keyword: "cold brews", SearchVolume: i64(900), Difficulty: f64(30), CPC: f64(1)},
+		{Keyword: "iced coffee", SearchVolume: i64(500)},
+		{Keyword: "moka pot"},
+	}
+	got := MergeKeywords("en", ideas, gaps)
+	if len(got) != 3 {
+		t.Fatalf("got %d keywords, want 3", len(got))
+	}
+	if got[0].Keyword != "cold brews" || *got[0].SearchVolume != 900 || got[0].Difficulty == nil {
+		t.Errorf("the version with more metrics should win: %+v", got[0])
+	}
+	if got[1].Keyword != "iced coffee" || *got[1].SearchVolume != 500 || got[1].Intent != "informational" {
+		t.Errorf("missing fields should be filled: %+v", got[1])
+	}
+	if got[2].SearchVolume != nil {
+		t.Error("unknown volume must stay nil")
+	}
+}
+
+func TestCandidatesFromClusters(t *testing.T) {
+	clusters := ClusterKeywords([]keywords.Keyword{kwv("cold brew", 1000), kwv("cold brew ratio", 100), kwv("moka pot", 500)}, ClusterOptions{})
+	gaps := []keywords.Gap{{Keyword: kwv("Cold Brew", 1000), CompetitorPositions: map[string]int{"a.com": 4}}}
+	got := CandidatesFromClusters(clusters, gaps, "en")
+	if len(got) != 2 || got[0].Keyword.Keyword != "cold brew" || len(got[0].Cluster) != 2 || got[0].CompetitorPositions["a.com"] != 4 {
+		t.Errorf("candidates %+v", got)
+	}
+	if got[1].CompetitorPositions != nil {
+		t.Errorf("no gap, no positions: %+v", got[1])
+	}
+	if g := GapKeywords(gaps); len(g) != 1 || g[0].Keyword != "Cold Brew" {
+		t.Errorf("GapKeywords = %+v", g)
+	}
+}
