@@ -12,13 +12,19 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/config"
+	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/httpapi"
+	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/postgres"
 	"github.com/contentapi/contentapi/internal/ratelimit"
+	"github.com/contentapi/contentapi/internal/report"
+	"github.com/contentapi/contentapi/jobs"
 )
 
 func main() {
@@ -66,11 +72,25 @@ func run(ctx context.Context) error {
 		}
 	})
 	accounts := auth.NewAccounts(pool, ledger, clk, gate)
+
+	signals := job.NewSignals(rdb)
+	sub, err := signals.Subscribe(ctx)
+	if err != nil {
+		return err
+	}
+	sigCtx, stopSignals := context.WithCancel(context.Background())
+	defer stopSignals()
+	go signals.Run(sigCtx, sub)
+	queue := &jobs.Queue{Client: asynq.NewClientFromRedisClient(rdb), Timeout: cfg.JobTimeout, MaxRetry: cfg.JobMaxAttempts}
+	jobService := job.NewService(pool, ledger, clk, queue, signals, cfg.JobConfig(), log)
+
 	app := httpapi.New(httpapi.Deps{
 		Log: log, Pool: pool, Redis: rdb, Accounts: accounts, Gate: gate, Ledger: ledger,
 		Limiter: ratelimit.New(rdb), Clock: clk, PublicBaseURL: cfg.PublicBaseURL,
 		DashboardURL: cfg.DashboardURL, DocsURL: cfg.DocsURL, RegisterLimit: cfg.RegisterLimit,
-		TrustedProxies: cfg.TrustedProxies,
+		TrustedProxies: cfg.TrustedProxies, Jobs: jobService, SyncTimeout: cfg.SyncTimeout,
+		AnalysisOptions: report.Options{AllowPrivate: cfg.CrawlerAllowPrivate},
+		Hosts:           crawler.New(cfg.CrawlerConfig()),
 	})
 
 	flushCtx, stopFlush := context.WithCancel(context.Background())

@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/contentapi/contentapi/internal/crawler"
+	"github.com/contentapi/contentapi/internal/job"
 )
 
 // Config is every setting of the API, worker and ctl binaries.
@@ -41,6 +44,13 @@ type Config struct {
 	StripePriceProAnnual    string
 	StripePriceScaleMonthly string
 	StripePriceScaleAnnual  string
+
+	JobMaxAttempts     int
+	JobStaleAfter      time.Duration
+	JobTimeout         time.Duration
+	JobSweepInterval   time.Duration
+	JobRetryDelay      time.Duration
+	WorkerPollInterval time.Duration
 
 	CrawlerAllowPrivate bool
 	CrawlerUserAgent    string
@@ -80,6 +90,12 @@ var vars = []struct {
 	{"STRIPE_PRICE_PRO_ANNUAL", "", false},
 	{"STRIPE_PRICE_SCALE_MONTHLY", "", false},
 	{"STRIPE_PRICE_SCALE_ANNUAL", "", false},
+	{"JOB_MAX_ATTEMPTS", "3", false},
+	{"JOB_STALE_AFTER", "90s", false},
+	{"JOB_TIMEOUT", "10m", false},
+	{"JOB_SWEEP_INTERVAL", "15s", false},
+	{"JOB_RETRY_DELAY", "2s", false},
+	{"WORKER_POLL_INTERVAL", "2ms", false},
 	{"CRAWLER_ALLOW_PRIVATE", "false", false},
 	{"CRAWLER_USER_AGENT", "ContentStrategyBot/1.0 (+https://contentapi.dev/bot)", false},
 	{"THIN_CONTENT_WORDS", "300", false},
@@ -182,6 +198,17 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, fmt.Errorf("configuration: %w", errors.Join(errs...))
 	}
 	return c, nil
+}
+
+// JobConfig is the job path's tuning.
+func (c *Config) JobConfig() job.Config {
+	return job.Config{MaxAttempts: c.JobMaxAttempts, StaleAfter: c.JobStaleAfter,
+		Deadline: c.JobTimeout*time.Duration(c.JobMaxAttempts) + c.JobStaleAfter*2, EnqueueGrace: c.JobSweepInterval * 2}
+}
+
+// CrawlerConfig is the crawler's configuration.
+func (c *Config) CrawlerConfig() crawler.Config {
+	return crawler.Config{UserAgent: c.CrawlerUserAgent, AllowPrivate: c.CrawlerAllowPrivate}
 }
 
 // BillingConfigured reports whether Stripe keys are present.

@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"net"
-	"os"
 	"sort"
 	"sync"
 	"testing"
@@ -78,20 +77,15 @@ func BenchmarkUsageVsBareFiber(b *testing.B) {
 	go func() { _ = bare.Listener(ln) }()
 	defer bare.Shutdown()
 
-	t := &testing.T{}
-	s := startServer(t)
-	key := register(t, s)
-	if err := s.Accounts.SetPlan(context.Background(), accountID(t, s, key), "enterprise", 1_000_000_000, 0); err != nil {
+	s := startServer(b)
+	key := register(b, s)
+	if err := s.Accounts.SetPlan(context.Background(), accountID(b, s, key), "enterprise", 1_000_000_000, 0); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		base := runLoad(b, "http://"+ln.Addr().String()+"/", "", conns, dur)
-		path := "/v1/usage"
-		if p := os.Getenv("BENCH_PATH"); p != "" {
-			path = p
-		}
-		usage := runLoad(b, s.URL+path, key, conns, dur)
+		usage := runLoad(b, s.URL+"/v1/usage", key, conns, dur)
 		b.ReportMetric(base.rps, "bare-req/s")
 		b.ReportMetric(float64(base.p99.Microseconds())/1000, "bare-p99-ms")
 		b.ReportMetric(usage.rps, "usage-req/s")

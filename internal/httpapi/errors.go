@@ -47,6 +47,9 @@ var statusOf = map[string]int{
 	apperr.AlreadySubscribed:    http.StatusConflict,
 	apperr.BillingNotConfigured: http.StatusServiceUnavailable,
 	apperr.Internal:             http.StatusInternalServerError,
+	"SITE_UNREACHABLE":          http.StatusUnprocessableEntity,
+	"PROVIDER_ERROR":            http.StatusBadGateway,
+	"JOB_FAILED":                http.StatusBadGateway,
 }
 
 // authShaped codes answer in SPEC.md's authentication / rate-limit shape.

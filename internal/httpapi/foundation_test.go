@@ -309,7 +309,7 @@ func TestPlanChangeAppliesOnNextRequest(t *testing.T) {
 }
 
 // accountID finds a key's account in the database, spending no request.
-func accountID(t *testing.T, s *testServer, key string) uuid.UUID {
+func accountID(t testing.TB, s *testServer, key string) uuid.UUID {
 	t.Helper()
 	var id uuid.UUID
 	digest := sha256.Sum256([]byte(key))

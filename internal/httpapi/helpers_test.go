@@ -39,7 +39,7 @@ type testServer struct {
 type serverOption func(*httpapi.Deps)
 
 // startServer runs the API on a real listener over the test database and Redis.
-func startServer(t *testing.T, opts ...serverOption) *testServer {
+func startServer(t testing.TB, opts ...serverOption) *testServer {
 	t.Helper()
 	pool := testenv.Postgres(t)
 	rdb := testenv.Redis(t)
@@ -108,7 +108,7 @@ func (r response) errCode() string {
 	return ""
 }
 
-func do(t *testing.T, method, url, key string, body any, headers ...string) response {
+func do(t testing.TB, method, url, key string, body any, headers ...string) response {
 	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -146,7 +146,7 @@ func do(t *testing.T, method, url, key string, body any, headers ...string) resp
 }
 
 // register creates an account and returns its key.
-func register(t *testing.T, s *testServer) string {
+func register(t testing.TB, s *testServer) string {
 	t.Helper()
 	r := do(t, "POST", s.URL+"/v1/auth/register", "", map[string]any{"email": uniqueEmail()})
 	if r.Status != 201 {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -18,7 +19,9 @@ import (
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/ratelimit"
+	"github.com/contentapi/contentapi/internal/report"
 )
 
 // BodyLimit is the largest request body accepted.
@@ -29,19 +32,24 @@ const Version = "1.0.0"
 
 // Deps are what the HTTP layer needs, built in cmd/api.
 type Deps struct {
-	Log            *slog.Logger
-	Pool           *pgxpool.Pool
-	Redis          redis.UniversalClient
-	Accounts       *auth.Accounts
-	Gate           *auth.Gate
-	Ledger         *credits.Ledger
-	Limiter        *ratelimit.Limiter
-	Clock          clock.Clock
-	PublicBaseURL  string
-	DashboardURL   string
-	DocsURL        string
-	RegisterLimit  int // registrations per client IP per hour
-	TrustedProxies []string
+	Log             *slog.Logger
+	Pool            *pgxpool.Pool
+	Redis           redis.UniversalClient
+	Accounts        *auth.Accounts
+	Gate            *auth.Gate
+	Ledger          *credits.Ledger
+	Limiter         *ratelimit.Limiter
+	Clock           clock.Clock
+	PublicBaseURL   string
+	DashboardURL    string
+	DocsURL         string
+	RegisterLimit   int // registrations per client IP per hour
+	TrustedProxies  []string
+	Jobs            *job.Service
+	SyncTimeout     time.Duration
+	AnalysisOptions report.Options
+	// Hosts checks crawl targets before anything is charged; nil skips the check.
+	Hosts HostChecker
 	// Routes, when set, mounts extra routes before the catch-all 404 (admin dashboards,
 	// probes in tests).
 	Routes func(fiber.Router)
@@ -84,6 +92,10 @@ func New(d Deps) *fiber.App {
 	v1.Get("/keys", s.authenticate, s.listKeys)
 	v1.Post("/keys", s.authenticate, s.createKey)
 	v1.Delete("/keys/:id", s.authenticate, s.revokeKey)
+	v1.Get("/jobs/:id", s.authenticate, s.getJob)
+	for _, spec := range report.Specs {
+		v1.Post(strings.TrimPrefix(spec.Endpoint, "/v1"), s.authenticate, s.analysis(spec))
+	}
 
 	if d.Routes != nil {
 		d.Routes(app)

@@ -1,0 +1,181 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/crawler"
+	"github.com/contentapi/contentapi/internal/job"
+	"github.com/contentapi/contentapi/internal/report"
+)
+
+// HostChecker says whether a domain may be crawled; the crawler implements it.
+type HostChecker interface {
+	CheckHost(ctx context.Context, host string) error
+}
+
+// Errors a HostChecker returns, told apart with errors.Is.
+var (
+	ErrForbiddenHost    error
+	ErrUnresolvableHost error
+)
+
+// analysis returns the handler of one analysis endpoint: validate, reserve and enqueue, then
+// wait for the job up to the sync timeout (or not at all with Prefer: respond-async).
+func (s *server) analysis(spec report.Spec) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		req := spec.New()
+		if err := decodeJSON(c, req); err != nil {
+			return err
+		}
+		if err := req.Normalize(s.AnalysisOptions); err != nil {
+			return err
+		}
+		if err := s.checkHosts(c.UserContext(), spec.Kind, req); err != nil {
+			return err
+		}
+		key, err := idempotencyKey(c)
+		if err != nil {
+			return err
+		}
+		p := principalOf(c)
+		j, err := s.Jobs.Submit(c.UserContext(), job.Submission{AccountID: p.AccountID, Kind: spec.Kind,
+			Endpoint: spec.Endpoint, Cost: spec.Cost, Request: req, IdempotencyKey: key, RequestID: requestIDOf(c)})
+		if err != nil {
+			return err
+		}
+		if j.Replayed {
+			c.Set("Idempotent-Replayed", "true")
+		}
+		if strings.Contains(strings.ToLower(c.Get("Prefer")), "respond-async") {
+			c.Set("Preference-Applied", "respond-async")
+			if !j.Done() {
+				return s.jobPending(c, j)
+			}
+			return s.jobAnswer(c, j)
+		}
+		if !j.Done() {
+			if j, err = s.Jobs.Wait(c.UserContext(), p.AccountID, j.ID, s.SyncTimeout); err != nil {
+				return err
+			}
+		}
+		return s.jobAnswer(c, j)
+	}
+}
+
+// checkHosts refuses, before anything is charged, a site the crawler would refuse: an audit
+// of a domain that resolves to a private address or not at all, or a recommendation whose
+// domain or competitors resolve to private addresses (a site that does not resolve there
+// only leaves its section empty).
+func (s *server) checkHosts(ctx context.Context, kind string, req report.Request) error {
+	if s.Hosts == nil {
+		return nil
+	}
+	var domain string
+	var competitors []string
+	switch r := req.(type) {
+	case *report.AuditRequest:
+		domain = r.Domain
+	case *report.RecommendRequest:
+		domain, competitors = r.Domain, r.Competitors
+	case *report.ContentMapRequest:
+		domain, competitors = r.Domain, r.Competitors
+	default:
+		return nil
+	}
+	check := func(field, host string, mustResolve bool) error {
+		err := s.Hosts.CheckHost(ctx, host)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, crawler.ErrForbiddenAddress) || errors.Is(err, crawler.ErrInvalidDomain):
+			return apperr.Invalid("%s %s resolves to a private or reserved address and cannot be crawled", field, host)
+		case errors.Is(err, crawler.ErrUnresolvable):
+			if mustResolve {
+				return apperr.Invalid("%s %s does not resolve to any address", field, host)
+			}
+			return nil
+		}
+		return err
+	}
+	if err := check("domain", domain, kind == report.KindAudit); err != nil {
+		return err
+	}
+	for _, c := range competitors {
+		if err := check("competitor", c, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func idempotencyKey(c *fiber.Ctx) (string, error) {
+	key := strings.TrimSpace(c.Get("Idempotency-Key"))
+	if len(key) > 255 {
+		return "", apperr.Invalid("Idempotency-Key must be at most 255 characters")
+	}
+	for _, r := range key {
+		if r < 0x21 || r > 0x7e {
+			return "", apperr.Invalid("Idempotency-Key must be printable ASCII without spaces")
+		}
+	}
+	return strings.Clone(key), nil
+}
+
+func (s *server) jobPending(c *fiber.Ctx, j job.Job) error {
+	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"success": true, "data": fiber.Map{
+		"job_id":     j.ID,
+		"status":     j.Status,
+		"status_url": s.PublicBaseURL + "/v1/jobs/" + j.ID.String(),
+		"created_at": j.CreatedAt,
+	}})
+}
+
+// jobAnswer answers with the job as the synchronous call would: its result with meta, its
+// failure in the validation shape (nothing was charged), or 202 while it runs.
+func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
+	switch j.Status {
+	case job.Succeeded:
+		balance, err := s.Ledger.Balance(c.UserContext(), j.AccountID)
+		if err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"success": true, "data": json.RawMessage(j.Result), "meta": fiber.Map{
+			"credits_used":      j.Cost,
+			"credits_remaining": balance,
+			"request_id":        requestIDOf(c),
+			"job_id":            j.ID,
+		}})
+	case job.Failed:
+		status, ok := statusOf[j.ErrorCode]
+		if !ok {
+			status = fiber.StatusBadGateway
+		}
+		return c.Status(status).JSON(fiber.Map{"success": false, "error": fiber.Map{
+			"code":             j.ErrorCode,
+			"message":          j.ErrorMessage,
+			"job_id":           j.ID,
+			"status":           j.Status,
+			"credits_refunded": j.Cost,
+		}})
+	}
+	return s.jobPending(c, j)
+}
+
+func (s *server) getJob(c *fiber.Ctx) error {
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return apperr.New(apperr.NotFound, "Job not found.")
+	}
+	j, err := s.Jobs.Get(c.UserContext(), principalOf(c).AccountID, id)
+	if err != nil {
+		return err
+	}
+	return s.jobAnswer(c, j)
+}

@@ -1,0 +1,150 @@
+package httpapi_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/contentapi/contentapi/internal/crawler"
+	"github.com/contentapi/contentapi/internal/httpapi"
+	"github.com/contentapi/contentapi/internal/job"
+	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/keywords/local"
+	"github.com/contentapi/contentapi/internal/keywords/sample"
+	"github.com/contentapi/contentapi/internal/report"
+	"github.com/contentapi/contentapi/internal/testenv"
+	"github.com/contentapi/contentapi/jobs"
+)
+
+// stack is the API with the job path and, unless told otherwise, a real asynq worker in the
+// same process, over the test database and Redis.
+type stack struct {
+	*testServer
+	Jobs  *job.Service
+	Queue *jobs.Queue
+}
+
+type stackConfig struct {
+	provider keywords.Provider
+	runner   jobs.Runner
+	noWorker bool
+	jobCfg   job.Config
+	sync     time.Duration
+}
+
+var seedOnce sync.Once
+
+func seedSample(t testing.TB) {
+	seedOnce.Do(func() {
+		if _, _, err := sample.Seed(context.Background(), testenv.Postgres(t)); err != nil {
+			t.Fatalf("seed sample: %v", err)
+		}
+	})
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
+
+func startStack(t testing.TB, sc stackConfig) *stack {
+	t.Helper()
+	seedSample(t)
+	if sc.jobCfg == (job.Config{}) {
+		sc.jobCfg = job.Config{MaxAttempts: 3, StaleAfter: 30 * time.Second, Deadline: time.Hour, EnqueueGrace: 10 * time.Second}
+	}
+	if sc.sync == 0 {
+		sc.sync = 20 * time.Second
+	}
+	if sc.provider == nil {
+		sc.provider = local.New(testenv.Postgres(t))
+	}
+	rdb := testenv.Redis(t)
+	st := &stack{}
+	signals := job.NewSignals(rdb)
+	sub, err := signals.Subscribe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go signals.Run(ctx, sub)
+	st.Queue = &jobs.Queue{Client: asynq.NewClientFromRedisClient(rdb), Timeout: time.Minute, MaxRetry: sc.jobCfg.MaxAttempts}
+	st.testServer = startServer(t, func(d *httpapi.Deps) {
+		st.Jobs = job.NewService(d.Pool, d.Ledger, d.Clock, st.Queue, signals, sc.jobCfg, quietLog())
+		d.Jobs = st.Jobs
+		d.SyncTimeout = sc.sync
+		d.AnalysisOptions = report.Options{AllowPrivate: true}
+		d.Hosts = crawler.New(crawler.Config{AllowPrivate: true})
+	})
+	var srv *asynq.Server
+	if !sc.noWorker {
+		runner := sc.runner
+		if runner == nil {
+			runner = &report.Builder{Keywords: sc.provider, Crawler: crawler.New(crawler.Config{AllowPrivate: true}),
+				Clock: st.Clock, ThinWords: 300}
+		}
+		srv = asynq.NewServerFromRedisClient(rdb, asynq.Config{
+			Concurrency: 20, Queues: jobs.Queues, TaskCheckInterval: time.Millisecond,
+			DelayedTaskCheckInterval: 50 * time.Millisecond,
+			RetryDelayFunc:           func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond },
+			LogLevel:                 asynq.FatalLevel,
+		})
+		mux := asynq.NewServeMux()
+		(&jobs.Analysis{Jobs: st.Jobs, Runner: runner, MaxAttempts: sc.jobCfg.MaxAttempts, Log: quietLog()}).Register(mux)
+		if err := srv.Start(mux); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		if srv != nil {
+			srv.Shutdown()
+		}
+		cancel()
+	})
+	return st
+}
+
+// balanceOf reads the account's balance from the ledger.
+func (s *stack) balanceOf(t *testing.T, key string) int {
+	t.Helper()
+	b, err := s.Ledger.Balance(context.Background(), accountID(t, s.testServer, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// reservationsOf counts the account's reservations by status.
+func reservationsOf(t *testing.T, acc uuid.UUID) map[string]int {
+	t.Helper()
+	rows, err := testenv.Postgres(t).Query(context.Background(),
+		`SELECT status, count(*) FROM reservations WHERE account_id = $1 GROUP BY status`, acc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[s] = n
+	}
+	return out
+}
+
+func testPool(t testing.TB) *pgxpool.Pool { return testenv.Postgres(t) }
+
+func testenvRedis(t testing.TB) *redis.Client { return testenv.Redis(t) }
+
+func asynqInspector(t testing.TB) *asynq.Inspector {
+	i := asynq.NewInspectorFromRedisClient(testenv.Redis(t))
+	return i
+}

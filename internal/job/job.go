@@ -1,0 +1,252 @@
+// Package job is the path every credit-consuming call takes: the job row and its credit
+// reservation written in one transaction, the task enqueued after commit, the caller woken
+// by a Redis signal when the worker settles or refunds, and a sweep that finishes or refunds
+// whatever a crash left behind. Every reserved credit ends settled or refunded exactly once.
+package job
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/clock"
+	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/postgres"
+)
+
+// Job statuses.
+const (
+	Queued    = "queued"
+	Running   = "running"
+	Succeeded = "succeeded"
+	Failed    = "failed"
+)
+
+// IdempotencyWindow is how long an Idempotency-Key keeps answering with its first job.
+const IdempotencyWindow = 24 * time.Hour
+
+// Job is one analysis call.
+type Job struct {
+	ID           uuid.UUID       `json:"job_id"`
+	AccountID    uuid.UUID       `json:"-"`
+	Kind         string          `json:"kind"`
+	Endpoint     string          `json:"endpoint"`
+	Request      json.RawMessage `json:"-"`
+	Cost         int             `json:"-"`
+	Status       string          `json:"status"`
+	Attempts     int             `json:"-"`
+	Result       json.RawMessage `json:"-"`
+	ErrorCode    string          `json:"-"`
+	ErrorMessage string          `json:"-"`
+	RequestID    string          `json:"-"`
+	CreatedAt    time.Time       `json:"created_at"`
+	FinishedAt   *time.Time      `json:"finished_at,omitempty"`
+	// Replayed is set when an Idempotency-Key returned an earlier job.
+	Replayed bool `json:"-"`
+}
+
+// Done reports whether the job has ended.
+func (j Job) Done() bool { return j.Status == Succeeded || j.Status == Failed }
+
+// Enqueuer puts a job's task on the queue. taskID names the task: the job id for the first
+// enqueue, so repeating it is harmless, and a new name when a crashed run is resumed.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, kind string, id uuid.UUID, taskID string) error
+}
+
+// Config tunes the job path.
+type Config struct {
+	// MaxAttempts is how many runs a job gets before it is failed and refunded.
+	MaxAttempts int
+	// StaleAfter is how long a running job may go without a heartbeat before it is
+	// considered lost (its worker died) and resumed or refunded.
+	StaleAfter time.Duration
+	// Deadline is the most a job may take from submission; then it is failed and refunded.
+	Deadline time.Duration
+	// EnqueueGrace is how long a queued job may wait before the sweep re-sends its task.
+	EnqueueGrace time.Duration
+}
+
+// DefaultConfig is the production tuning.
+var DefaultConfig = Config{MaxAttempts: 3, StaleAfter: 90 * time.Second, Deadline: time.Hour, EnqueueGrace: 30 * time.Second}
+
+// Service runs the job path.
+type Service struct {
+	pool    *pgxpool.Pool
+	ledger  *credits.Ledger
+	clock   clock.Clock
+	queue   Enqueuer
+	signals *Signals
+	cfg     Config
+	log     *slog.Logger
+}
+
+// NewService returns the job service. queue may be nil in processes that never enqueue.
+func NewService(pool *pgxpool.Pool, ledger *credits.Ledger, clk clock.Clock, queue Enqueuer, signals *Signals, cfg Config, log *slog.Logger) *Service {
+	return &Service{pool: pool, ledger: ledger, clock: clk, queue: queue, signals: signals, cfg: cfg, log: log}
+}
+
+// Submission is a validated analysis request.
+type Submission struct {
+	AccountID      uuid.UUID
+	Kind           string
+	Endpoint       string
+	Cost           int
+	Request        any // the normalised request; its JSON is what the worker reads
+	IdempotencyKey string
+	RequestID      string
+}
+
+// Submit reserves the credits and writes the job in one transaction, then enqueues it. With
+// an Idempotency-Key seen in the last 24 h it returns that job instead, charging nothing;
+// the same key with another body is IDEMPOTENCY_KEY_REUSED.
+func (s *Service) Submit(ctx context.Context, sub Submission) (Job, error) {
+	body, err := json.Marshal(sub.Request)
+	if err != nil {
+		return Job{}, fmt.Errorf("job: encode request: %w", err)
+	}
+	sum := sha256.Sum256(append([]byte(sub.Kind+"\n"), body...))
+	for attempt := 0; ; attempt++ {
+		if sub.IdempotencyKey != "" {
+			j, found, err := s.byIdempotencyKey(ctx, sub, sum[:])
+			if err != nil || found {
+				return j, err
+			}
+		}
+		j, err := s.insert(ctx, sub, body, sum[:])
+		if postgres.IsUniqueViolation(err, "jobs_idempotency_key") && attempt == 0 {
+			continue // a concurrent call with the same key won; answer with its job
+		}
+		if err != nil {
+			return Job{}, err
+		}
+		s.ledger.Notify(ctx, sub.AccountID)
+		if err := s.queue.Enqueue(ctx, sub.Kind, j.ID, j.ID.String()); err != nil {
+			s.log.Error("enqueue failed; refunding", "job_id", j.ID, "err", err)
+			if _, ferr := s.Fail(ctx, j.ID, apperr.ServiceUnavailable, "The job queue is unavailable. Nothing was charged; retry shortly."); ferr != nil {
+				s.log.Error("refund after failed enqueue", "job_id", j.ID, "err", ferr)
+			}
+			return Job{}, apperr.New(apperr.ServiceUnavailable, "The job queue is unavailable. Nothing was charged; retry shortly.")
+		}
+		return j, nil
+	}
+}
+
+func (s *Service) byIdempotencyKey(ctx context.Context, sub Submission, sum []byte) (Job, bool, error) {
+	j, err := s.get(ctx, `account_id = $1 AND idempotency_key = $2`, sub.AccountID, sub.IdempotencyKey)
+	if errors.Is(err, errNotFound) {
+		return Job{}, false, nil
+	}
+	if err != nil {
+		return Job{}, false, err
+	}
+	if s.clock.Now().Sub(j.CreatedAt) >= IdempotencyWindow {
+		// The key has lapsed: free it for this new call.
+		_, err := s.pool.Exec(ctx, `UPDATE jobs SET idempotency_key = NULL WHERE id = $1`, j.ID)
+		return Job{}, false, err
+	}
+	var hash []byte
+	if err := s.pool.QueryRow(ctx, `SELECT request_hash FROM jobs WHERE id = $1`, j.ID).Scan(&hash); err != nil {
+		return Job{}, false, fmt.Errorf("job: idempotency: %w", err)
+	}
+	if string(hash) != string(sum) || j.Endpoint != sub.Endpoint {
+		return Job{}, false, apperr.New(apperr.IdempotencyKeyReused,
+			"This Idempotency-Key was used in the last 24 hours with a different request. Use a new key for a new request.")
+	}
+	j.Replayed = true
+	return j, true, nil
+}
+
+func (s *Service) insert(ctx context.Context, sub Submission, body, sum []byte) (Job, error) {
+	now := s.clock.Now()
+	j := Job{ID: uuid.New(), AccountID: sub.AccountID, Kind: sub.Kind, Endpoint: sub.Endpoint, Request: body,
+		Cost: sub.Cost, Status: Queued, RequestID: sub.RequestID, CreatedAt: now}
+	var key *string
+	if sub.IdempotencyKey != "" {
+		key = &sub.IdempotencyKey
+	}
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		reservation := uuid.New()
+		if err := s.ledger.ReserveTx(ctx, tx, reservation, sub.AccountID, sub.Cost, sub.Endpoint); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `
+			INSERT INTO jobs (id, account_id, kind, endpoint, request, request_hash, idempotency_key, reservation_id, cost, request_id, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			j.ID, j.AccountID, j.Kind, j.Endpoint, body, sum, key, reservation, j.Cost, j.RequestID, now)
+		if err != nil {
+			return fmt.Errorf("job: insert: %w", err)
+		}
+		return nil
+	})
+	return j, err
+}
+
+var errNotFound = errors.New("job not found")
+
+const jobColumns = `id, account_id, kind, endpoint, request, cost, status, attempts, result,
+	COALESCE(error_code, ''), COALESCE(error_message, ''), request_id, created_at, finished_at`
+
+func scanJob(row pgx.Row) (Job, error) {
+	var j Job
+	err := row.Scan(&j.ID, &j.AccountID, &j.Kind, &j.Endpoint, &j.Request, &j.Cost, &j.Status, &j.Attempts,
+		&j.Result, &j.ErrorCode, &j.ErrorMessage, &j.RequestID, &j.CreatedAt, &j.FinishedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return j, errNotFound
+	}
+	if err != nil {
+		return j, fmt.Errorf("job: read: %w", err)
+	}
+	return j, nil
+}
+
+func (s *Service) get(ctx context.Context, where string, args ...any) (Job, error) {
+	return scanJob(s.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE `+where, args...))
+}
+
+// Get returns the account's job; another account's job is NOT_FOUND, as is an unknown id.
+func (s *Service) Get(ctx context.Context, accountID, id uuid.UUID) (Job, error) {
+	j, err := s.get(ctx, `id = $1 AND account_id = $2`, id, accountID)
+	if errors.Is(err, errNotFound) {
+		return j, apperr.New(apperr.NotFound, "Job not found.")
+	}
+	return j, err
+}
+
+// Load returns a job by id, for the worker.
+func (s *Service) Load(ctx context.Context, id uuid.UUID) (Job, error) {
+	return s.get(ctx, `id = $1`, id)
+}
+
+// Wait returns the job once it has ended, or as it stands when timeout passes. It listens
+// for the worker's signal before reading the row, so a signal sent meanwhile is not missed,
+// and re-reads the row now and then in case a signal was lost with a Redis connection.
+func (s *Service) Wait(ctx context.Context, accountID, id uuid.UUID, timeout time.Duration) (Job, error) {
+	wake, stop := s.signals.Listen(id)
+	defer stop()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		j, err := s.Get(ctx, accountID, id)
+		if err != nil || j.Done() {
+			return j, err
+		}
+		select {
+		case <-wake:
+		case <-time.After(time.Second):
+		case <-deadline.C:
+			return s.Get(ctx, accountID, id)
+		case <-ctx.Done():
+			return j, ctx.Err()
+		}
+	}
+}

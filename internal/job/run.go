@@ -1,0 +1,188 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contentapi/contentapi/internal/postgres"
+)
+
+// Claim makes the caller the job's runner: a queued job, or a running one whose runner
+// stopped sending heartbeats. It reports false when the job has ended, is being run by a
+// live runner, or has used all its attempts; the caller then does nothing.
+func (s *Service) Claim(ctx context.Context, id uuid.UUID) (Job, bool, error) {
+	now := s.clock.Now()
+	j, err := scanJob(s.pool.QueryRow(ctx, `
+		UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, $2), heartbeat_at = $2
+		WHERE id = $1 AND attempts < $4 AND (status = 'queued' OR (status = 'running' AND heartbeat_at < $3))
+		RETURNING `+jobColumns, id, now, now.Add(-s.cfg.StaleAfter), s.cfg.MaxAttempts))
+	if errors.Is(err, errNotFound) {
+		cur, err := s.Load(ctx, id)
+		return cur, false, err
+	}
+	return j, err == nil, err
+}
+
+// Heartbeat records that the job's runner is alive.
+func (s *Service) Heartbeat(ctx context.Context, id uuid.UUID) error {
+	_, err := s.pool.Exec(ctx, `UPDATE jobs SET heartbeat_at = $2 WHERE id = $1 AND status = 'running'`, id, s.clock.Now())
+	if err != nil {
+		return fmt.Errorf("job: heartbeat: %w", err)
+	}
+	return nil
+}
+
+// KeepAlive sends heartbeats every StaleAfter/3 until the returned stop is called.
+func (s *Service) KeepAlive(ctx context.Context, id uuid.UUID) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.cfg.StaleAfter / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := s.Heartbeat(ctx, id); err != nil && ctx.Err() == nil {
+					s.log.Warn("job heartbeat", "job_id", id, "err", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// Complete stores the result and settles the reservation in one transaction. A job that
+// already ended is left as it is (false).
+func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool, error) {
+	body, err := json.Marshal(result)
+	if err != nil {
+		return false, fmt.Errorf("job: encode result: %w", err)
+	}
+	return s.finish(ctx, id, func(tx pgx.Tx, reservation uuid.UUID) (uuid.UUID, bool, error) {
+		return s.ledger.SettleTx(ctx, tx, reservation)
+	}, `status = 'succeeded', result = $2`, body)
+}
+
+// Fail marks the job failed with a code and message for the caller and refunds its
+// reservation, in one transaction. A job that already ended is left as it is (false).
+func (s *Service) Fail(ctx context.Context, id uuid.UUID, code, message string) (bool, error) {
+	return s.finish(ctx, id, func(tx pgx.Tx, reservation uuid.UUID) (uuid.UUID, bool, error) {
+		return s.ledger.RefundTx(ctx, tx, reservation)
+	}, `status = 'failed', error_code = $2, error_message = $3`, code, message)
+}
+
+func (s *Service) finish(ctx context.Context, id uuid.UUID, money func(pgx.Tx, uuid.UUID) (uuid.UUID, bool, error), set string, args ...any) (bool, error) {
+	var account uuid.UUID
+	var done bool
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var reservation uuid.UUID
+		n := len(args) + 2
+		err := tx.QueryRow(ctx, fmt.Sprintf(`
+			UPDATE jobs SET %s, finished_at = $%d, heartbeat_at = NULL
+			WHERE id = $1 AND status IN ('queued', 'running') RETURNING reservation_id`, set, n),
+			append(append([]any{id}, args...), s.clock.Now())...).Scan(&reservation)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("job: finish: %w", err)
+		}
+		account, done, err = money(tx, reservation)
+		if err == nil && !done {
+			err = fmt.Errorf("job: reservation %s of job %s was already closed", reservation, id)
+		}
+		return err
+	})
+	if err != nil || !done {
+		return false, err
+	}
+	s.ledger.Notify(ctx, account)
+	if err := s.signals.Publish(ctx, id); err != nil {
+		s.log.Warn("job done signal not sent; waiters will re-read", "job_id", id, "err", err)
+	}
+	return true, nil
+}
+
+// Release hands a running job back to the queue after a failed attempt that will be retried.
+func (s *Service) Release(ctx context.Context, id uuid.UUID) error {
+	_, err := s.pool.Exec(ctx, `UPDATE jobs SET status = 'queued', heartbeat_at = NULL WHERE id = $1 AND status = 'running'`, id)
+	if err != nil {
+		return fmt.Errorf("job: release: %w", err)
+	}
+	return nil
+}
+
+// SweepResult counts what a sweep did.
+type SweepResult struct{ Resent, Resumed, Refunded int }
+
+// Sweep finds jobs a crash left behind: queued jobs whose task may never have reached the
+// queue are sent again (under their own task id, so a task still queued is not doubled);
+// running jobs whose runner stopped sending heartbeats are resumed under a new task id, or
+// failed and refunded once their attempts are spent; jobs past the deadline are refunded.
+// Every step is a conditional update, so sweeps on several workers at once are safe.
+func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
+	var r SweepResult
+	now := s.clock.Now()
+	lost := "The job could not finish: the worker running it stopped. Nothing was charged."
+	rows, err := s.pool.Query(ctx, `
+		SELECT id, kind, status, attempts, created_at FROM jobs
+		WHERE (status = 'queued' AND created_at < $1) OR (status = 'running' AND heartbeat_at < $2)
+		ORDER BY created_at LIMIT 500`, now.Add(-s.cfg.EnqueueGrace), now.Add(-s.cfg.StaleAfter))
+	if err != nil {
+		return r, fmt.Errorf("job: sweep: %w", err)
+	}
+	type stuck struct {
+		id           uuid.UUID
+		kind, status string
+		attempts     int
+		created      time.Time
+	}
+	var list []stuck
+	for rows.Next() {
+		var x stuck
+		if err := rows.Scan(&x.id, &x.kind, &x.status, &x.attempts, &x.created); err != nil {
+			rows.Close()
+			return r, fmt.Errorf("job: sweep: %w", err)
+		}
+		list = append(list, x)
+	}
+	rows.Close()
+	for _, x := range list {
+		switch {
+		case now.Sub(x.created) > s.cfg.Deadline || x.attempts >= s.cfg.MaxAttempts:
+			if ok, err := s.Fail(ctx, x.id, "JOB_FAILED", lost); err != nil {
+				return r, err
+			} else if ok {
+				r.Refunded++
+			}
+		case x.status == Queued:
+			if err := s.queue.Enqueue(ctx, x.kind, x.id, x.id.String()); err == nil {
+				r.Resent++
+			}
+		default:
+			// The dead runner's task is still held by the queue until its lease ends;
+			// a task under a new id lets another worker take the job now.
+			tag, err := s.pool.Exec(ctx, `UPDATE jobs SET status = 'queued', heartbeat_at = NULL
+				WHERE id = $1 AND status = 'running' AND heartbeat_at < $2`, x.id, now.Add(-s.cfg.StaleAfter))
+			if err != nil {
+				return r, fmt.Errorf("job: sweep: %w", err)
+			}
+			if tag.RowsAffected() == 1 {
+				if err := s.queue.Enqueue(ctx, x.kind, x.id, fmt.Sprintf("%s:resume-%d", x.id, x.attempts)); err != nil {
+					s.log.Warn("sweep: resume enqueue", "job_id", x.id, "err", err)
+				}
+				r.Resumed++
+			}
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,50 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/contentapi/contentapi/internal/clock"
+	"github.com/contentapi/contentapi/internal/crawler"
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// Builder builds analysis answers.
+type Builder struct {
+	Keywords keywords.Provider
+	Crawler  *crawler.Crawler
+	Clock    clock.Clock
+	// ThinWords is the main-content word count under which a page is thin.
+	ThinWords int
+}
+
+// Run builds the answer of a job from its stored request; jobID names the answer where
+// SPEC.md gives it an id (a recommendation plan's plan_id).
+func (b *Builder) Run(ctx context.Context, kind, jobID string, request []byte) (any, error) {
+	switch kind {
+	case KindResearch:
+		var r ResearchRequest
+		if err := decode(request, &r); err != nil {
+			return nil, err
+		}
+		return b.Research(ctx, r)
+	case KindGaps:
+		var r GapsRequest
+		if err := decode(request, &r); err != nil {
+			return nil, err
+		}
+		return b.Gaps(ctx, r)
+	}
+	return nil, fmt.Errorf("report: unknown kind %q: %w", kind, ErrBadJob)
+}
+
+// ErrBadJob marks a job whose stored request cannot be run at all.
+var ErrBadJob = fmt.Errorf("job cannot be run")
+
+func decode(raw []byte, v Request) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("report: stored request: %v: %w", err, ErrBadJob)
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/contentapi/contentapi/internal/analysis"
+	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// ResearchRequest is the body of POST /v1/keywords/research.
+type ResearchRequest struct {
+	Domain   string   `json:"domain"`
+	Topic    string   `json:"topic,omitempty"`
+	Keywords []string `json:"keywords,omitempty"`
+	Country  string   `json:"country"`
+	Language string   `json:"language"`
+	Limit    *int     `json:"limit,omitempty"`
+}
+
+// Normalize checks the request and fills defaults.
+func (r *ResearchRequest) Normalize(o Options) (err error) {
+	if r.Domain, err = NormalizeDomain("domain", r.Domain, o); err != nil {
+		return err
+	}
+	if r.Topic, err = text("topic", r.Topic, 200); err != nil {
+		return err
+	}
+	if r.Keywords, err = textList("keywords", r.Keywords, 100, 100); err != nil {
+		return err
+	}
+	if r.Country, err = oneOf("country", r.Country, "us", Countries); err != nil {
+		return err
+	}
+	if r.Language, err = oneOf("language", r.Language, "en", Languages); err != nil {
+		return err
+	}
+	limit, err := intRange("limit", r.Limit, 50, 1, 100)
+	r.Limit = &limit
+	return err
+}
+
+// KeywordRecord is SPEC.md's keyword record. Unknown metrics are null.
+type KeywordRecord struct {
+	Keyword          string   `json:"keyword"`
+	SearchVolume     *int64   `json:"search_volume"`
+	Difficulty       *float64 `json:"keyword_difficulty"`
+	CPC              *float64 `json:"cpc"`
+	SearchIntent     string   `json:"search_intent"`
+	OpportunityScore int      `json:"opportunity_score"`
+	Position         *int     `json:"position,omitempty"`
+}
+
+// ClusterRecord is SPEC.md's cluster.
+type ClusterRecord struct {
+	ClusterName   string          `json:"cluster_name"`
+	TotalVolume   int64           `json:"total_volume"`
+	AvgDifficulty *float64        `json:"avg_difficulty"`
+	Keywords      []KeywordRecord `json:"keywords"`
+}
+
+// ResearchResult is the data of a keyword-research answer.
+type ResearchResult struct {
+	Domain        string          `json:"domain"`
+	Topic         string          `json:"topic"`
+	Country       string          `json:"country"`
+	Clusters      []ClusterRecord `json:"clusters"`
+	TotalKeywords int             `json:"total_keywords"`
+	Source        string          `json:"source"`
+}
+
+func record(k keywords.Keyword, position int) KeywordRecord {
+	r := KeywordRecord{Keyword: k.Keyword, SearchVolume: k.SearchVolume, Difficulty: k.Difficulty, CPC: k.CPC,
+		SearchIntent: analysis.Intent(k), OpportunityScore: analysis.OpportunityScore(k, position)}
+	return r
+}
+
+// positions maps a normalised keyword to the domain's position for it.
+func positions(rankings []keywords.Ranking) map[string]int {
+	m := make(map[string]int, len(rankings))
+	for _, r := range rankings {
+		k := strings.ToLower(r.Keyword.Keyword)
+		if p, ok := m[k]; !ok || r.Position < p {
+			m[k] = r.Position
+		}
+	}
+	return m
+}
+
+// Research finds keywords about the topic (or seeds), groups them into clusters and scores
+// each for the domain. With neither topic nor seeds, the domain's own best keywords are the
+// seeds.
+func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResult, error) {
+	ranked, err := b.Keywords.Ranked(ctx, keywords.RankedRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language})
+	if err != nil {
+		return ResearchResult{}, fmt.Errorf("ranked keywords: %w", err)
+	}
+	seeds := r.Keywords
+	topic := r.Topic
+	if topic == "" && len(seeds) == 0 {
+		for i := 0; i < len(ranked) && i < 5; i++ {
+			seeds = append(seeds, ranked[i].Keyword.Keyword)
+		}
+		if len(seeds) == 0 {
+			return ResearchResult{}, apperr.Invalid("topic or keywords is required: there is no ranking data for %s to start from", r.Domain)
+		}
+	}
+	ideas, err := b.Keywords.Ideas(ctx, keywords.IdeasRequest{Topic: topic, Seeds: seeds, Country: r.Country,
+		Language: r.Language, Limit: *r.Limit})
+	if err != nil {
+		return ResearchResult{}, fmt.Errorf("keyword ideas: %w", err)
+	}
+	if len(ideas) > *r.Limit {
+		ideas = ideas[:*r.Limit]
+	}
+	pos := positions(ranked)
+	clusters := analysis.ClusterKeywords(ideas, analysis.ClusterOptions{Language: r.Language})
+	res := ResearchResult{Domain: r.Domain, Topic: topic, Country: r.Country, Clusters: []ClusterRecord{},
+		Source: b.Keywords.Name()}
+	if res.Topic == "" {
+		res.Topic = strings.Join(seeds, ", ")
+	}
+	for _, c := range clusters {
+		cr := ClusterRecord{ClusterName: c.Name, TotalVolume: c.TotalVolume, AvgDifficulty: round1(c.AvgDifficulty)}
+		for _, k := range c.Keywords {
+			cr.Keywords = append(cr.Keywords, record(k, pos[strings.ToLower(k.Keyword)]))
+		}
+		res.TotalKeywords += len(cr.Keywords)
+		res.Clusters = append(res.Clusters, cr)
+	}
+	return res, nil
+}
+
+func round1(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := float64(int64(*p*10+0.5)) / 10
+	return &v
+}
+
+// GapsRequest is the body of POST /v1/keywords/gaps.
+type GapsRequest struct {
+	Domain      string   `json:"domain"`
+	Competitors []string `json:"competitors"`
+	Country     string   `json:"country"`
+	Language    string   `json:"language,omitempty"`
+	Limit       *int     `json:"limit,omitempty"`
+}
+
+// Normalize checks the request and fills defaults.
+func (r *GapsRequest) Normalize(o Options) (err error) {
+	if r.Domain, err = NormalizeDomain("domain", r.Domain, o); err != nil {
+		return err
+	}
+	if r.Competitors, err = competitorList(r.Competitors, r.Domain, 1, 3, o); err != nil {
+		return err
+	}
+	if r.Country, err = oneOf("country", r.Country, "us", Countries); err != nil {
+		return err
+	}
+	if r.Language, err = oneOf("language", r.Language, "en", Languages); err != nil {
+		return err
+	}
+	limit, err := intRange("limit", r.Limit, 50, 1, 200)
+	r.Limit = &limit
+	return err
+}
+
+// GapRecord is one gap: a keyword competitors rank for and the domain does not.
+type GapRecord struct {
+	Keyword             string         `json:"keyword"`
+	SearchVolume        *int64         `json:"search_volume"`
+	Difficulty          *float64       `json:"keyword_difficulty"`
+	CompetitorPositions map[string]int `json:"competitor_positions"`
+}
+
+// GapsResult is the data of a keyword-gaps answer.
+type GapsResult struct {
+	Domain      string      `json:"domain"`
+	Competitors []string    `json:"competitors"`
+	Gaps        []GapRecord `json:"gaps"`
+	TotalGaps   int         `json:"total_gaps"`
+	Source      string      `json:"source"`
+}
+
+// Gaps lists keywords the competitors rank for and the domain does not, best opportunities
+// first; total_gaps counts all of them before limit cuts the list.
+func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
+	gaps, err := b.gaps(ctx, r.Domain, r.Competitors, r.Country, r.Language)
+	if err != nil {
+		return GapsResult{}, err
+	}
+	res := GapsResult{Domain: r.Domain, Competitors: r.Competitors, Gaps: []GapRecord{}, TotalGaps: len(gaps),
+		Source: b.Keywords.Name()}
+	for i, g := range gaps {
+		if i == *r.Limit {
+			break
+		}
+		res.Gaps = append(res.Gaps, GapRecord{Keyword: g.Keyword.Keyword, SearchVolume: g.SearchVolume,
+			Difficulty: g.Difficulty, CompetitorPositions: g.CompetitorPositions})
+	}
+	return res, nil
+}
+
+// gaps asks the provider with data keys (no www.) and reports positions under the names the
+// caller gave.
+func (b *Builder) gaps(ctx context.Context, domain string, competitors []string, country, language string) ([]keywords.Gap, error) {
+	keyed := make([]string, len(competitors))
+	name := make(map[string]string, len(competitors))
+	for i, c := range competitors {
+		keyed[i] = stripWWW(c)
+		name[keyed[i]] = c
+	}
+	gaps, err := b.Keywords.Gaps(ctx, keywords.GapsRequest{Domain: stripWWW(domain), Competitors: keyed, Country: country, Language: language})
+	if err != nil {
+		return nil, fmt.Errorf("keyword gaps: %w", err)
+	}
+	for i := range gaps {
+		renamed := make(map[string]int, len(gaps[i].CompetitorPositions))
+		for d, p := range gaps[i].CompetitorPositions {
+			if n, ok := name[stripWWW(d)]; ok {
+				d = n
+			}
+			renamed[d] = p
+		}
+		gaps[i].CompetitorPositions = renamed
+	}
+	return analysis.RankGaps(gaps), nil
+}

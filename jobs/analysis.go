@@ -1,0 +1,141 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+
+	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/crawler"
+	"github.com/contentapi/contentapi/internal/job"
+	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/report"
+)
+
+// AnalysisPayload is the payload of every analysis task: only the job id; the request lives
+// in the job row.
+type AnalysisPayload struct {
+	JobID uuid.UUID `json:"job_id"`
+}
+
+// Queue enqueues analysis tasks with asynq. It implements job.Enqueuer.
+type Queue struct {
+	Client *asynq.Client
+	// Timeout bounds one run of a task.
+	Timeout time.Duration
+	// MaxRetry is asynq's retry budget; the job row's attempt count is what really limits
+	// runs, so this only needs to be at least the job's MaxAttempts.
+	MaxRetry int
+}
+
+// NewAnalysisTask returns the task of an analysis job.
+func NewAnalysisTask(kind string, id uuid.UUID, taskID string, timeout time.Duration, maxRetry int) (*asynq.Task, error) {
+	payload, err := json.Marshal(AnalysisPayload{JobID: id})
+	if err != nil {
+		return nil, err
+	}
+	return asynq.NewTask(kind, payload, asynq.Queue(QueueAnalysis), asynq.TaskID(taskID),
+		asynq.MaxRetry(maxRetry), asynq.Timeout(timeout), asynq.Retention(time.Hour)), nil
+}
+
+// Enqueue puts the job's task on the analysis queue; a task already there under the same
+// id is not an error.
+func (q *Queue) Enqueue(ctx context.Context, kind string, id uuid.UUID, taskID string) error {
+	t, err := NewAnalysisTask(kind, id, taskID, q.Timeout, q.MaxRetry)
+	if err != nil {
+		return err
+	}
+	_, err = q.Client.EnqueueContext(ctx, t)
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
+		return nil
+	}
+	return err
+}
+
+// Runner builds an analysis answer.
+type Runner interface {
+	Run(ctx context.Context, kind, jobID string, request []byte) (any, error)
+}
+
+// Analysis handles analysis tasks.
+type Analysis struct {
+	Jobs        *job.Service
+	Runner      Runner
+	MaxAttempts int
+	Log         *slog.Logger
+}
+
+// Register adds a handler for every analysis kind.
+func (a *Analysis) Register(mux *asynq.ServeMux) {
+	for _, s := range report.Specs {
+		mux.HandleFunc(s.Kind, a.handle)
+	}
+}
+
+// handle runs one delivery of a task. It first claims the job row, so a second delivery, or
+// a delivery for a job another worker is running, does nothing. Success stores the result
+// and settles; a failure that retrying cannot fix, or the last attempt's failure, fails the
+// job and refunds; other failures hand the job back for asynq to retry.
+func (a *Analysis) handle(ctx context.Context, t *asynq.Task) error {
+	var p AnalysisPayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == uuid.Nil {
+		return fmt.Errorf("analysis task payload: %v: %w", err, asynq.SkipRetry)
+	}
+	j, claimed, err := a.Jobs.Claim(ctx, p.JobID)
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		a.Log.Info("job not claimed; nothing to do", "job_id", p.JobID, "status", j.Status)
+		return nil
+	}
+	stop := a.Jobs.KeepAlive(context.WithoutCancel(ctx), j.ID)
+	start := time.Now()
+	result, runErr := a.Runner.Run(ctx, j.Kind, j.ID.String(), j.Request)
+	stop()
+	log := a.Log.With("job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts, "duration_ms", time.Since(start).Milliseconds())
+	if runErr == nil {
+		if _, err := a.Jobs.Complete(context.WithoutCancel(ctx), j.ID, result); err != nil {
+			return err
+		}
+		log.Info("job succeeded")
+		return nil
+	}
+	code, message, permanent := classify(runErr)
+	if permanent || j.Attempts >= a.MaxAttempts {
+		log.Warn("job failed; refunding", "err", runErr, "code", code)
+		if _, err := a.Jobs.Fail(context.WithoutCancel(ctx), j.ID, code, message); err != nil {
+			return err
+		}
+		return fmt.Errorf("%v: %w", runErr, asynq.SkipRetry)
+	}
+	log.Warn("job attempt failed; will retry", "err", runErr)
+	if err := a.Jobs.Release(context.WithoutCancel(ctx), j.ID); err != nil {
+		return err
+	}
+	return runErr
+}
+
+// classify turns a run error into what the caller is told, and whether retrying is futile.
+func classify(err error) (code, message string, permanent bool) {
+	if e, ok := apperr.As(err); ok {
+		return e.Code, e.Message, true
+	}
+	switch {
+	case errors.Is(err, report.ErrBadJob):
+		return "JOB_FAILED", "The job could not be run. Nothing was charged.", true
+	case errors.Is(err, keywords.ErrPermanent):
+		return "PROVIDER_ERROR", "The keyword data provider refused the request. Nothing was charged.", true
+	case errors.Is(err, crawler.ErrForbiddenAddress), errors.Is(err, crawler.ErrInvalidDomain):
+		return apperr.Validation, "The domain resolves to an address that cannot be crawled. Nothing was charged.", true
+	case errors.Is(err, context.DeadlineExceeded):
+		return "JOB_FAILED", "The job took too long and was stopped. Nothing was charged.", false
+	}
+	return "PROVIDER_ERROR", "The analysis could not be completed: a data source did not answer. Nothing was charged.", false
+}
