@@ -17,6 +17,7 @@ build: ## build api, worker and ctl into bin/
 
 run: build ## run API and worker against local PostgreSQL and Redis (creates and migrates the database)
 	$(BIN)/ctl migrate
+	$(BIN)/ctl seed-sample --if-empty
 	@trap 'kill 0' INT TERM EXIT; \
 	$(BIN)/worker & \
 	$(BIN)/api & \

@@ -34,6 +34,12 @@ commands:
                                             grant credits to an account
   plan set --email E --plan P [--rate-limit N] [--credits-monthly N]
                                             put an account on a plan (enterprise terms included)
+  import keywords FILE [--country us] [--language en] [--source NAME]
+                                            load keyword metrics from a CSV export (Keyword Planner,
+                                            Semrush, Ahrefs, Search Console, or our own columns)
+  import rankings FILE [--country us] [--language en] [--source NAME]
+                                            load which domain ranks where for which keyword
+  seed-sample [--if-empty]                  load the generated, synthetic sample keyword set
 `
 
 func main() {
@@ -85,6 +91,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return grantCredits(ctx, pool, args, out)
 	case "plan set":
 		return setPlan(ctx, cfg, pool, args, out)
+	case "import keywords", "import rankings":
+		return importFile(ctx, pool, strings.TrimPrefix(cmd, "import "), args, out)
+	case "seed-sample":
+		return seedSample(ctx, pool, args, out)
 	}
 	fmt.Fprint(out, usage)
 	return fmt.Errorf("unknown command %q", cmd)

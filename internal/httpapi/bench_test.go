@@ -10,6 +10,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+
+	"github.com/contentapi/contentapi/internal/credits"
 )
 
 // loadResult is what a closed-loop load run measured.
@@ -97,4 +99,53 @@ func BenchmarkUsageVsBareFiber(b *testing.B) {
 		}
 	}
 	_ = s.App.Shutdown()
+}
+
+// trivialRunner is a job with no work of its own, so a round trip measures only the path:
+// validate, reserve and write the job, enqueue, worker claim, settle, signal, answer.
+type trivialRunner struct{}
+
+func (trivialRunner) Run(context.Context, string, string, []byte) (any, error) {
+	return map[string]any{"ok": true}, nil
+}
+
+// BenchmarkJobRoundTrip measures POST /v1/keywords/research answered synchronously through
+// a real asynq worker, one call at a time, and reports p50 and p99.
+func BenchmarkJobRoundTrip(b *testing.B) {
+	s := startStack(b, stackConfig{runner: trivialRunner{}})
+	key := register(b, s.testServer)
+	acc := accountID(b, s.testServer, key)
+	if err := s.Accounts.SetPlan(context.Background(), acc, "enterprise", 1_000_000_000, 0); err != nil {
+		b.Fatal(err)
+	}
+	now := s.Clock.Now()
+	if _, err := s.Ledger.Grant(context.Background(), credits.Grant{AccountID: acc, Amount: 100_000_000, IssuedAt: now,
+		ExpiresAt: now.Add(24 * time.Hour), Source: credits.SourceOperator, SourceRef: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(`{"domain":"example.com","topic":"coffee"}`)
+	client := &fasthttp.Client{}
+	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	req.SetRequestURI(s.URL + "/v1/keywords/research")
+	req.Header.SetMethod("POST")
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.SetContentType("application/json")
+	req.SetBody(body)
+	n := b.N
+	if n < 1000 {
+		n = 1000
+	}
+	lat := make([]time.Duration, 0, n)
+	b.ResetTimer()
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		if err := client.Do(req, res); err != nil || res.StatusCode() != 200 {
+			b.Fatalf("round trip: %v %d %s", err, res.StatusCode(), res.Body())
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contentapi/contentapi/internal/keywords/importer"
+	"github.com/contentapi/contentapi/internal/keywords/sample"
+)
+
+// importFile loads a CSV of keyword metrics or rankings and reports rows read, loaded and
+// rejected, with the reason for each rejected row.
+func importFile(ctx context.Context, pool *pgxpool.Pool, what string, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("import "+what, flag.ContinueOnError)
+	country := fs.String("country", "us", "country of rows without a country column")
+	language := fs.String("language", "en", "language of rows without a language column")
+	source := fs.String("source", "import", "name of the data's source (semrush, gsc, ...)")
+	// Flags may come before or after the file name.
+	var file string
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		file, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if file == "" && fs.NArg() > 0 {
+		file = fs.Arg(0)
+	}
+	if file == "" {
+		return fmt.Errorf("import %s needs a FILE", what)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	opts := importer.Options{Country: *country, Language: *language, Source: *source}
+	var rep importer.Report
+	if what == "keywords" {
+		rep, err = importer.ImportKeywords(ctx, pool, f, opts)
+	} else {
+		rep, err = importer.ImportRankings(ctx, pool, f, opts)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s: read %d rows, loaded %d, rejected %d\n", file, rep.Read, rep.Loaded, len(rep.Rejected))
+	for _, r := range rep.Rejected {
+		fmt.Fprintf(out, "  line %d: %s\n", r.Line, r.Reason)
+	}
+	if rep.Loaded == 0 && rep.Read > 0 {
+		return errors.New("no row could be loaded")
+	}
+	return nil
+}
+
+func seedSample(ctx context.Context, pool *pgxpool.Pool, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("seed-sample", flag.ContinueOnError)
+	ifEmpty := fs.Bool("if-empty", false, "only when the keyword table is empty")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *ifEmpty {
+		empty, err := sample.IsEmpty(ctx, pool)
+		if err != nil {
+			return err
+		}
+		if !empty {
+			fmt.Fprintln(out, "keyword data present; sample not loaded")
+			return nil
+		}
+	}
+	kw, rk, err := sample.Seed(ctx, pool)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "loaded the SYNTHETIC sample set: %d keywords, %d rankings for the sample domains %v\n", kw, rk, sample.Domains())
+	return nil
+}
