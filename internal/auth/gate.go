@@ -86,6 +86,8 @@ type Gate struct {
 
 	mu       sync.Mutex
 	lastUsed map[uuid.UUID]time.Time
+
+	batch *scriptBatcher
 }
 
 // NewGate returns a gate.
@@ -95,6 +97,7 @@ func NewGate(pool *pgxpool.Pool, rdb redis.UniversalClient, ledger *credits.Ledg
 		keys:     expirable.NewLRU[string, keyInfo](100_000, nil, 5*time.Minute),
 		unknown:  expirable.NewLRU[string, struct{}](10_000, nil, 10*time.Second),
 		lastUsed: make(map[uuid.UUID]time.Time),
+		batch:    newScriptBatcher(rdb, gateScript, 4),
 	}
 }
 
@@ -126,8 +129,8 @@ func (g *Gate) Authenticate(ctx context.Context, header string) (Principal, rate
 	p := Principal{AccountID: info.account, KeyID: info.id}
 	var reply []any
 	for attempt := 0; ; attempt++ {
-		reply, err = gateScript.Run(ctx, g.rdb, []string{stateKey(info.account), "rl:{" + info.account.String() + "}"},
-			info.id.String(), Window.Microseconds()).Slice()
+		reply, err = g.batch.Run(ctx, []string{stateKey(info.account), "rl:{" + info.account.String() + "}"},
+			info.id.String(), Window.Microseconds())
 		if err != nil {
 			return p, d, fmt.Errorf("auth: gate: %w", err)
 		}
