@@ -35,6 +35,24 @@ func (b *Builder) Run(ctx context.Context, kind, jobID string, request []byte) (
 			return nil, err
 		}
 		return b.Gaps(ctx, r)
+	case KindAudit:
+		var r AuditRequest
+		if err := decode(request, &r); err != nil {
+			return nil, err
+		}
+		return b.Audit(ctx, r)
+	case KindRecommend:
+		var r RecommendRequest
+		if err := decode(request, &r); err != nil {
+			return nil, err
+		}
+		return b.Recommend(ctx, r, jobID)
+	case KindContentMap:
+		var r ContentMapRequest
+		if err := decode(request, &r); err != nil {
+			return nil, err
+		}
+		return b.ContentMap(ctx, r)
 	}
 	return nil, fmt.Errorf("report: unknown kind %q: %w", kind, ErrBadJob)
 }

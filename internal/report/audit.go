@@ -1,0 +1,363 @@
+package report
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/contentapi/contentapi/internal/analysis"
+	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/crawler"
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// SiteUnreachable is the error code of an audit whose site answered neither over https nor
+// over http (or whose name does not resolve).
+const SiteUnreachable = "SITE_UNREACHABLE"
+
+// DefaultThinWords is the main-content word count under which a page is thin when
+// Builder.ThinWords is not set.
+const DefaultThinWords = 300
+
+// auditLanguage is the language titles are stemmed in for cannibalization; an audit request
+// names no market, so the provider's rankings are read for us/en.
+const (
+	auditCountry  = "us"
+	auditLanguage = "en"
+)
+
+// AuditPage is SPEC.md's audit page, plus its HTTP status, noindex flag and canonical URL
+// ("" when the page names none).
+type AuditPage struct {
+	URL             string `json:"url"` // final absolute URL, after redirects
+	Title           string `json:"title"`
+	WordCount       int    `json:"word_count"`
+	MetaDescription string `json:"meta_description"`
+	Status          int    `json:"status"`
+	Noindex         bool   `json:"noindex"`
+	Canonical       string `json:"canonical"`
+}
+
+// ThinPage is SPEC.md's thin-content item.
+type ThinPage struct {
+	URL       string `json:"url"`
+	WordCount int    `json:"word_count"`
+	Title     string `json:"title"`
+}
+
+// CannibalRisk is an audit's cannibalization entry: URLs are absolute. Recommendation is the
+// concrete advice (which URL to keep, which to merge and redirect); it is an addition to
+// SPEC.md's two fields.
+type CannibalRisk struct {
+	Keyword        string   `json:"keyword"`
+	URLs           []string `json:"urls"`
+	Recommendation string   `json:"recommendation"`
+}
+
+// PageError is a URL of the site that gave no HTML page: an error status, a fetch error,
+// a redirect to another site or a file that is not HTML. Status is null when no HTTP
+// answer came.
+type PageError struct {
+	URL    string `json:"url"`
+	Status *int   `json:"status"`
+	Error  string `json:"error"`
+}
+
+// AuditSummary sums an audit up; every number agrees with the lists of the answer.
+type AuditSummary struct {
+	Total                 int `json:"total"` // = pages_crawled
+	Thin                  int `json:"thin"`  // = len(thin_content)
+	CannibalizationIssues int `json:"cannibalization_issues"`
+	// AvgWords is the mean main-content word count of the counted pages, one decimal;
+	// null when no page was counted.
+	AvgWords *float64 `json:"avg_words"`
+}
+
+// AuditResult is the data of a content-audit answer. SPEC.md's fields come first; errors,
+// sitemaps, sitemap_errors, warnings and thin_threshold are additions.
+type AuditResult struct {
+	Domain               string                 `json:"domain"`
+	PagesCrawled         int                    `json:"pages_crawled"`
+	Pages                []AuditPage            `json:"pages"`
+	ThinContent          []ThinPage             `json:"thin_content"`
+	CannibalizationRisks []CannibalRisk         `json:"cannibalization_risks"`
+	Summary              AuditSummary           `json:"summary"`
+	Errors               []PageError            `json:"errors"`
+	Sitemaps             []string               `json:"sitemaps"`
+	SitemapErrors        []crawler.SitemapError `json:"sitemap_errors"`
+	Warnings             []string               `json:"warnings"`
+	ThinThreshold        int                    `json:"thin_threshold"`
+}
+
+// Audit crawls the site and reports its pages, thin content and cannibalization.
+//
+//   - pages_crawled and pages count the site's own pages that answered 2xx with HTML, one
+//     per final URL (two listed URLs redirecting to one page count once), sorted by URL.
+//     Error statuses, fetch errors, off-site redirects and non-HTML files are not content:
+//     they are listed under errors instead.
+//   - thin_content: counted pages with fewer main-content words than the threshold
+//     (Builder.ThinWords, default 300), thinnest first; noindex pages and pages whose
+//     canonical URL names another page are left out, since they are not meant to rank.
+//   - cannibalization_risks: analysis.FindCannibalization over titles and H1s of the
+//     counted pages plus the provider's rankings of the domain (us/en), with
+//     analysis.CannibalAdvice as recommendation. When the provider fails, the title rule
+//     alone is used and a warning says so.
+//   - summary.avg_words is the mean word count of the counted pages, one decimal.
+//
+// A domain the crawler refuses is a VALIDATION_ERROR; a site that does not answer is
+// SITE_UNREACHABLE. Both fail the job, which refunds it.
+func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error) {
+	maxPages := crawler.DefaultMaxPages
+	if r.MaxPages != nil {
+		maxPages = *r.MaxPages
+	}
+	res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, SitemapURL: r.SitemapURL, MaxPages: maxPages})
+	if err != nil {
+		return AuditResult{}, crawlFailure(r.Domain, err)
+	}
+	out := AuditResult{
+		Domain:               r.Domain,
+		Pages:                []AuditPage{},
+		ThinContent:          []ThinPage{},
+		CannibalizationRisks: []CannibalRisk{},
+		Errors:               []PageError{},
+		Sitemaps:             nonNil(res.Sitemaps),
+		SitemapErrors:        nonNil(res.SitemapErrors),
+		Warnings:             nonNil(slices.Clone(res.Warnings)),
+		ThinThreshold:        b.thinWords(),
+	}
+	site := splitPages(res)
+	if site.duplicates > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d URL(s) led to a page already audited (redirects or duplicates); each page is counted once", site.duplicates))
+	}
+	totalWords := 0
+	for _, p := range site.pages {
+		out.Pages = append(out.Pages, AuditPage{URL: p.FinalURL, Title: p.Title, WordCount: p.WordCount,
+			MetaDescription: p.MetaDescription, Status: p.Status, Noindex: p.Noindex, Canonical: p.Canonical})
+		totalWords += p.WordCount
+		if indexable(p) && p.WordCount < out.ThinThreshold {
+			out.ThinContent = append(out.ThinContent, ThinPage{URL: p.FinalURL, WordCount: p.WordCount, Title: p.Title})
+		}
+	}
+	slices.SortStableFunc(out.ThinContent, func(a, b ThinPage) int {
+		if c := cmp.Compare(a.WordCount, b.WordCount); c != 0 {
+			return c
+		}
+		return strings.Compare(a.URL, b.URL)
+	})
+	for _, p := range site.failed {
+		out.Errors = append(out.Errors, pageError(p))
+	}
+
+	ranked, err := b.Keywords.Ranked(ctx, keywords.RankedRequest{Domain: stripWWW(r.Domain), Country: auditCountry, Language: auditLanguage})
+	if err != nil {
+		if ctx.Err() != nil {
+			return AuditResult{}, fmt.Errorf("audit %s: ranked keywords: %w", r.Domain, err)
+		}
+		ranked = nil
+		out.Warnings = append(out.Warnings, "ranking data unavailable; cannibalization was judged from titles and headings only")
+	}
+	signals := site.signals()
+	for _, g := range analysis.FindCannibalization(signals, ranked, auditLanguage) {
+		_, advice := analysis.CannibalAdvice(g, signals, ranked)
+		out.CannibalizationRisks = append(out.CannibalizationRisks, CannibalRisk{Keyword: g.Keyword, URLs: g.URLs, Recommendation: advice})
+	}
+
+	out.PagesCrawled = len(out.Pages)
+	out.Summary = AuditSummary{Total: out.PagesCrawled, Thin: len(out.ThinContent),
+		CannibalizationIssues: len(out.CannibalizationRisks), AvgWords: mean1(totalWords, len(out.Pages))}
+	return out, nil
+}
+
+func (b *Builder) thinWords() int {
+	if b.ThinWords > 0 {
+		return b.ThinWords
+	}
+	return DefaultThinWords
+}
+
+// crawlFailure turns a crawl error into what the caller is told: a refused domain is a
+// VALIDATION_ERROR, a site that does not answer SITE_UNREACHABLE; cancellation and other
+// errors pass through.
+func crawlFailure(domain string, err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("crawl %s: %w", domain, err)
+	case errors.Is(err, crawler.ErrForbiddenAddress), errors.Is(err, crawler.ErrInvalidDomain):
+		return apperr.Invalid("domain %s cannot be crawled: it points to a private or reserved network address", domain)
+	case errors.Is(err, crawler.ErrSiteUnreachable), errors.Is(err, crawler.ErrUnresolvable):
+		return apperr.New(SiteUnreachable, "site %s could not be reached over https or http; check that the domain is spelled right and the site is up", domain)
+	}
+	return fmt.Errorf("crawl %s: %w", domain, err)
+}
+
+// crawlWarning is a short reason a crawl failed, for a warning of an answer that goes on
+// without it.
+func crawlWarning(domain string, err error) string {
+	switch {
+	case errors.Is(err, crawler.ErrForbiddenAddress), errors.Is(err, crawler.ErrInvalidDomain):
+		return fmt.Sprintf("%s was not crawled: it points to a private or reserved network address", domain)
+	case errors.Is(err, crawler.ErrSiteUnreachable), errors.Is(err, crawler.ErrUnresolvable):
+		return fmt.Sprintf("%s could not be reached over https or http", domain)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("%s could not be crawled in time", domain)
+	}
+	return fmt.Sprintf("%s could not be crawled", domain)
+}
+
+// crawledSite is a crawl's pages split into the site's HTML pages and the rest.
+type crawledSite struct {
+	pages      []crawler.Page // 2xx HTML pages of the site, one per final URL, sorted by it
+	failed     []crawler.Page // everything else, sorted by URL
+	duplicates int            // listed URLs that led to a page already in pages
+}
+
+// splitPages sorts a crawl's pages into the site's HTML pages and the others. A nil result
+// gives an empty site.
+func splitPages(res *crawler.Result) crawledSite {
+	var s crawledSite
+	if res == nil {
+		return s
+	}
+	all := slices.Clone(res.Pages)
+	slices.SortStableFunc(all, func(a, b crawler.Page) int {
+		if c := strings.Compare(finalURL(a), finalURL(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.URL, b.URL)
+	})
+	seen := make(map[string]bool)
+	for _, p := range all {
+		if !isContent(p) {
+			s.failed = append(s.failed, p)
+			continue
+		}
+		p.FinalURL = finalURL(p)
+		key := analysis.NormalizeURL(p.FinalURL)
+		if seen[key] {
+			s.duplicates++
+			continue
+		}
+		seen[key] = true
+		s.pages = append(s.pages, p)
+	}
+	slices.SortStableFunc(s.failed, func(a, b crawler.Page) int { return strings.Compare(a.URL, b.URL) })
+	return s
+}
+
+// isContent reports a page of the site that answered 2xx with an HTML document.
+func isContent(p crawler.Page) bool {
+	return p.Status/100 == 2 && p.Error == "" && !p.OffSite && isHTML(p.ContentType)
+}
+
+func isHTML(mediaType string) bool {
+	return mediaType == "text/html" || mediaType == "application/xhtml+xml"
+}
+
+func finalURL(p crawler.Page) string {
+	if p.FinalURL != "" {
+		return p.FinalURL
+	}
+	return p.URL
+}
+
+// indexable reports a content page meant to rank: not noindex, and not deferring to another
+// URL through its canonical link.
+func indexable(p crawler.Page) bool {
+	if p.Noindex {
+		return false
+	}
+	return p.Canonical == "" || analysis.NormalizeURL(p.Canonical) == analysis.NormalizeURL(finalURL(p))
+}
+
+// signals are the pages as analysis sees them. Pages that cannot rank are passed as
+// non-indexable, so ranking data pointing at them is ignored too.
+func (s crawledSite) signals() []analysis.PageSignal {
+	out := make([]analysis.PageSignal, 0, len(s.pages)+len(s.failed))
+	for _, p := range s.pages {
+		out = append(out, analysis.PageSignal{URL: p.FinalURL, Title: p.Title, H1: p.H1, Status: p.Status,
+			Noindex: !indexable(p), WordCount: p.WordCount})
+	}
+	for _, p := range s.failed {
+		if p.OffSite {
+			continue // its status is another site's
+		}
+		status := p.Status
+		if status/100 == 2 {
+			status = 0 // answered, but not with a page: not indexable content
+		}
+		out = append(out, analysis.PageSignal{URL: p.URL, Status: status})
+	}
+	return out
+}
+
+// titles are the titles and H1s of the site's indexable pages: what its content covers.
+func (s crawledSite) titles() []string {
+	var out []string
+	for _, p := range s.pages {
+		if !indexable(p) {
+			continue
+		}
+		for _, t := range []string{p.Title, p.H1} {
+			if strings.TrimSpace(t) != "" {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// urls are the final URLs of the site's pages.
+func (s crawledSite) urls() []string {
+	out := make([]string, len(s.pages))
+	for i, p := range s.pages {
+		out[i] = p.FinalURL
+	}
+	return out
+}
+
+func pageError(p crawler.Page) PageError {
+	e := PageError{URL: p.URL}
+	if p.Status > 0 {
+		status := p.Status
+		e.Status = &status
+	}
+	switch {
+	case p.OffSite:
+		e.Error = "redirects to another site: " + p.FinalURL
+	case p.Error != "":
+		e.Error = p.Error
+	case p.Status/100 != 2:
+		e.Error = fmt.Sprintf("HTTP %d %s", p.Status, http.StatusText(p.Status))
+	default:
+		ct := p.ContentType
+		if ct == "" {
+			ct = "unknown type"
+		}
+		e.Error = "not an HTML page (" + ct + ")"
+	}
+	e.Error = strings.TrimSpace(e.Error)
+	return e
+}
+
+// mean1 is sum/n rounded to one decimal, nil when n is 0.
+func mean1(sum, n int) *float64 {
+	if n == 0 {
+		return nil
+	}
+	v := math.Round(float64(sum)/float64(n)*10) / 10
+	return &v
+}
+
+// nonNil makes a nil slice empty, so it is written as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

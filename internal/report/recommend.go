@@ -1,0 +1,462 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/contentapi/contentapi/internal/analysis"
+	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/crawler"
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// Bounds of the data a content plan is built from.
+const (
+	// sitePages is how many of the domain's own pages a plan crawls (sitemap_pages and the
+	// content map's pages_found count at most this many).
+	sitePages = crawler.DefaultMaxPages
+	// competitorPages is how many pages of each competitor are crawled for headings.
+	competitorPages = 30
+	// ideasPerTopic is how many keyword ideas are asked for per focus topic.
+	ideasPerTopic = 50
+	// seedKeywords is how many of the domain's best-ranked keywords seed the ideas when no
+	// focus topic is given, and seedIdeas how many ideas they yield at most.
+	seedKeywords = 10
+	seedIdeas    = 100
+	// parallelParts bounds the crawls and provider calls a plan runs at once.
+	parallelParts = 6
+)
+
+// RecommendationRecord is SPEC.md's recommendation in content recommend's shape, plus cpc,
+// current_position (the domain's position, null when not ranking) and competitor_positions.
+type RecommendationRecord struct {
+	Priority            int                `json:"priority"`
+	Title               string             `json:"title"`
+	TargetKeyword       string             `json:"target_keyword"`
+	SearchVolume        *int64             `json:"search_volume"`
+	Difficulty          *float64           `json:"keyword_difficulty"`
+	OpportunityScore    int                `json:"opportunity_score"`
+	SearchIntent        string             `json:"search_intent"`
+	Outline             []analysis.Section `json:"outline"`
+	RelatedKeywords     []string           `json:"related_keywords"`
+	CPC                 *float64           `json:"cpc"`
+	CurrentPosition     *int               `json:"current_position"`
+	CompetitorPositions map[string]int     `json:"competitor_positions"`
+}
+
+// CannibalEntry is content recommend's cannibalization entry: URLs are site-relative paths
+// and Recommendation says which to keep and which to merge and redirect.
+type CannibalEntry struct {
+	Keyword        string   `json:"keyword"`
+	URLs           []string `json:"urls"`
+	Recommendation string   `json:"recommendation"`
+}
+
+// RecommendResult is the data of a content-recommend answer; warnings and source are
+// additions to SPEC.md's fields.
+type RecommendResult struct {
+	PlanID               string                 `json:"plan_id"`
+	Domain               string                 `json:"domain"`
+	ExistingKeywords     int                    `json:"existing_keywords"`
+	SitemapPages         int                    `json:"sitemap_pages"`
+	Recommendations      []RecommendationRecord `json:"recommendations"`
+	Cannibalization      []CannibalEntry        `json:"cannibalization"`
+	TotalRecommendations int                    `json:"total_recommendations"`
+	Warnings             []string               `json:"warnings"`
+	Source               string                 `json:"source"`
+}
+
+// Recommend builds a content plan for the domain. planID names it (the job's id).
+//
+// Candidates are the provider's keyword ideas for each focus topic (or, without focus
+// topics, ideas seeded from the domain's 10 best-ranked keywords) and the competitor gaps,
+// merged, clustered, one candidate per cluster. Each candidate gets the H2s of the
+// competitors' crawled pages (30 per competitor) whose title, H1 or URL path carries the
+// keyword's stems. analysis.Recommend then drops keywords the domain ranks #1–3 for and
+// topics one of its crawled pages (title or H1) already covers, and ranks the rest, focus
+// topics boosted.
+//
+//   - existing_keywords counts every keyword the domain ranks for.
+//   - sitemap_pages counts the domain's own HTML pages the crawl found (sitemap URLs, or
+//     linked pages without a sitemap), at most 100.
+//   - total_recommendations is the number of recommendations returned (at most limit).
+//   - cannibalization comes from the crawl's titles and H1s and the ranking data, with
+//     site-relative paths and analysis.CannibalAdvice's advice.
+//
+// A site that cannot be crawled, a competitor that cannot be crawled and failing gap data
+// only add warnings. Failing ranking data fails the call (without it, keywords the domain
+// already owns could be recommended), and so do keyword ideas failing for every topic.
+// With no focus topic, no ranking data and no gap, there is nothing to start from: a
+// VALIDATION_ERROR asks for focus_topics.
+func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID string) (RecommendResult, error) {
+	sr := strategyRequest{Domain: r.Domain, FocusTopics: r.FocusTopics, BrandContext: r.BrandContext,
+		Competitors: r.Competitors, Country: r.Country, Language: r.Language, Limit: limitOf(r.Limit, 10)}
+	g, err := b.gather(ctx, sr, true)
+	if err != nil {
+		return RecommendResult{}, err
+	}
+	if g.rankedErr != nil {
+		return RecommendResult{}, fmt.Errorf("recommend %s: ranked keywords: %w", r.Domain, g.rankedErr)
+	}
+	if g.ideasErr != nil {
+		return RecommendResult{}, fmt.Errorf("recommend %s: keyword ideas: %w", r.Domain, g.ideasErr)
+	}
+	p := b.plan(sr, g)
+	if len(p.keywords) == 0 && len(r.FocusTopics) == 0 && len(g.ranked) == 0 {
+		if g.gapsErr != nil {
+			return RecommendResult{}, fmt.Errorf("recommend %s: keyword gaps: %w", r.Domain, g.gapsErr)
+		}
+		return RecommendResult{}, apperr.Invalid("focus_topics is required: there is no ranking data for %s to start from", r.Domain)
+	}
+	warnings := g.warnings()
+	if len(p.keywords) == 0 {
+		warnings = append(warnings, fmt.Sprintf("no keyword data found for these topics in market %s/%s", r.Country, r.Language))
+	}
+
+	out := RecommendResult{
+		PlanID:           planID,
+		Domain:           r.Domain,
+		ExistingKeywords: len(g.ranked),
+		SitemapPages:     len(g.site.pages),
+		Recommendations:  make([]RecommendationRecord, 0, len(p.recs)),
+		Cannibalization:  []CannibalEntry{},
+		Warnings:         warnings,
+		Source:           b.Keywords.Name(),
+	}
+	for _, rec := range p.recs {
+		out.Recommendations = append(out.Recommendations, recommendationRecord(rec))
+	}
+	out.TotalRecommendations = len(out.Recommendations)
+
+	signals := g.site.signals()
+	for _, grp := range analysis.FindCannibalization(signals, g.ranked, r.Language) {
+		_, advice := analysis.CannibalAdvice(grp, signals, g.ranked)
+		paths := make([]string, len(grp.URLs))
+		for i, u := range grp.URLs {
+			paths[i] = analysis.RelativePath(u)
+		}
+		out.Cannibalization = append(out.Cannibalization, CannibalEntry{Keyword: grp.Keyword, URLs: paths, Recommendation: advice})
+	}
+	return out, nil
+}
+
+func recommendationRecord(rec analysis.Recommendation) RecommendationRecord {
+	k := rec.TargetKeyword
+	out := RecommendationRecord{
+		Priority:            rec.Priority,
+		Title:               rec.Title,
+		TargetKeyword:       k.Keyword,
+		SearchVolume:        k.SearchVolume,
+		Difficulty:          k.Difficulty,
+		OpportunityScore:    rec.OpportunityScore,
+		SearchIntent:        rec.Intent,
+		Outline:             make([]analysis.Section, len(rec.Outline)),
+		RelatedKeywords:     nonNil(rec.Related),
+		CPC:                 k.CPC,
+		CompetitorPositions: map[string]int{},
+	}
+	for i, s := range rec.Outline {
+		out.Outline[i] = analysis.Section{H2: s.H2, TalkingPoints: nonNil(s.TalkingPoints)}
+	}
+	if rec.Position > 0 {
+		pos := rec.Position
+		out.CurrentPosition = &pos
+	}
+	for d, p := range rec.CompetitorPositions {
+		out.CompetitorPositions[d] = p
+	}
+	return out
+}
+
+func limitOf(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// strategyRequest is what content recommend and the content map have in common.
+type strategyRequest struct {
+	Domain       string
+	FocusTopics  []string
+	BrandContext string
+	Competitors  []string
+	Country      string
+	Language     string
+	Limit        int
+}
+
+// gathered is everything a plan is built from, with the failure of each part.
+type gathered struct {
+	site    crawledSite
+	siteErr error
+
+	ranked    []keywords.Ranking
+	rankedErr error
+
+	// ideasTried says whether ideas were asked for (focus topics, or seeds from rankings).
+	ideasTried bool
+	ideas      []keywords.Keyword
+	ideasErr   error    // set when every ideas request failed
+	ideasWarn  []string // topics whose ideas failed while others worked
+
+	gapsTried bool
+	gaps      []keywords.Gap
+	gapsErr   error
+
+	competitorPages []crawler.Page // content pages of every competitor crawled
+	competitorWarn  []string
+}
+
+// warnings says what the answer lacks because a part failed. Provider errors are named by
+// part only: their text may carry the provider's internals.
+func (g *gathered) warnings() []string {
+	out := []string{}
+	if g.siteErr != nil {
+		out = append(out, crawlWarning(domainOfErr(g.siteErr), g.siteErr)+"; the plan was made without its pages")
+	}
+	if g.rankedErr != nil {
+		out = append(out, "ranking data is unavailable: current rankings are missing")
+	}
+	if g.ideasErr != nil {
+		out = append(out, "keyword ideas are unavailable")
+	}
+	out = append(out, g.ideasWarn...)
+	if g.gapsErr != nil {
+		out = append(out, "competitor gap data is unavailable: competitor keywords are missing")
+	}
+	out = append(out, g.competitorWarn...)
+	return out
+}
+
+// siteError carries the crawled domain with the crawl's error, for its warning.
+type siteError struct {
+	domain string
+	err    error
+}
+
+func (e *siteError) Error() string { return fmt.Sprintf("crawl %s: %v", e.domain, e.err) }
+func (e *siteError) Unwrap() error { return e.err }
+
+func domainOfErr(err error) string {
+	var se *siteError
+	if errors.As(err, &se) {
+		return se.domain
+	}
+	return "the site"
+}
+
+// gather runs the parts of a plan concurrently: the domain's crawl, its rankings (then, with
+// no focus topic, ideas seeded from them), ideas for each focus topic, the competitor gaps
+// and, when withCompetitorPages, a crawl of each competitor. A part's failure is recorded,
+// not returned; only a cancelled ctx is an error.
+func (b *Builder) gather(ctx context.Context, r strategyRequest, withCompetitorPages bool) (*gathered, error) {
+	g := &gathered{}
+	var eg errgroup.Group
+	eg.SetLimit(parallelParts)
+
+	eg.Go(func() error {
+		res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, MaxPages: sitePages})
+		if err != nil {
+			g.siteErr = &siteError{domain: r.Domain, err: err}
+			return nil
+		}
+		g.site = splitPages(res)
+		return nil
+	})
+
+	seeded := len(r.FocusTopics) == 0
+	eg.Go(func() error {
+		ranked, err := b.Keywords.Ranked(ctx, keywords.RankedRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language})
+		if err != nil {
+			g.rankedErr = err
+			return nil
+		}
+		g.ranked = ranked
+		if !seeded || len(ranked) == 0 {
+			return nil
+		}
+		var seeds []string
+		for _, rk := range ranked {
+			if len(seeds) == seedKeywords {
+				break
+			}
+			if !slices.Contains(seeds, rk.Keyword.Keyword) {
+				seeds = append(seeds, rk.Keyword.Keyword)
+			}
+		}
+		ideas, err := b.Keywords.Ideas(ctx, keywords.IdeasRequest{Seeds: seeds, Country: r.Country, Language: r.Language, Limit: seedIdeas})
+		g.ideasTried = true
+		if err != nil {
+			g.ideasErr = err
+			return nil
+		}
+		g.ideas = ideas
+		return nil
+	})
+
+	if len(r.Competitors) > 0 {
+		g.gapsTried = true
+		eg.Go(func() error {
+			gaps, err := b.gaps(ctx, r.Domain, r.Competitors, r.Country, r.Language)
+			if err != nil {
+				g.gapsErr = err
+				return nil
+			}
+			g.gaps = gaps
+			return nil
+		})
+	}
+
+	topicIdeas := make([][]keywords.Keyword, len(r.FocusTopics))
+	topicErrs := make([]error, len(r.FocusTopics))
+	for i, topic := range r.FocusTopics {
+		eg.Go(func() error {
+			topicIdeas[i], topicErrs[i] = b.Keywords.Ideas(ctx, keywords.IdeasRequest{Topic: topic, Country: r.Country,
+				Language: r.Language, Limit: ideasPerTopic})
+			return nil
+		})
+	}
+
+	var competitorResults []*crawler.Result
+	var competitorErrs []error
+	if withCompetitorPages {
+		competitorResults = make([]*crawler.Result, len(r.Competitors))
+		competitorErrs = make([]error, len(r.Competitors))
+		for i, c := range r.Competitors {
+			eg.Go(func() error {
+				competitorResults[i], competitorErrs[i] = b.Crawler.Crawl(ctx, crawler.Request{Domain: c, MaxPages: competitorPages})
+				return nil
+			})
+		}
+	}
+	_ = eg.Wait() // every part records its own error
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("plan for %s: %w", r.Domain, err)
+	}
+
+	if !seeded {
+		g.ideasTried = true
+		var failed []error
+		for i, topic := range r.FocusTopics {
+			if topicErrs[i] != nil {
+				failed = append(failed, topicErrs[i])
+				g.ideasWarn = append(g.ideasWarn, fmt.Sprintf("keyword ideas for %q are unavailable", topic))
+				continue
+			}
+			g.ideas = append(g.ideas, topicIdeas[i]...)
+		}
+		if len(failed) == len(r.FocusTopics) {
+			g.ideasErr = errors.Join(failed...)
+			g.ideasWarn = nil
+		}
+	}
+	for i, c := range r.Competitors {
+		if !withCompetitorPages {
+			break
+		}
+		if competitorErrs[i] != nil {
+			g.competitorWarn = append(g.competitorWarn, crawlWarning("competitor "+c, competitorErrs[i])+"; its headings are not used")
+			continue
+		}
+		cs := splitPages(competitorResults[i])
+		for _, p := range cs.pages {
+			if indexable(p) {
+				g.competitorPages = append(g.competitorPages, p)
+			}
+		}
+		if len(cs.pages) == 0 {
+			g.competitorWarn = append(g.competitorWarn, fmt.Sprintf("competitor %s gave no page to read headings from", c))
+		}
+	}
+	return g, nil
+}
+
+// strategy is a plan: the distinct keywords considered and the recommendations made.
+type strategy struct {
+	keywords []keywords.Keyword
+	recs     []analysis.Recommendation
+}
+
+// plan turns gathered data into recommendations (see Recommend).
+func (b *Builder) plan(r strategyRequest, g *gathered) strategy {
+	lang := r.Language
+	merged := analysis.MergeKeywords(lang, g.ideas, analysis.GapKeywords(g.gaps))
+	clusters := analysis.ClusterKeywords(merged, analysis.ClusterOptions{Language: lang})
+	cands := analysis.CandidatesFromClusters(clusters, g.gaps, lang)
+	if len(g.competitorPages) > 0 {
+		pages := newHeadingIndex(g.competitorPages, lang)
+		for i := range cands {
+			cands[i].CompetitorH2s = pages.h2sFor(cands[i].Keyword.Keyword)
+		}
+	}
+	site := analysis.Site{Rankings: g.ranked, PageTitles: g.site.titles(), Language: lang, Year: b.now().Year()}
+	return strategy{keywords: merged, recs: analysis.Recommend(cands, site, r.BrandContext, r.FocusTopics, r.Limit)}
+}
+
+// headingIndex finds competitor pages about a keyword.
+type headingIndex struct {
+	lang  string
+	pages []crawler.Page
+	stems []map[string]bool // per page: stems of its title, H1 and URL path
+}
+
+func newHeadingIndex(pages []crawler.Page, lang string) headingIndex {
+	x := headingIndex{lang: lang, pages: pages, stems: make([]map[string]bool, len(pages))}
+	for i, p := range pages {
+		set := make(map[string]bool)
+		for _, s := range analysis.Stems(p.Title+" "+p.H1+" "+pathWords(p.FinalURL), lang) {
+			set[s] = true
+		}
+		x.stems[i] = set
+	}
+	return x
+}
+
+// h2sFor returns the H2s of the pages that target keyword: their title, H1 and URL path
+// together carry at least three quarters of the keyword's distinct stems (all of them for
+// keywords of up to three stems).
+func (x headingIndex) h2sFor(keyword string) []string {
+	kw := analysis.Stems(keyword, x.lang)
+	slices.Sort(kw)
+	kw = slices.Compact(kw)
+	if len(kw) == 0 {
+		return nil
+	}
+	need := (3*len(kw) + 3) / 4
+	var out []string
+	for i, p := range x.pages {
+		shared := 0
+		for _, s := range kw {
+			if x.stems[i][s] {
+				shared++
+			}
+		}
+		if shared >= need {
+			out = append(out, p.H2s...)
+		}
+	}
+	return out
+}
+
+// pathWords is a URL's path with separators turned into spaces ("/blog/cold-brew_ratio" →
+// "blog cold brew ratio").
+func pathWords(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '/', '-', '_', '.', '+', '%':
+			return ' '
+		}
+		return r
+	}, u.Path)
+}
