@@ -10,12 +10,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
+	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/config"
+	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/postgres"
+	"github.com/contentapi/contentapi/internal/report"
 	"github.com/contentapi/contentapi/jobs"
 )
 
@@ -48,18 +53,42 @@ func run(ctx context.Context) error {
 	redisOpt := asynq.RedisClientOpt{Addr: ropt.Addr, Username: ropt.Username, Password: ropt.Password,
 		DB: ropt.DB, TLSConfig: ropt.TLSConfig}
 
+	rdb, err := cfg.ConnectRedis(ctx)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+
 	clk := clock.Real{}
 	ledger := credits.NewLedger(pool, clk)
+	ledger.OnChange(func(ctx context.Context, id uuid.UUID) {
+		if err := auth.AccountChanged(ctx, rdb, id); err != nil {
+			log.Warn("account change not pushed; cached usage may lag up to 30s", "account_id", id, "err", err)
+		}
+	})
+	provider, err := keywordProvider(cfg, pool, rdb, log)
+	if err != nil {
+		return err
+	}
+	asynqClient := asynq.NewClientFromRedisClient(rdb)
+	queue := &jobs.Queue{Client: asynqClient, Timeout: cfg.JobTimeout, MaxRetry: cfg.JobMaxAttempts}
+	jobService := job.NewService(pool, ledger, clk, queue, job.NewSignals(rdb), cfg.JobConfig(), log)
+	builder := &report.Builder{Keywords: provider, Crawler: crawler.New(cfg.CrawlerConfig()), Clock: clk,
+		ThinWords: cfg.ThinContentWords}
+
 	mux := asynq.NewServeMux()
 	(&jobs.Maintenance{Ledger: ledger, Log: log}).Register(mux)
+	(&jobs.Analysis{Jobs: jobService, Runner: builder, MaxAttempts: cfg.JobMaxAttempts, Log: log}).Register(mux)
 
 	srv := asynq.NewServer(redisOpt, asynq.Config{
 		Concurrency:     cfg.WorkerConcurrency,
 		Queues:          jobs.Queues,
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		// asynq polls empty queues; its 1 s default would add up to a second to every call.
-		TaskCheckInterval: 2 * time.Millisecond,
-		Logger:            asynqLogger{log},
+		TaskCheckInterval:        cfg.WorkerPollInterval,
+		DelayedTaskCheckInterval: 500 * time.Millisecond,
+		RetryDelayFunc:           retryDelay(cfg.JobRetryDelay),
+		Logger:                   asynqLogger{log},
 	})
 	sched := asynq.NewScheduler(redisOpt, &asynq.SchedulerOpts{Logger: asynqLogger{log}})
 	if _, err := sched.Register("@every 1m", jobs.NewRenewPeriodsTask()); err != nil {
@@ -73,7 +102,10 @@ func run(ctx context.Context) error {
 		return fmt.Errorf("scheduler: %w", err)
 	}
 	log.Info("worker running", "concurrency", cfg.WorkerConcurrency)
+	sweepDone := make(chan struct{})
+	go func() { defer close(sweepDone); sweep(ctx, jobService, cfg.JobSweepInterval, log) }()
 	<-ctx.Done()
+	<-sweepDone
 	log.Info("shutting down: finishing tasks in flight", "timeout", cfg.ShutdownTimeout.String())
 	sched.Shutdown()
 	srv.Shutdown()

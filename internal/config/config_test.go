@@ -17,6 +17,10 @@ func TestDefaults(t *testing.T) {
 		c.CrawlerAllowPrivate || c.ThinContentWords != 300 || c.KeywordCacheTTL != 24*time.Hour {
 		t.Fatalf("defaults %+v", c)
 	}
+	if c.JobMaxAttempts != 3 || c.JobStaleAfter != 90*time.Second || c.JobTimeout != 10*time.Minute ||
+		c.JobSweepInterval != 15*time.Second || c.JobRetryDelay != 2*time.Second || c.WorkerPollInterval != 2*time.Millisecond {
+		t.Fatalf("job defaults %+v", c)
+	}
 	if c.BillingConfigured() {
 		t.Fatal("billing configured without keys")
 	}

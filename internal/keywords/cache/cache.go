@@ -1,0 +1,174 @@
+// Package cache wraps a keyword provider with a Redis cache, so a question asked again
+// within the TTL costs the operator nothing. Answers are stored as JSON under
+//
+//	keywords:v1:<provider name>:<method>:<hex SHA-256 of the request's JSON>
+//
+// Unknown metrics (nil) are stored as null and come back nil. Errors are never cached.
+// Redis is an optimisation only: when it fails the provider answers, and the failure is
+// logged.
+package cache
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// KeyPrefix starts every cache key; its version changes when the stored format does.
+const KeyPrefix = "keywords:v1:"
+
+// DefaultRedisTimeout bounds each Redis call, so a stalled Redis delays an answer by at most
+// this much before the provider is asked.
+const DefaultRedisTimeout = time.Second
+
+// Provider is a keywords.Provider answering from Redis when it can.
+type Provider struct {
+	next    keywords.Provider
+	rdb     redis.UniversalClient
+	ttl     time.Duration
+	timeout time.Duration
+	log     *slog.Logger
+
+	hits, misses atomic.Uint64
+}
+
+var _ keywords.Provider = (*Provider)(nil)
+
+// Option configures a Provider.
+type Option func(*Provider)
+
+// WithLogger logs Redis failures to l; without it they are discarded.
+func WithLogger(l *slog.Logger) Option { return func(p *Provider) { p.log = l } }
+
+// WithRedisTimeout bounds each Redis call (default DefaultRedisTimeout).
+func WithRedisTimeout(d time.Duration) Option { return func(p *Provider) { p.timeout = d } }
+
+// New caches p's answers in rdb for ttl; a ttl of 0 (or less) disables the cache.
+func New(p keywords.Provider, rdb redis.UniversalClient, ttl time.Duration, opts ...Option) *Provider {
+	c := &Provider{next: p, rdb: rdb, ttl: ttl, timeout: DefaultRedisTimeout}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Name is the wrapped provider's name: the cache is transparent.
+func (p *Provider) Name() string { return p.next.Name() }
+
+// Hits counts answers served from Redis.
+func (p *Provider) Hits() uint64 { return p.hits.Load() }
+
+// Misses counts answers the provider had to give (Redis had none, or failed).
+func (p *Provider) Misses() uint64 { return p.misses.Load() }
+
+// idea is the stored form of an idea: Keyword hides Relevance from JSON, the cache keeps it.
+type idea struct {
+	keywords.Keyword
+	Relevance float64 `json:"relevance"`
+}
+
+// Ideas answers from the cache or from the provider.
+func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
+	stored, err := through(ctx, p, "ideas", req, func() ([]idea, error) {
+		ks, err := p.next.Ideas(ctx, req)
+		if err != nil || ks == nil {
+			return nil, err
+		}
+		out := make([]idea, len(ks))
+		for i, k := range ks {
+			out[i] = idea{Keyword: k, Relevance: k.Relevance}
+		}
+		return out, nil
+	})
+	if err != nil || stored == nil {
+		return nil, err
+	}
+	out := make([]keywords.Keyword, len(stored))
+	for i, s := range stored {
+		out[i] = s.Keyword
+		out[i].Relevance = s.Relevance
+	}
+	return out, nil
+}
+
+// Ranked answers from the cache or from the provider.
+func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]keywords.Ranking, error) {
+	return through(ctx, p, "ranked", req, func() ([]keywords.Ranking, error) { return p.next.Ranked(ctx, req) })
+}
+
+// Gaps answers from the cache or from the provider.
+func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) ([]keywords.Gap, error) {
+	return through(ctx, p, "gaps", req, func() ([]keywords.Gap, error) { return p.next.Gaps(ctx, req) })
+}
+
+// Key returns the Redis key of a request to the named provider's method.
+func Key(provider, method string, req any) (string, error) {
+	b, err := json.Marshal(req) // struct fields in declaration order: canonical
+	if err != nil {
+		return "", fmt.Errorf("cache: encode request: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return KeyPrefix + provider + ":" + method + ":" + hex.EncodeToString(sum[:]), nil
+}
+
+// through returns the cached answer for req, or loads it and stores it.
+func through[T any](ctx context.Context, p *Provider, method string, req any, load func() (T, error)) (T, error) {
+	if p.ttl <= 0 || p.rdb == nil {
+		return load()
+	}
+	key, err := Key(p.next.Name(), method, req)
+	if err != nil {
+		return load()
+	}
+	rctx, cancel := context.WithTimeout(ctx, p.timeout)
+	b, err := p.rdb.Get(rctx, key).Bytes()
+	cancel()
+	redisUp := true
+	switch {
+	case err == nil:
+		var v T
+		jerr := json.Unmarshal(b, &v)
+		if jerr == nil {
+			p.hits.Add(1)
+			return v, nil
+		}
+		p.log.WarnContext(ctx, "keyword cache: undecodable entry, asking the provider", "key", key, "error", jerr)
+	case errors.Is(err, redis.Nil):
+	default:
+		redisUp = false
+		if ctx.Err() != nil { // the caller gave up, not Redis
+			var zero T
+			return zero, ctx.Err()
+		}
+		p.log.WarnContext(ctx, "keyword cache: redis get failed, asking the provider", "key", key, "error", err)
+	}
+	p.misses.Add(1)
+	v, err := load()
+	if err != nil || !redisUp {
+		return v, err
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		p.log.WarnContext(ctx, "keyword cache: encode answer", "key", key, "error", err)
+		return v, nil
+	}
+	rctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), p.timeout)
+	defer cancel()
+	if err := p.rdb.Set(rctx, key, data, p.ttl).Err(); err != nil {
+		p.log.WarnContext(ctx, "keyword cache: redis set failed", "key", key, "error", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,273 @@
+// Package local is the keyword provider over the service's own PostgreSQL tables
+// keyword_metrics and domain_rankings, filled by the CSV importers and the sample set.
+package local
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/net/idna"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// Name is the provider's name.
+const Name = "local"
+
+// DefaultIdeasLimit is the number of ideas returned when a request sets no limit.
+const DefaultIdeasLimit = 50
+
+// Provider answers keyword questions from PostgreSQL.
+type Provider struct {
+	pool *pgxpool.Pool
+}
+
+var _ keywords.Provider = (*Provider)(nil)
+
+// New returns a provider reading the pool's keyword tables.
+func New(pool *pgxpool.Pool) *Provider { return &Provider{pool: pool} }
+
+// Name reports "local".
+func (p *Provider) Name() string { return Name }
+
+// ideasSQL finds keywords for a list of terms (the topic and/or the seeds) in one query.
+// A keyword matches a term when it is the term itself, when its stemmed words contain the
+// term's (full-text search with the language's configuration), or when it is
+// trigram-similar to the term (pg_trgm's % operator, similarity ≥ 0.3 by default).
+// Its relevance is its best score over the terms:
+//
+//	relevance = 2 × (keyword is the term) + ts_rank(tsv, query) + similarity(keyword, term)
+//
+// so exact seeds come first, then keywords sharing the term's words, closer phrasings
+// before longer ones; ties go to the higher search volume.
+const ideasSQL = `
+WITH terms AS (
+    SELECT t.term,
+           keyword_normalize(t.term) AS norm,
+           websearch_to_tsquery(keyword_ts_config($2), t.term) AS tsq
+    FROM unnest($3::text[]) AS t(term)
+), matched AS (
+    SELECT k.keyword_norm,
+           max(CASE WHEN k.keyword_norm = terms.norm THEN 2 ELSE 0 END
+               + ts_rank(k.tsv, terms.tsq)
+               + similarity(k.keyword, terms.term)) AS relevance
+    FROM terms
+    JOIN keyword_metrics k
+      ON k.country = $1 AND k.language = $2
+     AND (k.keyword_norm = terms.norm OR k.tsv @@ terms.tsq OR k.keyword % terms.term)
+    GROUP BY k.keyword_norm
+)
+SELECT k.keyword, k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
+       k.search_intent, k.serp_urls, m.relevance
+FROM matched m
+JOIN keyword_metrics k ON k.country = $1 AND k.language = $2 AND k.keyword_norm = m.keyword_norm
+ORDER BY m.relevance DESC, k.search_volume DESC NULLS LAST, k.keyword_norm
+LIMIT $4`
+
+// Ideas returns keywords matching the topic or seeds, most relevant first, at most
+// req.Limit (DefaultIdeasLimit when 0). Seeds and topic together are searched as one list.
+func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
+	country, language := Market(req.Country, req.Language)
+	terms := make([]string, 0, len(req.Seeds)+1)
+	seen := make(map[string]bool)
+	for _, t := range append(append([]string{}, req.Seeds...), req.Topic) {
+		t = CleanKeyword(t)
+		if t == "" || seen[strings.ToLower(t)] {
+			continue
+		}
+		seen[strings.ToLower(t)] = true
+		terms = append(terms, t)
+	}
+	out := []keywords.Keyword{}
+	if len(terms) == 0 {
+		return out, nil
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = DefaultIdeasLimit
+	}
+	rows, err := p.pool.Query(ctx, ideasSQL, country, language, terms, limit)
+	if err != nil {
+		return nil, fmt.Errorf("local: ideas: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k keywords.Keyword
+		var intent *string
+		if err := rows.Scan(&k.Keyword, &k.SearchVolume, &k.Difficulty, &k.CPC, &k.Competition,
+			&intent, &k.SERPURLs, &k.Relevance); err != nil {
+			return nil, fmt.Errorf("local: ideas: %w", err)
+		}
+		if intent != nil {
+			k.Intent = *intent
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("local: ideas: %w", err)
+	}
+	return out, nil
+}
+
+const rankedSQL = `
+SELECT r.keyword, k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
+       k.search_intent, k.serp_urls, r.position, r.url
+FROM domain_rankings r
+LEFT JOIN keyword_metrics k
+       ON k.country = r.country AND k.language = r.language AND k.keyword_norm = r.keyword_norm
+WHERE r.domain = $1 AND r.country = $2 AND r.language = $3
+ORDER BY r.position, k.search_volume DESC NULLS LAST, r.keyword_norm
+LIMIT $4`
+
+// Ranked returns the keywords the domain ranks for, best position first; Limit 0 returns
+// all of them. Metrics the keyword table does not have stay nil.
+func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]keywords.Ranking, error) {
+	country, language := Market(req.Country, req.Language)
+	out := []keywords.Ranking{}
+	domain := NormalizeDomain(req.Domain)
+	if domain == "" {
+		return out, nil
+	}
+	var limit *int // NULL: no limit
+	if req.Limit > 0 {
+		limit = &req.Limit
+	}
+	rows, err := p.pool.Query(ctx, rankedSQL, domain, country, language, limit)
+	if err != nil {
+		return nil, fmt.Errorf("local: ranked: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r keywords.Ranking
+		var intent, u *string
+		if err := rows.Scan(&r.Keyword.Keyword, &r.SearchVolume, &r.Difficulty, &r.CPC, &r.Competition,
+			&intent, &r.SERPURLs, &r.Position, &u); err != nil {
+			return nil, fmt.Errorf("local: ranked: %w", err)
+		}
+		if intent != nil {
+			r.Intent = *intent
+		}
+		if u != nil {
+			r.URL = *u
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("local: ranked: %w", err)
+	}
+	return out, nil
+}
+
+// gapsSQL finds, in one pass, the keywords that at least one competitor ($4) ranks for
+// and the domain ($3) does not, with every competitor's position as a JSON object.
+const gapsSQL = `
+WITH comp AS (
+    SELECT r.keyword_norm,
+           min(r.keyword) AS keyword,
+           jsonb_object_agg(r.domain, r.position) AS positions
+    FROM domain_rankings r
+    WHERE r.country = $1 AND r.language = $2 AND r.domain = ANY($4::text[])
+      AND NOT EXISTS (
+          SELECT 1 FROM domain_rankings d
+          WHERE d.domain = $3 AND d.country = r.country AND d.language = r.language
+            AND d.keyword_norm = r.keyword_norm)
+    GROUP BY r.keyword_norm
+)
+SELECT coalesce(k.keyword, comp.keyword), k.search_volume, k.keyword_difficulty, k.cpc,
+       k.competition, k.search_intent, k.serp_urls, comp.positions
+FROM comp
+LEFT JOIN keyword_metrics k
+       ON k.country = $1 AND k.language = $2 AND k.keyword_norm = comp.keyword_norm
+ORDER BY k.search_volume DESC NULLS LAST, comp.keyword_norm`
+
+// Gaps returns every keyword a named competitor ranks for and the domain does not,
+// highest search volume first (unknown volumes last), then alphabetically.
+func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) ([]keywords.Gap, error) {
+	country, language := Market(req.Country, req.Language)
+	out := []keywords.Gap{}
+	domain := NormalizeDomain(req.Domain)
+	var competitors []string
+	for _, c := range req.Competitors {
+		c = NormalizeDomain(c)
+		if c != "" && c != domain && !slices.Contains(competitors, c) {
+			competitors = append(competitors, c)
+		}
+	}
+	if len(competitors) == 0 {
+		return out, nil
+	}
+	rows, err := p.pool.Query(ctx, gapsSQL, country, language, domain, competitors)
+	if err != nil {
+		return nil, fmt.Errorf("local: gaps: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g keywords.Gap
+		var intent *string
+		if err := rows.Scan(&g.Keyword.Keyword, &g.SearchVolume, &g.Difficulty, &g.CPC, &g.Competition,
+			&intent, &g.SERPURLs, &g.CompetitorPositions); err != nil {
+			return nil, fmt.Errorf("local: gaps: %w", err)
+		}
+		if intent != nil {
+			g.Intent = *intent
+		}
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("local: gaps: %w", err)
+	}
+	return out, nil
+}
+
+// Market returns the lower-case country and language codes, us/en when empty; "gb" becomes
+// "uk", the API's code for the United Kingdom.
+func Market(country, language string) (string, string) {
+	country = strings.ToLower(strings.TrimSpace(country))
+	language = strings.ToLower(strings.TrimSpace(language))
+	if country == "" {
+		country = "us"
+	}
+	if country == "gb" {
+		country = "uk"
+	}
+	if language == "" {
+		language = "en"
+	}
+	return country, language
+}
+
+// NormalizeDomain reduces a domain, host or URL to its lower-case ASCII (IDNA) host without
+// a port, a trailing dot or a leading "www.": "https://WWW.Example.com/path" is "example.com".
+// Importers and queries both use it so that the two always agree.
+func NormalizeDomain(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if ascii, err := idna.Lookup.ToASCII(host); err == nil {
+		host = ascii
+	}
+	for strings.HasPrefix(host, "www.") {
+		host = strings.TrimPrefix(host, "www.")
+	}
+	return host
+}
+
+// CleanKeyword trims a keyword and collapses each run of white space to one space, keeping
+// its case; keyword_normalize in SQL then only has to lower-case it.
+func CleanKeyword(s string) string {
+	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
+}
