@@ -23,7 +23,8 @@ run: build ## run API and worker against local PostgreSQL and Redis (creates and
 	$(BIN)/api & \
 	wait
 
-test: ## run all tests against the local PostgreSQL and Redis
+test: ## run all tests against the local PostgreSQL and Redis (installs the pinned stripe-mock)
+	test -x "$$($(GO) env GOPATH)/bin/stripe-mock" || $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m ./...
 

@@ -15,6 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/contentapi/contentapi/internal/auth"
+	"github.com/contentapi/contentapi/internal/billing"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/internal/crawler"
@@ -72,6 +73,7 @@ func run(ctx context.Context) error {
 		}
 	})
 	accounts := auth.NewAccounts(pool, ledger, clk, gate)
+	billingService := billing.New(billing.ConfigFrom(cfg), pool, ledger, accounts, clk, log)
 
 	signals := job.NewSignals(rdb)
 	sub, err := signals.Subscribe(ctx)
@@ -91,6 +93,7 @@ func run(ctx context.Context) error {
 		TrustedProxies: cfg.TrustedProxies, Jobs: jobService, SyncTimeout: cfg.SyncTimeout,
 		AnalysisOptions: report.Options{AllowPrivate: cfg.CrawlerAllowPrivate},
 		Hosts:           crawler.New(cfg.CrawlerConfig()),
+		Billing:         billingService,
 	})
 
 	flushCtx, stopFlush := context.WithCancel(context.Background())

@@ -112,7 +112,7 @@ func (a *Accounts) Register(ctx context.Context, email, keyName string) (Registr
 		}
 		reg.Credits, err = a.ledger.GrantTx(ctx, tx, credits.Grant{AccountID: reg.AccountID,
 			Amount: plan.Free.CreditsMonthly, IssuedAt: start, ExpiresAt: end,
-			Source: credits.SourceFreeMonthly, SourceRef: "0"})
+			Source: credits.SourceFreeMonthly, SourceRef: credits.FreeGrantRef(start, 0)})
 		return err
 	})
 	return reg, err

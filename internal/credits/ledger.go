@@ -278,7 +278,7 @@ func (l *Ledger) RenewFreePeriod(ctx context.Context, accountID uuid.UUID) (bool
 			return nil
 		}
 		_, err = l.GrantTx(ctx, tx, Grant{AccountID: accountID, Amount: monthly, IssuedAt: start, ExpiresAt: next,
-			Source: SourceFreeMonthly, SourceRef: strconv.Itoa(k)})
+			Source: SourceFreeMonthly, SourceRef: FreeGrantRef(anchor, k)})
 		return err
 	})
 	if renewed {
@@ -310,6 +310,13 @@ func (l *Ledger) RenewDueFreePeriods(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// FreeGrantRef names the free grant of period k of the run of periods starting at anchor, so
+// a repeated renewal cannot grant twice and a new run (an account back on free) never
+// collides with an earlier one.
+func FreeGrantRef(anchor time.Time, k int) string {
+	return strconv.FormatInt(anchor.Unix(), 10) + ":" + strconv.Itoa(k)
 }
 
 // FreePeriodAt returns the index, start and end of the monthly period containing now, for

@@ -50,6 +50,8 @@ var statusOf = map[string]int{
 	"SITE_UNREACHABLE":          http.StatusUnprocessableEntity,
 	"PROVIDER_ERROR":            http.StatusBadGateway,
 	"JOB_FAILED":                http.StatusBadGateway,
+	// An account with no Stripe customer cannot open the billing portal.
+	"NO_BILLING_ACCOUNT": http.StatusConflict,
 }
 
 // authShaped codes answer in SPEC.md's authentication / rate-limit shape.

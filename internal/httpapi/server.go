@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/contentapi/contentapi/internal/auth"
+	"github.com/contentapi/contentapi/internal/billing"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/job"
@@ -24,8 +25,13 @@ import (
 	"github.com/contentapi/contentapi/internal/report"
 )
 
-// BodyLimit is the largest request body accepted.
-const BodyLimit = 64 << 10
+// BodyLimit is the largest request body accepted, except on the payment webhook, whose
+// Stripe events (an invoice with many lines) may be larger, up to WebhookBodyLimit.
+const (
+	BodyLimit        = 64 << 10
+	WebhookBodyLimit = 1 << 20
+	webhookPath      = "/v1/billing/webhook"
+)
 
 // Version is the API's version string in the service information document.
 const Version = "1.0.0"
@@ -39,6 +45,7 @@ type Deps struct {
 	Gate            *auth.Gate
 	Ledger          *credits.Ledger
 	Limiter         *ratelimit.Limiter
+	Billing         *billing.Service // Stripe checkout, portal and webhook; nil answers BILLING_NOT_CONFIGURED
 	Clock           clock.Clock
 	PublicBaseURL   string
 	DashboardURL    string
@@ -66,7 +73,7 @@ func New(d Deps) *fiber.App {
 	s := &server{Deps: d, usageCache: expirable.NewLRU[uuid.UUID, usageEntry](100_000, nil, 30*time.Second)}
 	cfg := fiber.Config{
 		AppName:               "contentapi",
-		BodyLimit:             BodyLimit,
+		BodyLimit:             WebhookBodyLimit,
 		ErrorHandler:          s.handleError,
 		DisableStartupMessage: true,
 		ReadTimeout:           30 * time.Second,
@@ -78,7 +85,7 @@ func New(d Deps) *fiber.App {
 		cfg.ProxyHeader = fiber.HeaderXForwardedFor
 	}
 	app := fiber.New(cfg)
-	app.Use(s.requestID, s.accessLog, s.recoverPanic)
+	app.Use(s.requestID, s.accessLog, s.recoverPanic, limitBody)
 
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
@@ -92,6 +99,7 @@ func New(d Deps) *fiber.App {
 	v1.Get("/keys", s.authenticate, s.listKeys)
 	v1.Post("/keys", s.authenticate, s.createKey)
 	v1.Delete("/keys/:id", s.authenticate, s.revokeKey)
+	s.billingRoutes(v1)
 	v1.Get("/jobs/:id", s.authenticate, s.getJob)
 	for _, spec := range report.Specs {
 		v1.Post(strings.TrimPrefix(spec.Endpoint, "/v1"), s.authenticate, s.analysis(spec))
@@ -159,6 +167,14 @@ func (s *server) accessLog(c *fiber.Ctx) error {
 	}
 	s.Log.Log(c.UserContext(), level, "request", attrs...)
 	return nil
+}
+
+// limitBody refuses bodies over BodyLimit everywhere but the webhook.
+func limitBody(c *fiber.Ctx) error {
+	if len(c.Body()) > BodyLimit && c.Path() != webhookPath {
+		return fiber.ErrRequestEntityTooLarge
+	}
+	return c.Next()
 }
 
 func (s *server) healthz(c *fiber.Ctx) error {
