@@ -15,6 +15,7 @@ import (
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/metrics"
 	"github.com/contentapi/contentapi/internal/report"
 )
 
@@ -69,6 +70,7 @@ type Analysis struct {
 	Runner      Runner
 	MaxAttempts int
 	Log         *slog.Logger
+	Metrics     *metrics.Metrics
 }
 
 // Register adds a handler for every analysis kind.
@@ -104,6 +106,7 @@ func (a *Analysis) handle(ctx context.Context, t *asynq.Task) error {
 		if _, err := a.Jobs.Complete(context.WithoutCancel(ctx), j.ID, result); err != nil {
 			return err
 		}
+		a.Metrics.Job(j.Kind, "succeeded", time.Since(start))
 		log.Info("job succeeded")
 		return nil
 	}
@@ -113,8 +116,10 @@ func (a *Analysis) handle(ctx context.Context, t *asynq.Task) error {
 		if _, err := a.Jobs.Fail(context.WithoutCancel(ctx), j.ID, code, message); err != nil {
 			return err
 		}
+		a.Metrics.Job(j.Kind, "failed", time.Since(start))
 		return fmt.Errorf("%v: %w", runErr, asynq.SkipRetry)
 	}
+	a.Metrics.Job(j.Kind, "retried", time.Since(start))
 	log.Warn("job attempt failed; will retry", "err", runErr)
 	if err := a.Jobs.Release(context.WithoutCancel(ctx), j.ID); err != nil {
 		return err

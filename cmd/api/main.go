@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hibiken/asynq"
+	"github.com/hibiken/asynqmon"
 
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/billing"
@@ -22,6 +23,7 @@ import (
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/httpapi"
 	"github.com/contentapi/contentapi/internal/job"
+	"github.com/contentapi/contentapi/internal/metrics"
 	"github.com/contentapi/contentapi/internal/postgres"
 	"github.com/contentapi/contentapi/internal/ratelimit"
 	"github.com/contentapi/contentapi/internal/report"
@@ -84,7 +86,13 @@ func run(ctx context.Context) error {
 	defer stopSignals()
 	go signals.Run(sigCtx, sub)
 	queue := &jobs.Queue{Client: asynq.NewClientFromRedisClient(rdb), Timeout: cfg.JobTimeout, MaxRetry: cfg.JobMaxAttempts}
-	jobService := job.NewService(pool, ledger, clk, queue, signals, cfg.JobConfig(), log)
+	m := metrics.New()
+	m.Register(jobs.NewQueueCollector(asynq.NewInspectorFromRedisClient(rdb)))
+	jobService := job.NewService(pool, ledger, clk, queue, signals, cfg.JobConfig(), log).WithMetrics(m)
+	asynqOpt, err := cfg.AsynqRedis()
+	if err != nil {
+		return err
+	}
 
 	app := httpapi.New(httpapi.Deps{
 		Log: log, Pool: pool, Redis: rdb, Accounts: accounts, Gate: gate, Ledger: ledger,
@@ -93,7 +101,9 @@ func run(ctx context.Context) error {
 		TrustedProxies: cfg.TrustedProxies, Jobs: jobService, SyncTimeout: cfg.SyncTimeout,
 		AnalysisOptions: report.Options{AllowPrivate: cfg.CrawlerAllowPrivate},
 		Hosts:           crawler.New(cfg.CrawlerConfig()),
-		Billing:         billingService,
+		Metrics:         m, AdminToken: cfg.AdminToken,
+		AdminQueues: asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: asynqOpt}),
+		Billing:     billingService,
 	})
 
 	flushCtx, stopFlush := context.WithCancel(context.Background())

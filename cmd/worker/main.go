@@ -19,6 +19,7 @@ import (
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/job"
+	"github.com/contentapi/contentapi/internal/metrics"
 	"github.com/contentapi/contentapi/internal/postgres"
 	"github.com/contentapi/contentapi/internal/report"
 	"github.com/contentapi/contentapi/jobs"
@@ -46,12 +47,10 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer pool.Close()
-	ropt, err := cfg.RedisOptions()
+	redisOpt, err := cfg.AsynqRedis()
 	if err != nil {
 		return err
 	}
-	redisOpt := asynq.RedisClientOpt{Addr: ropt.Addr, Username: ropt.Username, Password: ropt.Password,
-		DB: ropt.DB, TLSConfig: ropt.TLSConfig}
 
 	rdb, err := cfg.ConnectRedis(ctx)
 	if err != nil {
@@ -66,19 +65,24 @@ func run(ctx context.Context) error {
 			log.Warn("account change not pushed; cached usage may lag up to 30s", "account_id", id, "err", err)
 		}
 	})
-	provider, err := keywordProvider(cfg, pool, rdb, log)
+	m := metrics.New()
+	provider, err := keywordProvider(cfg, pool, rdb, log, m)
 	if err != nil {
 		return err
 	}
 	asynqClient := asynq.NewClientFromRedisClient(rdb)
 	queue := &jobs.Queue{Client: asynqClient, Timeout: cfg.JobTimeout, MaxRetry: cfg.JobMaxAttempts}
-	jobService := job.NewService(pool, ledger, clk, queue, job.NewSignals(rdb), cfg.JobConfig(), log)
-	builder := &report.Builder{Keywords: provider, Crawler: crawler.New(cfg.CrawlerConfig()), Clock: clk,
+	jobService := job.NewService(pool, ledger, clk, queue, job.NewSignals(rdb), cfg.JobConfig(), log).WithMetrics(m)
+	crawlCfg := cfg.CrawlerConfig()
+	crawlCfg.OnPage = func(p crawler.Page) { m.CrawlPage(p.Status, p.Error != "") }
+	builder := &report.Builder{Keywords: provider, Crawler: crawler.New(crawlCfg), Clock: clk,
 		ThinWords: cfg.ThinContentWords}
 
 	mux := asynq.NewServeMux()
 	(&jobs.Maintenance{Ledger: ledger, Log: log}).Register(mux)
-	(&jobs.Analysis{Jobs: jobService, Runner: builder, MaxAttempts: cfg.JobMaxAttempts, Log: log}).Register(mux)
+	(&jobs.Analysis{Jobs: jobService, Runner: builder, MaxAttempts: cfg.JobMaxAttempts, Log: log, Metrics: m}).Register(mux)
+	stopMetrics := serveMetrics(cfg.MetricsAddr, m, log)
+	defer stopMetrics()
 
 	srv := asynq.NewServer(redisOpt, asynq.Config{
 		Concurrency:     cfg.WorkerConcurrency,

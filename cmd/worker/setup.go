@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -15,10 +17,11 @@ import (
 	"github.com/contentapi/contentapi/internal/keywords/cache"
 	"github.com/contentapi/contentapi/internal/keywords/dataforseo"
 	"github.com/contentapi/contentapi/internal/keywords/local"
+	"github.com/contentapi/contentapi/internal/metrics"
 )
 
 // keywordProvider builds the configured keyword data source behind the Redis answer cache.
-func keywordProvider(cfg *config.Config, pool *pgxpool.Pool, rdb redis.UniversalClient, log *slog.Logger) (keywords.Provider, error) {
+func keywordProvider(cfg *config.Config, pool *pgxpool.Pool, rdb redis.UniversalClient, log *slog.Logger, m *metrics.Metrics) (keywords.Provider, error) {
 	var p keywords.Provider
 	switch cfg.KeywordProvider {
 	case "dataforseo":
@@ -27,7 +30,34 @@ func keywordProvider(cfg *config.Config, pool *pgxpool.Pool, rdb redis.Universal
 	default:
 		p = local.New(pool)
 	}
-	return cache.New(p, rdb, cfg.KeywordCacheTTL, cache.WithLogger(log)), nil
+	c := cache.New(p, rdb, cfg.KeywordCacheTTL, cache.WithLogger(log))
+	labels := map[string]string{"provider": p.Name()}
+	m.CounterFunc("contentapi_keyword_cache_hits_total", "Keyword provider answers served from the Redis cache.", labels,
+		func() float64 { return float64(c.Hits()) })
+	m.CounterFunc("contentapi_keyword_provider_calls_total", "Calls that reached the keyword provider (cache misses).", labels,
+		func() float64 { return float64(c.Misses()) })
+	return c, nil
+}
+
+// serveMetrics exposes the worker's metrics on their own port (not published outside the
+// cluster); it returns a function that stops the server.
+func serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) func() {
+	if addr == "" {
+		return func() {}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server", "addr", addr, "err", err)
+		}
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}
 }
 
 // retryDelay doubles from base for each retry, up to a minute: a temporary provider or site

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/job"
 )
@@ -29,6 +31,7 @@ type Config struct {
 	RegisterLimit     int // registrations per client IP per hour
 	TrustedProxies    []string
 	WorkerConcurrency int
+	MetricsAddr       string
 	AdminToken        string
 
 	KeywordProvider    string
@@ -78,6 +81,7 @@ var vars = []struct {
 	{"TRUSTED_PROXIES", "", false},
 	{"WORKER_CONCURRENCY", "20", false},
 	{"ADMIN_TOKEN", "", true},
+	{"METRICS_ADDR", ":9091", false},
 	{"KEYWORD_PROVIDER", "local", false},
 	{"KEYWORD_CACHE_TTL", "24h", false},
 	{"DATAFORSEO_LOGIN", "", true},
@@ -161,6 +165,7 @@ func Load(getenv Getenv) (*Config, error) {
 		RegisterLimit:           integer("REGISTER_RATE_LIMIT", 1, 100000),
 		WorkerConcurrency:       integer("WORKER_CONCURRENCY", 1, 1000),
 		AdminToken:              get("ADMIN_TOKEN"),
+		MetricsAddr:             get("METRICS_ADDR"),
 		KeywordProvider:         strings.ToLower(get("KEYWORD_PROVIDER")),
 		KeywordCacheTTL:         dur("KEYWORD_CACHE_TTL", 0),
 		DataForSEOLogin:         get("DATAFORSEO_LOGIN"),
@@ -215,6 +220,15 @@ func (c *Config) JobConfig() job.Config {
 // CrawlerConfig is the crawler's configuration.
 func (c *Config) CrawlerConfig() crawler.Config {
 	return crawler.Config{UserAgent: c.CrawlerUserAgent, AllowPrivate: c.CrawlerAllowPrivate}
+}
+
+// AsynqRedis is REDIS_URL as asynq's connection option.
+func (c *Config) AsynqRedis() (asynq.RedisClientOpt, error) {
+	o, err := c.RedisOptions()
+	if err != nil {
+		return asynq.RedisClientOpt{}, err
+	}
+	return asynq.RedisClientOpt{Addr: o.Addr, Username: o.Username, Password: o.Password, DB: o.DB, TLSConfig: o.TLSConfig}, nil
 }
 
 // BillingConfigured reports whether Stripe keys are present.

@@ -49,6 +49,8 @@ type Config struct {
 	Delay           time.Duration // politeness delay between requests to the site (then one at a time), default 0; a larger robots.txt Crawl-delay wins
 	MaxSitemaps     int           // sitemap files fetched at most, default 50
 	MaxSitemapDepth int           // sitemap index nesting, default 3
+	// OnPage, when set, is told of every page fetched (for metrics).
+	OnPage func(p Page)
 }
 
 func (cfg Config) withDefaults() Config {

@@ -70,6 +70,9 @@ func (c *Crawler) fetchPages(ctx context.Context, t http.RoundTripper, front *fr
 	slices.SortFunc(f.pages, func(a, b *visit) int { return a.idx - b.idx })
 	for _, v := range f.pages {
 		res.Pages = append(res.Pages, v.page)
+		if c.cfg.OnPage != nil {
+			c.cfg.OnPage(v.page)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		res.warn("crawl stopped early (%v): %d page(s) fetched, %d fetch(es) cut short", err, len(res.Pages), f.dropped)

@@ -5,12 +5,14 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/google/uuid"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -21,6 +23,7 @@ import (
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/job"
+	"github.com/contentapi/contentapi/internal/metrics"
 	"github.com/contentapi/contentapi/internal/ratelimit"
 	"github.com/contentapi/contentapi/internal/report"
 )
@@ -57,6 +60,11 @@ type Deps struct {
 	AnalysisOptions report.Options
 	// Hosts checks crawl targets before anything is charged; nil skips the check.
 	Hosts HostChecker
+	// Metrics is exposed at /metrics and fed by every request; AdminToken guards it and
+	// AdminQueues (the asynq dashboard, mounted at /admin/queues). With no token both are off.
+	Metrics     *metrics.Metrics
+	AdminToken  string
+	AdminQueues http.Handler
 	// Routes, when set, mounts extra routes before the catch-all 404 (admin dashboards,
 	// probes in tests).
 	Routes func(fiber.Router)
@@ -105,6 +113,14 @@ func New(d Deps) *fiber.App {
 		v1.Post(strings.TrimPrefix(spec.Endpoint, "/v1"), s.authenticate, s.analysis(spec))
 	}
 
+	if d.Metrics != nil {
+		app.Get("/metrics", s.adminOnly, adaptor.HTTPHandler(d.Metrics.Handler()))
+	}
+	if d.AdminQueues != nil {
+		queues := adaptor.HTTPHandler(d.AdminQueues)
+		app.All("/admin/queues", s.adminOnly, queues)
+		app.All("/admin/queues/*", s.adminOnly, queues)
+	}
 	if d.Routes != nil {
 		d.Routes(app)
 	}
@@ -156,6 +172,12 @@ func (s *server) accessLog(c *fiber.Ctx) error {
 		}
 	}
 	status := c.Response().StatusCode()
+	route := c.Route().Path
+	if status == fiber.StatusNotFound && route == "/" && c.Path() != "/" {
+		route = "unmatched" // unknown paths would otherwise make a label per path
+	}
+	// Labels outlive the request: copy the method out of fasthttp's reused buffer.
+	s.Metrics.HTTP(route, strings.Clone(c.Method()), status, time.Since(start))
 	attrs := []any{"request_id", requestIDOf(c), "method", c.Method(), "path", c.Path(),
 		"status", status, "duration_ms", float64(time.Since(start).Microseconds()) / 1000}
 	if p, ok := c.Locals(localPrincipal).(auth.Principal); ok {

@@ -19,6 +19,7 @@ import (
 	"github.com/contentapi/contentapi/internal/keywords"
 	"github.com/contentapi/contentapi/internal/keywords/local"
 	"github.com/contentapi/contentapi/internal/keywords/sample"
+	"github.com/contentapi/contentapi/internal/metrics"
 	"github.com/contentapi/contentapi/internal/report"
 	"github.com/contentapi/contentapi/internal/testenv"
 	"github.com/contentapi/contentapi/jobs"
@@ -38,6 +39,10 @@ type stackConfig struct {
 	noWorker bool
 	jobCfg   job.Config
 	sync     time.Duration
+	// metrics, when set, is fed by the job service and the worker.
+	metrics *metrics.Metrics
+	// configure adjusts the API's dependencies.
+	configure func(*httpapi.Deps)
 }
 
 var seedOnce sync.Once
@@ -75,11 +80,14 @@ func startStack(t testing.TB, sc stackConfig) *stack {
 	go signals.Run(ctx, sub)
 	st.Queue = &jobs.Queue{Client: asynq.NewClientFromRedisClient(rdb), Timeout: time.Minute, MaxRetry: sc.jobCfg.MaxAttempts}
 	st.testServer = startServer(t, func(d *httpapi.Deps) {
-		st.Jobs = job.NewService(d.Pool, d.Ledger, d.Clock, st.Queue, signals, sc.jobCfg, quietLog())
+		st.Jobs = job.NewService(d.Pool, d.Ledger, d.Clock, st.Queue, signals, sc.jobCfg, quietLog()).WithMetrics(sc.metrics)
 		d.Jobs = st.Jobs
 		d.SyncTimeout = sc.sync
 		d.AnalysisOptions = report.Options{AllowPrivate: true}
 		d.Hosts = crawler.New(crawler.Config{AllowPrivate: true})
+		if sc.configure != nil {
+			sc.configure(d)
+		}
 	})
 	var srv *asynq.Server
 	if !sc.noWorker {
@@ -95,7 +103,7 @@ func startStack(t testing.TB, sc stackConfig) *stack {
 			LogLevel:                 asynq.FatalLevel,
 		})
 		mux := asynq.NewServeMux()
-		(&jobs.Analysis{Jobs: st.Jobs, Runner: runner, MaxAttempts: sc.jobCfg.MaxAttempts, Log: quietLog()}).Register(mux)
+		(&jobs.Analysis{Jobs: st.Jobs, Runner: runner, MaxAttempts: sc.jobCfg.MaxAttempts, Log: quietLog(), Metrics: sc.metrics}).Register(mux)
 		if err := srv.Start(mux); err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/metrics"
 	"github.com/contentapi/contentapi/internal/postgres"
 )
 
@@ -88,6 +89,13 @@ type Service struct {
 	signals *Signals
 	cfg     Config
 	log     *slog.Logger
+	metrics *metrics.Metrics
+}
+
+// WithMetrics makes the service count credits reserved, settled and refunded.
+func (s *Service) WithMetrics(m *metrics.Metrics) *Service {
+	s.metrics = m
+	return s
 }
 
 // NewService returns the job service. queue may be nil in processes that never enqueue.
@@ -130,6 +138,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (Job, error) {
 			return Job{}, err
 		}
 		s.ledger.Notify(ctx, sub.AccountID)
+		s.metrics.Credits("reserved", sub.Cost)
 		if err := s.queue.Enqueue(ctx, sub.Kind, j.ID, j.ID.String()); err != nil {
 			s.log.Error("enqueue failed; refunding", "job_id", j.ID, "err", err)
 			if _, ferr := s.Fail(ctx, j.ID, apperr.ServiceUnavailable, "The job queue is unavailable. Nothing was charged; retry shortly."); ferr != nil {

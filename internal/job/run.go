@@ -67,7 +67,7 @@ func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool,
 	if err != nil {
 		return false, fmt.Errorf("job: encode result: %w", err)
 	}
-	return s.finish(ctx, id, func(tx pgx.Tx, reservation uuid.UUID) (uuid.UUID, bool, error) {
+	return s.finish(ctx, id, "settled", func(tx pgx.Tx, reservation uuid.UUID) (uuid.UUID, bool, error) {
 		return s.ledger.SettleTx(ctx, tx, reservation)
 	}, `status = 'succeeded', result = $2`, body)
 }
@@ -75,21 +75,22 @@ func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool,
 // Fail marks the job failed with a code and message for the caller and refunds its
 // reservation, in one transaction. A job that already ended is left as it is (false).
 func (s *Service) Fail(ctx context.Context, id uuid.UUID, code, message string) (bool, error) {
-	return s.finish(ctx, id, func(tx pgx.Tx, reservation uuid.UUID) (uuid.UUID, bool, error) {
+	return s.finish(ctx, id, "refunded", func(tx pgx.Tx, reservation uuid.UUID) (uuid.UUID, bool, error) {
 		return s.ledger.RefundTx(ctx, tx, reservation)
 	}, `status = 'failed', error_code = $2, error_message = $3`, code, message)
 }
 
-func (s *Service) finish(ctx context.Context, id uuid.UUID, money func(pgx.Tx, uuid.UUID) (uuid.UUID, bool, error), set string, args ...any) (bool, error) {
+func (s *Service) finish(ctx context.Context, id uuid.UUID, event string, money func(pgx.Tx, uuid.UUID) (uuid.UUID, bool, error), set string, args ...any) (bool, error) {
 	var account uuid.UUID
 	var done bool
+	var cost int
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var reservation uuid.UUID
 		n := len(args) + 2
 		err := tx.QueryRow(ctx, fmt.Sprintf(`
 			UPDATE jobs SET %s, finished_at = $%d, heartbeat_at = NULL
-			WHERE id = $1 AND status IN ('queued', 'running') RETURNING reservation_id`, set, n),
-			append(append([]any{id}, args...), s.clock.Now())...).Scan(&reservation)
+			WHERE id = $1 AND status IN ('queued', 'running') RETURNING reservation_id, cost`, set, n),
+			append(append([]any{id}, args...), s.clock.Now())...).Scan(&reservation, &cost)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -106,6 +107,7 @@ func (s *Service) finish(ctx context.Context, id uuid.UUID, money func(pgx.Tx, u
 		return false, err
 	}
 	s.ledger.Notify(ctx, account)
+	s.metrics.Credits(event, cost)
 	if err := s.signals.Publish(ctx, id); err != nil {
 		s.log.Warn("job done signal not sent; waiters will re-read", "job_id", id, "err", err)
 	}
