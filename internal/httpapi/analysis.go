@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -39,6 +40,9 @@ func (s *server) analysis(spec report.Spec) fiber.Handler {
 		}
 		if err := s.checkHosts(c.UserContext(), spec.Kind, req); err != nil {
 			return err
+		}
+		if c.QueryBool("dry_run") {
+			return s.dryRun(c, spec)
 		}
 		key, err := idempotencyKey(c)
 		if err != nil {
@@ -146,6 +150,18 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 		if err != nil {
 			return err
 		}
+		if spec, ok := report.SpecOf(j.Kind); ok && spec.CSV && wantsCSV(c) {
+			body, err := report.CSV(j.Kind, j.Result)
+			if err != nil {
+				return err
+			}
+			c.Set("X-Credits-Used", strconv.Itoa(j.Cost))
+			c.Set("X-Credits-Remaining", strconv.Itoa(balance))
+			c.Set("X-Job-ID", j.ID.String())
+			c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
+			c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+strings.ReplaceAll(strings.TrimPrefix(spec.Endpoint, "/v1/"), "/", "-")+`.csv"`)
+			return c.Send(body)
+		}
 		return c.JSON(fiber.Map{"success": true, "data": json.RawMessage(j.Result), "meta": fiber.Map{
 			"credits_used":      j.Cost,
 			"credits_remaining": balance,
@@ -166,6 +182,32 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 		}})
 	}
 	return s.jobPending(c, j)
+}
+
+// wantsCSV reports whether the caller asked for CSV (Accept: text/csv) over JSON.
+func wantsCSV(c *fiber.Ctx) bool {
+	return c.Accepts(fiber.MIMEApplicationJSON, "text/csv") == "text/csv"
+}
+
+// dryRun answers what the call would cost without running or charging it: the request was
+// validated as the real call's is, and too small a balance is the real call's 402.
+func (s *server) dryRun(c *fiber.Ctx, spec report.Spec) error {
+	balance, err := s.Ledger.Balance(c.UserContext(), principalOf(c).AccountID)
+	if err != nil {
+		return err
+	}
+	if balance < spec.Cost {
+		return apperr.New(apperr.InsufficientCredits,
+			"This call costs %d credits and the balance is %d. Upgrade your plan or wait for the next credit period.", spec.Cost, balance)
+	}
+	return c.JSON(fiber.Map{"success": true, "data": fiber.Map{
+		"dry_run":           true,
+		"endpoint":          spec.Endpoint,
+		"valid":             true,
+		"credits_cost":      spec.Cost,
+		"credits_remaining": balance,
+		"balance_after":     balance - spec.Cost,
+	}, "meta": fiber.Map{"credits_used": 0, "credits_remaining": balance, "request_id": requestIDOf(c)}})
 }
 
 func (s *server) getJob(c *fiber.Ctx) error {
