@@ -20,7 +20,7 @@ const (
 )
 
 // Queues is the worker's queue configuration.
-var Queues = map[string]int{QueueAnalysis: 6, QueueMaintenance: 1}
+var Queues = map[string]int{QueueAnalysis: 6, QueueCallbacks: 2, QueueMaintenance: 1}
 
 // TypeRenewPeriods starts new free credit periods for accounts whose period has ended.
 const TypeRenewPeriods = "credits:renew-periods"

@@ -81,6 +81,15 @@ func run(ctx context.Context) error {
 	mux := asynq.NewServeMux()
 	(&jobs.Maintenance{Ledger: ledger, Log: log}).Register(mux)
 	(&jobs.Analysis{Jobs: jobService, Runner: builder, MaxAttempts: cfg.JobMaxAttempts, Log: log, Metrics: m}).Register(mux)
+	accounts := auth.NewAccounts(pool, ledger, clk, nil)
+	scheduler := &jobs.CallbackScheduler{Client: asynqClient, Log: log}
+	jobService.OnFinish(func(ctx context.Context, id uuid.UUID) {
+		if err := jobService.MarkCallbackPending(ctx, id); err != nil {
+			log.Warn("callback state", "job_id", id, "err", err)
+		}
+		scheduler.Schedule(ctx, id)
+	})
+	(&jobs.Callbacks{Jobs: jobService, Accounts: accounts, Client: crawler.New(cfg.CrawlerConfig()).HTTPClient(), Log: log}).Register(mux)
 	stopMetrics := serveMetrics(cfg.MetricsAddr, m, log)
 	defer stopMetrics()
 

@@ -18,6 +18,7 @@ import (
 	"github.com/contentapi/contentapi/internal/keywords/dataforseo"
 	"github.com/contentapi/contentapi/internal/keywords/local"
 	"github.com/contentapi/contentapi/internal/metrics"
+	"github.com/contentapi/contentapi/jobs"
 )
 
 // keywordProvider builds the configured keyword data source behind the Redis answer cache.
@@ -63,7 +64,10 @@ func serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) func() {
 // retryDelay doubles from base for each retry, up to a minute: a temporary provider or site
 // failure gets a quick second chance without hammering it.
 func retryDelay(base time.Duration) asynq.RetryDelayFunc {
-	return func(n int, _ error, _ *asynq.Task) time.Duration {
+	return func(n int, _ error, t *asynq.Task) time.Duration {
+		if t.Type() == jobs.TypeDeliverCallback {
+			return jobs.CallbackDelay(n)
+		}
 		d := base
 		for i := 0; i < n && d < time.Minute; i++ {
 			d *= 2

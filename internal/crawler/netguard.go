@@ -177,3 +177,11 @@ func (c *Crawler) checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	return nil
 }
+
+// HTTPClient returns a client with the crawler's address rules (private, loopback,
+// link-local, CGNAT, multicast and metadata addresses refused at connect time and on every
+// redirect; only ports 80 and 443 unless AllowPrivate), for other outbound requests to
+// caller-chosen addresses such as job callbacks.
+func (c *Crawler) HTTPClient() *http.Client {
+	return c.newClient(c.newTransport())
+}

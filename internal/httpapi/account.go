@@ -115,6 +115,10 @@ func (s *server) account(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	secret, err := s.Accounts.CallbackSecret(c.UserContext(), a.ID)
+	if err != nil {
+		return err
+	}
 	var pending any
 	if a.PendingChangeAt != nil {
 		pending = fiber.Map{"plan": a.PendingPlan, "billing_cycle": a.PendingBillingCycle, "effective_at": a.PendingChangeAt}
@@ -130,6 +134,14 @@ func (s *server) account(c *fiber.Ctx) error {
 		"current_period_end":   a.PeriodEnd,
 		"pending_change":       pending,
 		"created_at":           a.CreatedAt,
+		"callbacks": fiber.Map{
+			"signing_secret":   secret,
+			"signature_header": "X-ContentAPI-Signature",
+			"verification": "Compute HMAC-SHA256 of the raw request body with signing_secret as the key; " +
+				"the header is \"sha256=\" followed by its hex digest. Compare in constant time, and drop " +
+				"deliveries whose sent_at is old or whose job_id you already processed.",
+			"retries": "Non-2xx answers are retried with growing delays for 24 hours.",
+		},
 	}})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -50,7 +51,8 @@ func (s *server) analysis(spec report.Spec) fiber.Handler {
 		}
 		p := principalOf(c)
 		j, err := s.Jobs.Submit(c.UserContext(), job.Submission{AccountID: p.AccountID, Kind: spec.Kind,
-			Endpoint: spec.Endpoint, Cost: spec.Cost, Request: req, IdempotencyKey: key, RequestID: requestIDOf(c)})
+			Endpoint: spec.Endpoint, Cost: spec.Cost, Request: req, IdempotencyKey: key, RequestID: requestIDOf(c),
+			CallbackURL: req.CallbackTarget()})
 		if err != nil {
 			return err
 		}
@@ -80,6 +82,19 @@ func (s *server) analysis(spec report.Spec) fiber.Handler {
 func (s *server) checkHosts(ctx context.Context, kind string, req report.Request) error {
 	if s.Hosts == nil {
 		return nil
+	}
+	if target := req.CallbackTarget(); target != "" {
+		if u, err := url.Parse(target); err == nil {
+			if err := s.Hosts.CheckHost(ctx, u.Host); err != nil {
+				if errors.Is(err, crawler.ErrForbiddenAddress) || errors.Is(err, crawler.ErrInvalidDomain) {
+					return apperr.Invalid("callback_url host %s resolves to a private or reserved address", u.Hostname())
+				}
+				if errors.Is(err, crawler.ErrUnresolvable) {
+					return apperr.Invalid("callback_url host %s does not resolve to any address", u.Hostname())
+				}
+				return err
+			}
+		}
 	}
 	var domain string
 	var competitors []string

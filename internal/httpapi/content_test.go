@@ -141,6 +141,7 @@ func TestCrawlTargetsRefusedBeforeCharging(t *testing.T) {
 		{"/v1/content/audit", `{"domain":"127.0.0.1"}`},
 		{"/v1/content/recommend", `{"domain":"example.com","competitors":["127.0.0.1"],"focus_topics":["coffee"]}`},
 		{"/v1/content-map", `{"domain":"10.1.2.3"}`},
+		{"/v1/keywords/research", `{"domain":"example.com","topic":"x","callback_url":"http://127.0.0.1:9/hook"}`},
 	} {
 		r := do(t, "POST", strict.URL+c.path, key, c.body)
 		if r.Status != 400 || r.errCode() != "VALIDATION_ERROR" || !strings.Contains(r.Raw, "private or reserved") {

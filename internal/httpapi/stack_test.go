@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +44,8 @@ type stackConfig struct {
 	metrics *metrics.Metrics
 	// configure adjusts the API's dependencies.
 	configure func(*httpapi.Deps)
+	// callbackClient, when set, makes the worker deliver job callbacks with it.
+	callbackClient *http.Client
 }
 
 var seedOnce sync.Once
@@ -104,6 +107,14 @@ func startStack(t testing.TB, sc stackConfig) *stack {
 		})
 		mux := asynq.NewServeMux()
 		(&jobs.Analysis{Jobs: st.Jobs, Runner: runner, MaxAttempts: sc.jobCfg.MaxAttempts, Log: quietLog(), Metrics: sc.metrics}).Register(mux)
+		if sc.callbackClient != nil {
+			sched := &jobs.CallbackScheduler{Client: st.Queue.Client, Log: quietLog()}
+			st.Jobs.OnFinish(func(ctx context.Context, id uuid.UUID) {
+				_ = st.Jobs.MarkCallbackPending(ctx, id)
+				sched.Schedule(ctx, id)
+			})
+			(&jobs.Callbacks{Jobs: st.Jobs, Accounts: st.Accounts, Client: sc.callbackClient, Log: quietLog()}).Register(mux)
+		}
 		if err := srv.Start(mux); err != nil {
 			t.Fatal(err)
 		}

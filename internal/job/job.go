@@ -90,7 +90,13 @@ type Service struct {
 	cfg     Config
 	log     *slog.Logger
 	metrics *metrics.Metrics
+	// onFinish is called after a job with a callback URL ended.
+	onFinish func(ctx context.Context, id uuid.UUID)
 }
+
+// OnFinish sets what to do after a job that carries a callback URL ended (succeeded or
+// failed and refunded): the worker schedules the delivery there, outside the job.
+func (s *Service) OnFinish(fn func(ctx context.Context, id uuid.UUID)) { s.onFinish = fn }
 
 // WithMetrics makes the service count credits reserved, settled and refunded.
 func (s *Service) WithMetrics(m *metrics.Metrics) *Service {
@@ -112,6 +118,8 @@ type Submission struct {
 	Request        any // the normalised request; its JSON is what the worker reads
 	IdempotencyKey string
 	RequestID      string
+	// CallbackURL, when set, receives the job's result when it ends.
+	CallbackURL string
 }
 
 // Submit reserves the credits and writes the job in one transaction, then enqueues it. With
@@ -179,9 +187,12 @@ func (s *Service) insert(ctx context.Context, sub Submission, body, sum []byte) 
 	now := s.clock.Now()
 	j := Job{ID: uuid.New(), AccountID: sub.AccountID, Kind: sub.Kind, Endpoint: sub.Endpoint, Request: body,
 		Cost: sub.Cost, Status: Queued, RequestID: sub.RequestID, CreatedAt: now}
-	var key *string
+	var key, callback *string
 	if sub.IdempotencyKey != "" {
 		key = &sub.IdempotencyKey
+	}
+	if sub.CallbackURL != "" {
+		callback = &sub.CallbackURL
 	}
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		reservation := uuid.New()
@@ -189,9 +200,9 @@ func (s *Service) insert(ctx context.Context, sub Submission, body, sum []byte) 
 			return err
 		}
 		_, err := tx.Exec(ctx, `
-			INSERT INTO jobs (id, account_id, kind, endpoint, request, request_hash, idempotency_key, reservation_id, cost, request_id, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			j.ID, j.AccountID, j.Kind, j.Endpoint, body, sum, key, reservation, j.Cost, j.RequestID, now)
+			INSERT INTO jobs (id, account_id, kind, endpoint, request, request_hash, idempotency_key, reservation_id, cost, request_id, created_at, callback_url)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			j.ID, j.AccountID, j.Kind, j.Endpoint, body, sum, key, reservation, j.Cost, j.RequestID, now, callback)
 		if err != nil {
 			return fmt.Errorf("job: insert: %w", err)
 		}

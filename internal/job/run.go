@@ -84,13 +84,14 @@ func (s *Service) finish(ctx context.Context, id uuid.UUID, event string, money 
 	var account uuid.UUID
 	var done bool
 	var cost int
+	var callback *string
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var reservation uuid.UUID
 		n := len(args) + 2
 		err := tx.QueryRow(ctx, fmt.Sprintf(`
 			UPDATE jobs SET %s, finished_at = $%d, heartbeat_at = NULL
-			WHERE id = $1 AND status IN ('queued', 'running') RETURNING reservation_id, cost`, set, n),
-			append(append([]any{id}, args...), s.clock.Now())...).Scan(&reservation, &cost)
+			WHERE id = $1 AND status IN ('queued', 'running') RETURNING reservation_id, cost, callback_url`, set, n),
+			append(append([]any{id}, args...), s.clock.Now())...).Scan(&reservation, &cost, &callback)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -108,10 +109,69 @@ func (s *Service) finish(ctx context.Context, id uuid.UUID, event string, money 
 	}
 	s.ledger.Notify(ctx, account)
 	s.metrics.Credits(event, cost)
+	if callback != nil && s.onFinish != nil {
+		s.onFinish(ctx, id)
+	}
 	if err := s.signals.Publish(ctx, id); err != nil {
 		s.log.Warn("job done signal not sent; waiters will re-read", "job_id", id, "err", err)
 	}
 	return true, nil
+}
+
+// Callback is a finished job's callback delivery state.
+type Callback struct {
+	URL       string
+	Status    string
+	Attempts  int
+	Error     string
+	AccountID uuid.UUID
+}
+
+// MarkCallbackPending records that a delivery was scheduled.
+func (s *Service) MarkCallbackPending(ctx context.Context, id uuid.UUID) error {
+	_, err := s.pool.Exec(ctx, `UPDATE jobs SET callback_status = 'pending' WHERE id = $1 AND callback_url IS NOT NULL AND callback_status IS NULL`, id)
+	return err
+}
+
+// RecordCallback records one delivery attempt: delivered, or its error (failed when final).
+func (s *Service) RecordCallback(ctx context.Context, id uuid.UUID, delivered, final bool, errMsg string) error {
+	status := "pending"
+	switch {
+	case delivered:
+		status = "delivered"
+	case final:
+		status = "failed"
+	}
+	var at *time.Time
+	if delivered {
+		now := s.clock.Now()
+		at = &now
+	}
+	_, err := s.pool.Exec(ctx, `
+		UPDATE jobs SET callback_status = $2, callback_attempts = callback_attempts + 1, callback_error = NULLIF($3, ''),
+			callback_delivered_at = COALESCE($4, callback_delivered_at)
+		WHERE id = $1 AND callback_status IS DISTINCT FROM 'delivered'`, id, status, errMsg, at)
+	if err != nil {
+		return fmt.Errorf("job: record callback: %w", err)
+	}
+	return nil
+}
+
+// CallbackOf returns a job's callback delivery state.
+func (s *Service) CallbackOf(ctx context.Context, id uuid.UUID) (Callback, error) {
+	var c Callback
+	var url, status, errMsg *string
+	err := s.pool.QueryRow(ctx, `SELECT callback_url, callback_status, callback_attempts, callback_error, account_id FROM jobs WHERE id = $1`, id).
+		Scan(&url, &status, &c.Attempts, &errMsg, &c.AccountID)
+	if err != nil {
+		return c, fmt.Errorf("job: callback: %w", err)
+	}
+	for dst, src := range map[*string]*string{&c.URL: url, &c.Status: status, &c.Error: errMsg} {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	return c, nil
 }
 
 // Release hands a running job back to the queue after a failed attempt that will be retried.

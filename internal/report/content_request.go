@@ -5,10 +5,14 @@ type AuditRequest struct {
 	Domain     string `json:"domain"`
 	SitemapURL string `json:"sitemap_url,omitempty"`
 	MaxPages   *int   `json:"max_pages,omitempty"`
+	Callback
 }
 
 // Normalize checks the request and fills defaults.
 func (r *AuditRequest) Normalize(o Options) (err error) {
+	if err := r.normalizeCallback(o); err != nil {
+		return err
+	}
 	if r.Domain, err = NormalizeDomain("domain", r.Domain, o); err != nil {
 		return err
 	}
@@ -29,10 +33,14 @@ type RecommendRequest struct {
 	Country      string   `json:"country"`
 	Language     string   `json:"language,omitempty"`
 	Limit        *int     `json:"limit,omitempty"`
+	Callback
 }
 
 // Normalize checks the request and fills defaults.
 func (r *RecommendRequest) Normalize(o Options) error {
+	if err := r.normalizeCallback(o); err != nil {
+		return err
+	}
 	return normalizeStrategy(&r.Domain, &r.FocusTopics, &r.BrandContext, &r.Competitors, &r.Country, &r.Language, &r.Limit, 10, o)
 }
 
@@ -45,10 +53,14 @@ type ContentMapRequest struct {
 	Country      string   `json:"country"`
 	Language     string   `json:"language,omitempty"`
 	Limit        *int     `json:"limit,omitempty"`
+	Callback
 }
 
 // Normalize checks the request and fills defaults.
 func (r *ContentMapRequest) Normalize(o Options) error {
+	if err := r.normalizeCallback(o); err != nil {
+		return err
+	}
 	return normalizeStrategy(&r.Domain, &r.FocusTopics, &r.BrandContext, &r.Competitors, &r.Country, &r.Language, &r.Limit, 20, o)
 }
 

@@ -18,10 +18,14 @@ type ResearchRequest struct {
 	Country  string   `json:"country"`
 	Language string   `json:"language"`
 	Limit    *int     `json:"limit,omitempty"`
+	Callback
 }
 
 // Normalize checks the request and fills defaults.
 func (r *ResearchRequest) Normalize(o Options) (err error) {
+	if err := r.normalizeCallback(o); err != nil {
+		return err
+	}
 	if r.Domain, err = NormalizeDomain("domain", r.Domain, o); err != nil {
 		return err
 	}
@@ -148,10 +152,14 @@ type GapsRequest struct {
 	Country     string   `json:"country"`
 	Language    string   `json:"language,omitempty"`
 	Limit       *int     `json:"limit,omitempty"`
+	Callback
 }
 
 // Normalize checks the request and fills defaults.
 func (r *GapsRequest) Normalize(o Options) (err error) {
+	if err := r.normalizeCallback(o); err != nil {
+		return err
+	}
 	if r.Domain, err = NormalizeDomain("domain", r.Domain, o); err != nil {
 		return err
 	}

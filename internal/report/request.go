@@ -62,6 +62,8 @@ type Options struct {
 // Request is an analysis request that can check and normalise itself.
 type Request interface {
 	Normalize(o Options) error
+	// CallbackTarget is the callback URL the request carries, or "".
+	CallbackTarget() string
 }
 
 // Countries and languages accepted (SPEC.md's keyword-research lists, for every endpoint).
