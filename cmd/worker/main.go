@@ -90,7 +90,7 @@ func run(ctx context.Context) error {
 		scheduler.Schedule(ctx, id)
 	})
 	(&jobs.Callbacks{Jobs: jobService, Accounts: accounts, Client: crawler.New(cfg.CrawlerConfig()).HTTPClient(), Log: log}).Register(mux)
-	stopMetrics := serveMetrics(cfg.MetricsAddr, m, log)
+	stopMetrics := serveMetrics(cfg.MetricsAddr, m, pool, rdb, log)
 	defer stopMetrics()
 
 	srv := asynq.NewServer(redisOpt, asynq.Config{

@@ -40,14 +40,30 @@ func keywordProvider(cfg *config.Config, pool *pgxpool.Pool, rdb redis.Universal
 	return c, nil
 }
 
-// serveMetrics exposes the worker's metrics on their own port (not published outside the
-// cluster); it returns a function that stops the server.
-func serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) func() {
+// serveMetrics exposes the worker's metrics and health on their own port (not published
+// outside the cluster): /healthz answers while the process runs, /readyz when PostgreSQL and
+// Redis answer. It returns a function that stops the server.
+func serveMetrics(addr string, m *metrics.Metrics, pool *pgxpool.Pool, rdb redis.UniversalClient, log *slog.Logger) func() {
 	if addr == "" {
 		return func() {}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/json")
+		if pool.Ping(ctx) != nil || rdb.Ping(ctx).Err() != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"status":"unavailable"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	})
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
