@@ -87,7 +87,7 @@ func (a *Analysis) Register(mux *asynq.ServeMux) {
 func (a *Analysis) handle(ctx context.Context, t *asynq.Task) error {
 	var p AnalysisPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == uuid.Nil {
-		return fmt.Errorf("analysis task payload: %v: %w", err, asynq.SkipRetry)
+		return fmt.Errorf("analysis task payload: %w: %w", err, asynq.SkipRetry)
 	}
 	j, claimed, err := a.Jobs.Claim(ctx, p.JobID)
 	if err != nil {
@@ -117,7 +117,7 @@ func (a *Analysis) handle(ctx context.Context, t *asynq.Task) error {
 			return err
 		}
 		a.Metrics.Job(j.Kind, "failed", time.Since(start))
-		return fmt.Errorf("%v: %w", runErr, asynq.SkipRetry)
+		return fmt.Errorf("%w: %w", runErr, asynq.SkipRetry)
 	}
 	a.Metrics.Job(j.Kind, "retried", time.Since(start))
 	log.Warn("job attempt failed; will retry", "err", runErr)

@@ -84,7 +84,7 @@ func (c *Callbacks) Register(mux *asynq.ServeMux) { mux.HandleFunc(TypeDeliverCa
 func (c *Callbacks) deliver(ctx context.Context, t *asynq.Task) error {
 	var p CallbackPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil {
-		return fmt.Errorf("callback payload: %v: %w", err, asynq.SkipRetry)
+		return fmt.Errorf("callback payload: %w: %w", err, asynq.SkipRetry)
 	}
 	cb, err := c.Jobs.CallbackOf(ctx, p.JobID)
 	if err != nil {
@@ -103,7 +103,7 @@ func (c *Callbacks) deliver(ctx context.Context, t *asynq.Task) error {
 	}
 	body, err := CallbackBody(j, time.Now())
 	if err != nil {
-		return fmt.Errorf("callback body: %v: %w", err, asynq.SkipRetry)
+		return fmt.Errorf("callback body: %w: %w", err, asynq.SkipRetry)
 	}
 	sendErr := c.post(ctx, cb.URL, j, body, secret)
 	retried, _ := asynq.GetRetryCount(ctx)
@@ -118,7 +118,7 @@ func (c *Callbacks) deliver(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	if refused {
-		return fmt.Errorf("%v: %w", sendErr, asynq.SkipRetry)
+		return fmt.Errorf("%w: %w", sendErr, asynq.SkipRetry)
 	}
 	return sendErr
 }
@@ -167,7 +167,7 @@ func CallbackBody(j job.Job, sent time.Time) ([]byte, error) {
 	switch j.Status {
 	case job.Succeeded:
 		out["success"] = true
-		out["data"] = json.RawMessage(j.Result)
+		out["data"] = j.Result
 		out["meta"] = map[string]any{"credits_used": j.Cost, "job_id": j.ID, "request_id": j.RequestID}
 	case job.Failed:
 		out["success"] = false

@@ -266,6 +266,7 @@ func inSet(m map[string]bool) func(string) bool {
 	return func(w string) bool { return m[w] }
 }
 
+//nolint:gosec // G101 takes these word lists for credentials
 const (
 	stopwordsDE = "aber alle als am an auch auf aus bei bin bis bist da damit dann das dass dem den der des die dies diese dieser dir doch du durch ein eine einem einen einer eines er es für hat hatte ich ihr im in ist ja kann man mein mich mir mit nach nicht noch nur ob oder sich sie sind so um und uns unter vom von vor war was wenn wer wie wir wird zu zum zur über"
 	stopwordsIT = "a ai al alla alle allo agli anche che chi ci con da dal dalla dei del della delle dello di e ed gli ha ho i il in la le lo ma mi ne nei nel nella non o per più se si sono su sua suo tra tu un una uno è"

@@ -9,6 +9,8 @@ import (
 )
 
 // Codes of SPEC.md and DESIGN.md section 2.
+//
+//nolint:gosec // G101 takes the error codes for credentials
 const (
 	MissingAuthHeader    = "MISSING_AUTH_HEADER"
 	InvalidAPIKey        = "INVALID_API_KEY"

@@ -173,7 +173,7 @@ func parseSitemap(r io.Reader, base *url.URL, addPage func(*url.URL) bool, maxCh
 	var children []string
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -87,7 +87,7 @@ func TestParseSitemap(t *testing.T) {
 var errSyntax = errors.New("XML syntax error")
 
 func matchErr(err, want error) bool {
-	if want == errSyntax {
+	if errors.Is(want, errSyntax) {
 		return err != nil && strings.Contains(err.Error(), "XML syntax error")
 	}
 	return errors.Is(err, want)

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/url"
 	"strconv"
@@ -177,7 +176,7 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 			c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+strings.ReplaceAll(strings.TrimPrefix(spec.Endpoint, "/v1/"), "/", "-")+`.csv"`)
 			return c.Send(body)
 		}
-		return c.JSON(fiber.Map{"success": true, "data": json.RawMessage(j.Result), "meta": fiber.Map{
+		return c.JSON(fiber.Map{"success": true, "data": j.Result, "meta": fiber.Map{
 			"credits_used":      j.Cost,
 			"credits_remaining": balance,
 			"request_id":        requestIDOf(c),

@@ -62,7 +62,7 @@ var ErrBadJob = fmt.Errorf("job cannot be run")
 
 func decode(raw []byte, v Request) error {
 	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("report: stored request: %v: %w", err, ErrBadJob)
+		return fmt.Errorf("report: stored request: %w: %w", err, ErrBadJob)
 	}
 	return nil
 }

@@ -265,7 +265,7 @@ func (b *Builder) gather(ctx context.Context, r strategyRequest, withCompetitorP
 		res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, MaxPages: sitePages})
 		if err != nil {
 			g.siteErr = &siteError{domain: r.Domain, err: err}
-			return nil
+			return nil //nolint:nilerr // a failed part degrades the answer; warnings say so
 		}
 		g.site = splitPages(res)
 		return nil
@@ -276,7 +276,7 @@ func (b *Builder) gather(ctx context.Context, r strategyRequest, withCompetitorP
 		ranked, err := b.Keywords.Ranked(ctx, keywords.RankedRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language})
 		if err != nil {
 			g.rankedErr = err
-			return nil
+			return nil //nolint:nilerr // a failed part degrades the answer; warnings say so
 		}
 		g.ranked = ranked
 		if !seeded || len(ranked) == 0 {
@@ -295,7 +295,7 @@ func (b *Builder) gather(ctx context.Context, r strategyRequest, withCompetitorP
 		g.ideasTried = true
 		if err != nil {
 			g.ideasErr = err
-			return nil
+			return nil //nolint:nilerr // a failed part degrades the answer; warnings say so
 		}
 		g.ideas = ideas
 		return nil
@@ -307,7 +307,7 @@ func (b *Builder) gather(ctx context.Context, r strategyRequest, withCompetitorP
 			gaps, err := b.gaps(ctx, r.Domain, r.Competitors, r.Country, r.Language)
 			if err != nil {
 				g.gapsErr = err
-				return nil
+				return nil //nolint:nilerr // a failed part degrades the answer; warnings say so
 			}
 			g.gaps = gaps
 			return nil

@@ -61,7 +61,7 @@ func stripeMockBinary(t testing.TB) string {
 	installOnce.Do(func() {
 		cmd := exec.Command("go", "install", "github.com/stripe/stripe-mock@"+StripeMockVersion)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			installErr = fmt.Errorf("%v: %s", err, out)
+			installErr = fmt.Errorf("%w: %s", err, out)
 		}
 	})
 	if installErr != nil {

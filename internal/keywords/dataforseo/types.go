@@ -73,13 +73,13 @@ func (o *optFloat) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
-			return nil
+			return nil //nolint:nilerr // a malformed metric is unknown (nil), not a failed answer
 		}
 		b = []byte(s)
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil
+		return nil //nolint:nilerr // a malformed metric is unknown (nil), not a failed answer
 	}
 	o.v = &f
 	return nil

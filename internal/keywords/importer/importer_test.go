@@ -3,6 +3,7 @@ package importer_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func getMetrics(t *testing.T, pool *pgxpool.Pool, country, language, keyword str
 		FROM keyword_metrics WHERE country = $1 AND language = $2 AND keyword_norm = keyword_normalize($3)`,
 		country, language, keyword).
 		Scan(&m.Keyword, &m.Volume, &m.Difficulty, &m.CPC, &m.Competition, &m.Intent, &m.SERP, &m.Source, &m.Synthetic)
-	if err == pgx.ErrNoRows {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
@@ -57,7 +58,7 @@ func getPosition(t *testing.T, pool *pgxpool.Pool, domain, country, keyword stri
 		SELECT position, url FROM domain_rankings
 		WHERE domain = $1 AND country = $2 AND language = 'en' AND keyword_norm = keyword_normalize($3)`,
 		domain, country, keyword).Scan(&pos, &url)
-	if err == pgx.ErrNoRows {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}
 	if err != nil {
