@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/contentapi/contentapi/internal/auth"
+	"github.com/contentapi/contentapi/internal/clock"
+	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// ctl runs the command as an operator would, against the test database and Redis.
+func ctl(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	_, dsn := testenv.PostgresDSN(t)
+	t.Setenv("DATABASE_URL", dsn)
+	t.Setenv("REDIS_URL", testenv.RedisURL(t))
+	var out bytes.Buffer
+	err := run(context.Background(), args, &out)
+	return out.String(), err
+}
+
+func TestOperatorCommands(t *testing.T) {
+	ctx := context.Background()
+	if out, err := ctl(t, "migrate"); err != nil || !strings.Contains(out, "applied 0 migration(s)") {
+		t.Fatalf("migrate on a migrated database: %q %v", out, err)
+	}
+	pool := testenv.Postgres(t)
+	ledger := credits.NewLedger(pool, clock.Real{})
+	accounts := auth.NewAccounts(pool, ledger, clock.Real{}, nil)
+	reg, err := accounts.Register(ctx, "operator-test@example.com", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := ctl(t, "credits", "grant", "--email", "Operator-Test@example.com", "--amount", "200", "--expires-in", "30d")
+	if err != nil || !strings.Contains(out, "granted 200 credits") || !strings.Contains(out, "balance now 250") {
+		t.Fatalf("credits grant: %q %v", out, err)
+	}
+	if _, err := ctl(t, "credits", "grant", "--email", "nobody@example.com", "--amount", "5"); err == nil {
+		t.Fatal("grant to an unknown account succeeded")
+	}
+	if _, err := ctl(t, "credits", "grant", "--email", "operator-test@example.com", "--amount", "5", "--expires-in", "soon"); err == nil {
+		t.Fatal("a bad --expires-in was accepted")
+	}
+
+	out, err = ctl(t, "plan", "set", "--email", "operator-test@example.com", "--plan", "enterprise", "--rate-limit", "300", "--credits-monthly", "20000")
+	if err != nil || !strings.Contains(out, "enterprise: 300 requests/minute, 20000 credits a month") {
+		t.Fatalf("plan set: %q %v", out, err)
+	}
+	acc, err := accounts.Get(ctx, reg.AccountID)
+	if err != nil || acc.Plan != "enterprise" || acc.RateLimit != 300 || acc.CreditsMonthly != 20000 {
+		t.Fatalf("account after plan set: %+v %v", acc, err)
+	}
+	if _, err := ctl(t, "plan", "set", "--email", "operator-test@example.com", "--plan", "platinum"); err == nil {
+		t.Fatal("an unknown plan was accepted")
+	}
+}
+
+func TestImportAndSeedCommands(t *testing.T) {
+	dir := t.TempDir()
+	kw := filepath.Join(dir, "semrush.csv")
+	if err := os.WriteFile(kw, []byte("\ufeffKeyword,Search Volume,Keyword Difficulty,CPC,Intent\n"+
+		"\"ctl test, quoted\",\"1,300\",35,1.20,Informational\n"+
+		"ctl range row,1K-10K,20,0.5,Commercial\n"+
+		"ctl empty metrics,,,,\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ctl(t, "import", "keywords", kw, "--source", "semrush")
+	if err != nil || !strings.Contains(out, "read 3 rows, loaded 2, rejected 1") || !strings.Contains(out, "line 3:") {
+		t.Fatalf("import keywords: %q %v", out, err)
+	}
+	rk2 := filepath.Join(dir, "gsc2.csv")
+	if err := os.WriteFile(rk2, []byte("Top queries,Page,Position\n\"ctl test, quoted\",https://www.ctl-test.example/a,4.4\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := ctl(t, "import", "rankings", rk2); err != nil || !strings.Contains(out, "loaded 1") {
+		t.Fatalf("import rankings: %q %v", out, err)
+	}
+	if _, err := ctl(t, "import", "keywords", filepath.Join(dir, "missing.csv")); err == nil {
+		t.Fatal("a missing file was accepted")
+	}
+	if out, err := ctl(t, "seed-sample", "--if-empty"); err != nil || !strings.Contains(out, "keyword data present") {
+		t.Fatalf("seed-sample --if-empty with data: %q %v", out, err)
+	}
+	if out, err := ctl(t, "seed-sample"); err != nil || !strings.Contains(out, "SYNTHETIC") {
+		t.Fatalf("seed-sample: %q %v", out, err)
+	}
+	if _, err := ctl(t, "frobnicate"); err == nil {
+		t.Fatal("an unknown command was accepted")
+	}
+}
