@@ -44,7 +44,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log := config.NewLogger(os.Stdout, cfg.LogLevel)
+	logOut := config.NewLogWriter(os.Stdout, 100*time.Millisecond)
+	defer logOut.Close()
+	log := config.NewLogger(logOut, cfg.LogLevel)
+	// Request ids are random UUIDs: draw their randomness in blocks, not a read per request.
+	uuid.EnableRandPool()
 	log.Info("starting api", "config", config.Describe(os.Getenv))
 
 	if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {

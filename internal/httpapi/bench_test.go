@@ -3,15 +3,19 @@ package httpapi_test
 import (
 	"context"
 	"net"
+	"os"
 	"sort"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
+	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/httpapi"
 )
 
 // loadResult is what a closed-loop load run measured.
@@ -81,7 +85,15 @@ func BenchmarkUsageVsBareFiber(b *testing.B) {
 	go func() { _ = bare.Listener(ln) }()
 	defer bare.Shutdown()
 
-	s := startServer(b)
+	// Log as cmd/api does: buffered JSON lines, here to a file.
+	f, err := os.CreateTemp(b.TempDir(), "api-log")
+	if err != nil {
+		b.Fatal(err)
+	}
+	logOut := config.NewLogWriter(f, 100*time.Millisecond)
+	defer logOut.Close()
+	uuid.EnableRandPool()
+	s := startServer(b, func(d *httpapi.Deps) { d.Log = config.NewLogger(logOut, "info") })
 	keys := make([]string, conns)
 	for i := range keys {
 		keys[i] = register(b, s)

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -47,9 +46,6 @@ func startServer(t testing.TB, opts ...serverOption) *testServer {
 	clk := clock.NewManual(time.Now().UTC().Truncate(time.Millisecond))
 	logW := &lockedWriter{w: &bytes.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(logW, nil))
-	if os.Getenv("BENCH_DISCARD_LOG") != "" {
-		log = slog.New(slog.NewJSONHandler(io.Discard, nil))
-	}
 	ledger := credits.NewLedger(pool, clk)
 	gate := auth.NewGate(pool, rdb, ledger, clk, log)
 	ledger.OnChange(func(ctx context.Context, id uuid.UUID) { _ = gate.Changed(ctx, id) })
