@@ -142,6 +142,7 @@ func do(t testing.TB, method, url, key string, body any, headers ...string) resp
 	raw, _ := io.ReadAll(res.Body)
 	out := response{Status: res.StatusCode, Header: res.Header, Raw: string(raw)}
 	_ = json.Unmarshal(raw, &out.Body)
+	validateAgainstSpec(t, method, url, out)
 	return out
 }
 

@@ -16,6 +16,8 @@ var endpoints = []struct{ route, text string }{
 	{"POST /v1/content/recommend", "Content recommendations with outlines (15 credits)"},
 	{"POST /v1/content-map", "Audit, rankings, gaps and recommendations in one call (25 credits)"},
 	{"GET /v1/jobs/{id}", "Status and result of an analysis job (0 credits)"},
+	{"GET /v1/openapi.json", "The OpenAPI 3.1 description of this API (0 credits)"},
+	{"GET /docs", "Human-readable API reference (0 credits)"},
 	{"POST /v1/billing/checkout", "Create a checkout session to upgrade (0 credits)"},
 	{"POST /v1/billing/portal", "Open the billing portal to change or cancel a plan (0 credits)"},
 }

@@ -121,6 +121,10 @@ func New(d Deps) *fiber.App {
 		app.All("/admin/queues", s.adminOnly, queues)
 		app.All("/admin/queues/*", s.adminOnly, queues)
 	}
+	app.Get("/v1/openapi.json", s.openapiDocument())
+	app.Get("/docs", s.docsPage())
+	app.Get("/docs/*", s.docsAsset)
+
 	if d.Routes != nil {
 		d.Routes(app)
 	}

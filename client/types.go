@@ -1,0 +1,478 @@
+package client
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Meta describes an analysis answer: what it cost, the balance after it, and the request,
+// job and rate limit it belongs to.
+type Meta struct {
+	CreditsUsed      int
+	CreditsRemaining int
+	RequestID        string
+	JobID            string
+	// Replayed is true when the answer repeats an earlier call with the same
+	// Idempotency-Key (nothing was charged again).
+	Replayed  bool
+	RateLimit RateLimit
+}
+
+// RateLimit is the account's rate-limit state after a call (X-RateLimit-* headers).
+type RateLimit struct {
+	Limit     int           // requests allowed per minute
+	Remaining int           // requests left in the window
+	Reset     time.Duration // until a slot frees
+}
+
+// RegisterRequest is the body of Register.
+type RegisterRequest struct {
+	Email string `json:"email"`
+	// Name names the first key; "Default" when empty.
+	Name string `json:"name,omitempty"`
+}
+
+// Registration is a new account with its first key, shown only this once.
+type Registration struct {
+	APIKey    string `json:"api_key"`
+	KeyPrefix string `json:"key_prefix"`
+	Plan      string `json:"plan"`
+	Credits   int    `json:"credits"`
+	RateLimit string `json:"rate_limit"` // "10 requests/minute"
+	Warning   string `json:"warning"`
+}
+
+// Usage is the account's plan, credits and recent calls.
+type Usage struct {
+	Plan             string `json:"plan"`
+	CreditsUsed      int    `json:"credits_used"`
+	CreditsLimit     int    `json:"credits_limit"`
+	CreditsRemaining int    `json:"credits_remaining"`
+	RateLimit        int    `json:"rate_limit"` // requests per minute
+	RecentCalls      []Call `json:"recent_calls"`
+	UpgradeURL       string `json:"upgrade_url"`
+}
+
+// Call is one settled call in Usage.
+type Call struct {
+	Endpoint    string    `json:"endpoint"`
+	CreditsUsed int       `json:"credits_used"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Account describes the account.
+type Account struct {
+	ID                 string            `json:"id"`
+	Email              string            `json:"email"`
+	Plan               string            `json:"plan"`
+	BillingCycle       string            `json:"billing_cycle"`
+	RateLimit          int               `json:"rate_limit"`
+	CreditsMonthly     int               `json:"credits_monthly"`
+	CurrentPeriodStart time.Time         `json:"current_period_start"`
+	CurrentPeriodEnd   time.Time         `json:"current_period_end"`
+	PendingChange      *PendingChange    `json:"pending_change"`
+	CreatedAt          time.Time         `json:"created_at"`
+	Callbacks          *CallbackSettings `json:"callbacks,omitempty"`
+}
+
+// PendingChange is a plan or billing-cycle change that takes effect at EffectiveAt.
+type PendingChange struct {
+	Plan         string    `json:"plan"`
+	BillingCycle string    `json:"billing_cycle"`
+	EffectiveAt  time.Time `json:"effective_at"`
+}
+
+// CallbackSettings tells how job callbacks sent to a callback URL are signed.
+type CallbackSettings struct {
+	SigningSecret   string `json:"signing_secret"`
+	SignatureHeader string `json:"signature_header"`
+	Verification    string `json:"verification"`
+	Retries         string `json:"retries"`
+}
+
+// APIKey is a key as listed: never the key itself.
+type APIKey struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	KeyPrefix  string     `json:"key_prefix"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	ExpiresAt  *time.Time `json:"expires_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+	Status     string     `json:"status"` // active, expired or revoked
+}
+
+// CreateKeyRequest is the body of CreateKey.
+type CreateKeyRequest struct {
+	Name string `json:"name,omitempty"`
+	// ExpiresInDays (1 to 3650) makes the key expire; 0 never.
+	ExpiresInDays int `json:"expires_in_days,omitempty"`
+}
+
+// NewAPIKey is a created key, shown only this once.
+type NewAPIKey struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	APIKey    string     `json:"api_key"`
+	KeyPrefix string     `json:"key_prefix"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	Warning   string     `json:"warning"`
+}
+
+// ResearchRequest is the body of KeywordResearch. Zero fields take the API's defaults
+// (country us, language en, limit 50).
+type ResearchRequest struct {
+	Domain      string   `json:"domain"`
+	Topic       string   `json:"topic,omitempty"`
+	Keywords    []string `json:"keywords,omitempty"`
+	Country     string   `json:"country,omitempty"`
+	Language    string   `json:"language,omitempty"`
+	Limit       int      `json:"limit,omitempty"`
+	CallbackURL string   `json:"callback_url,omitempty"`
+}
+
+// Keyword is a keyword record. Unknown metrics are nil.
+type Keyword struct {
+	Keyword           string   `json:"keyword"`
+	SearchVolume      *int64   `json:"search_volume"`
+	KeywordDifficulty *float64 `json:"keyword_difficulty"`
+	CPC               *float64 `json:"cpc"`
+	SearchIntent      string   `json:"search_intent"`
+	OpportunityScore  int      `json:"opportunity_score"`
+	// Position is the domain's ranking position, when it ranks.
+	Position *int `json:"position,omitempty"`
+	// Competition, Trend and Difficulty appear only in the specification's introductory
+	// example; this API does not send them.
+	Competition string   `json:"competition,omitempty"`
+	Trend       string   `json:"trend,omitempty"`
+	Difficulty  *float64 `json:"difficulty,omitempty"`
+}
+
+// Cluster is a group of related keywords.
+type Cluster struct {
+	ClusterName   string    `json:"cluster_name"`
+	TotalVolume   int64     `json:"total_volume"`
+	AvgDifficulty *float64  `json:"avg_difficulty"`
+	Keywords      []Keyword `json:"keywords"`
+}
+
+// ResearchResult is the answer of KeywordResearch.
+type ResearchResult struct {
+	Domain        string    `json:"domain"`
+	Topic         string    `json:"topic"`
+	Country       string    `json:"country"`
+	Clusters      []Cluster `json:"clusters"`
+	TotalKeywords int       `json:"total_keywords"`
+	Source        string    `json:"source"`
+	Meta          Meta      `json:"-"`
+}
+
+// GapsRequest is the body of KeywordGaps.
+type GapsRequest struct {
+	Domain      string   `json:"domain"`
+	Competitors []string `json:"competitors"` // 1 to 3
+	Country     string   `json:"country,omitempty"`
+	Language    string   `json:"language,omitempty"`
+	Limit       int      `json:"limit,omitempty"`
+	CallbackURL string   `json:"callback_url,omitempty"`
+}
+
+// Gap is a keyword competitors rank for and the domain does not.
+type Gap struct {
+	Keyword             string         `json:"keyword"`
+	SearchVolume        *int64         `json:"search_volume"`
+	KeywordDifficulty   *float64       `json:"keyword_difficulty"`
+	CompetitorPositions map[string]int `json:"competitor_positions"`
+}
+
+// GapsResult is the answer of KeywordGaps.
+type GapsResult struct {
+	Domain      string   `json:"domain"`
+	Competitors []string `json:"competitors"`
+	Gaps        []Gap    `json:"gaps"`
+	TotalGaps   int      `json:"total_gaps"`
+	Source      string   `json:"source"`
+	Meta        Meta     `json:"-"`
+}
+
+// AuditRequest is the body of ContentAudit.
+type AuditRequest struct {
+	Domain      string `json:"domain"`
+	SitemapURL  string `json:"sitemap_url,omitempty"`
+	MaxPages    int    `json:"max_pages,omitempty"` // 1 to 500; 100 when 0
+	CallbackURL string `json:"callback_url,omitempty"`
+}
+
+// AuditPage is a page of the audited site.
+type AuditPage struct {
+	URL             string `json:"url"`
+	Title           string `json:"title"`
+	WordCount       int    `json:"word_count"`
+	MetaDescription string `json:"meta_description"`
+	Status          int    `json:"status"`
+	Noindex         bool   `json:"noindex"`
+	Canonical       string `json:"canonical"`
+}
+
+// ThinPage is a page with too little main content.
+type ThinPage struct {
+	URL       string `json:"url"`
+	WordCount int    `json:"word_count"`
+	Title     string `json:"title"`
+}
+
+// CannibalizationRisk is a keyword several pages of the site compete for.
+type CannibalizationRisk struct {
+	Keyword        string   `json:"keyword"`
+	URLs           []string `json:"urls"`
+	Recommendation string   `json:"recommendation"`
+}
+
+// AuditSummary sums an audit up.
+type AuditSummary struct {
+	Total                 int      `json:"total"`
+	Thin                  int      `json:"thin"`
+	CannibalizationIssues int      `json:"cannibalization_issues"`
+	AvgWords              *float64 `json:"avg_words"`
+}
+
+// PageError is a URL of the site that gave no HTML page. Status is nil when no HTTP answer
+// came.
+type PageError struct {
+	URL    string `json:"url"`
+	Status *int   `json:"status"`
+	Error  string `json:"error"`
+}
+
+// SitemapError is a sitemap that could not be used.
+type SitemapError struct {
+	URL   string `json:"url"`
+	Error string `json:"error"`
+}
+
+// AuditResult is the answer of ContentAudit.
+type AuditResult struct {
+	Domain               string                `json:"domain"`
+	PagesCrawled         int                   `json:"pages_crawled"`
+	Pages                []AuditPage           `json:"pages"`
+	ThinContent          []ThinPage            `json:"thin_content"`
+	CannibalizationRisks []CannibalizationRisk `json:"cannibalization_risks"`
+	Summary              AuditSummary          `json:"summary"`
+	Errors               []PageError           `json:"errors"`
+	Sitemaps             []string              `json:"sitemaps"`
+	SitemapErrors        []SitemapError        `json:"sitemap_errors"`
+	Warnings             []string              `json:"warnings"`
+	ThinThreshold        int                   `json:"thin_threshold"`
+	Meta                 Meta                  `json:"-"`
+}
+
+// RecommendRequest is the body of ContentRecommend.
+type RecommendRequest struct {
+	Domain       string   `json:"domain"`
+	FocusTopics  []string `json:"focus_topics,omitempty"`
+	BrandContext string   `json:"brand_context,omitempty"`
+	Competitors  []string `json:"competitors,omitempty"`
+	Country      string   `json:"country,omitempty"`
+	Language     string   `json:"language,omitempty"`
+	Limit        int      `json:"limit,omitempty"`
+	CallbackURL  string   `json:"callback_url,omitempty"`
+}
+
+// OutlineSection is an H2 of a recommended article with its talking points.
+type OutlineSection struct {
+	H2            string   `json:"h2"`
+	TalkingPoints []string `json:"talking_points"`
+}
+
+// Recommendation is a recommended article.
+type Recommendation struct {
+	Priority            int              `json:"priority"`
+	Title               string           `json:"title"`
+	TargetKeyword       string           `json:"target_keyword"`
+	SearchVolume        *int64           `json:"search_volume"`
+	KeywordDifficulty   *float64         `json:"keyword_difficulty"`
+	OpportunityScore    int              `json:"opportunity_score"`
+	SearchIntent        string           `json:"search_intent"`
+	Outline             []OutlineSection `json:"outline"`
+	RelatedKeywords     []string         `json:"related_keywords"`
+	CPC                 *float64         `json:"cpc"`
+	CurrentPosition     *int             `json:"current_position"`
+	CompetitorPositions map[string]int   `json:"competitor_positions"`
+}
+
+// CannibalizationEntry is a keyword several pages compete for (site-relative paths).
+type CannibalizationEntry struct {
+	Keyword        string   `json:"keyword"`
+	URLs           []string `json:"urls"`
+	Recommendation string   `json:"recommendation"`
+}
+
+// RecommendResult is the answer of ContentRecommend.
+type RecommendResult struct {
+	PlanID               string                 `json:"plan_id"`
+	Domain               string                 `json:"domain"`
+	ExistingKeywords     int                    `json:"existing_keywords"`
+	SitemapPages         int                    `json:"sitemap_pages"`
+	Recommendations      []Recommendation       `json:"recommendations"`
+	Cannibalization      []CannibalizationEntry `json:"cannibalization"`
+	TotalRecommendations int                    `json:"total_recommendations"`
+	Warnings             []string               `json:"warnings"`
+	Source               string                 `json:"source"`
+	Meta                 Meta                   `json:"-"`
+}
+
+// ContentMapRequest is the body of ContentMap.
+type ContentMapRequest struct {
+	Domain       string   `json:"domain"`
+	FocusTopics  []string `json:"focus_topics,omitempty"`
+	Competitors  []string `json:"competitors,omitempty"`
+	BrandContext string   `json:"brand_context,omitempty"`
+	Country      string   `json:"country,omitempty"`
+	Language     string   `json:"language,omitempty"`
+	Limit        int      `json:"limit,omitempty"`
+	CallbackURL  string   `json:"callback_url,omitempty"`
+}
+
+// MapRecommendation is a recommendation in a content map.
+type MapRecommendation struct {
+	Priority          int      `json:"priority"`
+	TargetKeyword     string   `json:"target_keyword"`
+	SearchVolume      *int64   `json:"search_volume"`
+	KeywordDifficulty *float64 `json:"keyword_difficulty"`
+	OpportunityScore  int      `json:"opportunity_score"`
+	SearchIntent      string   `json:"search_intent"`
+	CPC               *float64 `json:"cpc"`
+}
+
+// ContentMapResult is the answer of ContentMap.
+type ContentMapResult struct {
+	Domain      string    `json:"domain"`
+	GeneratedAt time.Time `json:"generated_at"`
+	Audit       struct {
+		PagesFound int `json:"pages_found"`
+		Pages      []struct {
+			URL string `json:"url"`
+		} `json:"pages"`
+	} `json:"audit"`
+	CurrentRankings struct {
+		Count    int       `json:"count"`
+		Keywords []Keyword `json:"keywords"`
+	} `json:"current_rankings"`
+	CompetitorGaps struct {
+		Count int   `json:"count"`
+		Gaps  []Gap `json:"gaps"`
+	} `json:"competitor_gaps"`
+	Recommendations []MapRecommendation `json:"recommendations"`
+	Summary         struct {
+		PagesFound           int `json:"pages_found"`
+		CurrentRankings      int `json:"current_rankings"`
+		KeywordOpportunities int `json:"keyword_opportunities"`
+		CompetitorGaps       int `json:"competitor_gaps"`
+		Recommendations      int `json:"recommendations"`
+	} `json:"summary"`
+	Warnings []string `json:"warnings"`
+	Meta     Meta     `json:"-"`
+}
+
+// DryRunResult is what a call would cost, checked without running it.
+type DryRunResult struct {
+	DryRun           bool   `json:"dry_run"`
+	Endpoint         string `json:"endpoint"`
+	Valid            bool   `json:"valid"`
+	CreditsCost      int    `json:"credits_cost"`
+	CreditsRemaining int    `json:"credits_remaining"`
+	BalanceAfter     int    `json:"balance_after"`
+}
+
+// Job is an analysis job: still running (Status queued or running) or succeeded, with its
+// result in Data. A failed job is returned as an *Error instead.
+type Job struct {
+	ID        string    `json:"job_id"`
+	Status    string    `json:"status"`
+	StatusURL string    `json:"status_url"`
+	CreatedAt time.Time `json:"created_at"`
+	// Data is the result, once the job succeeded; decode it with Decode.
+	Data json.RawMessage `json:"-"`
+	Meta Meta            `json:"-"`
+}
+
+// Job statuses.
+const (
+	JobQueued    = "queued"
+	JobRunning   = "running"
+	JobSucceeded = "succeeded"
+	JobFailed    = "failed"
+)
+
+// Done reports whether the job succeeded and Data holds its result.
+func (j *Job) Done() bool { return j.Status == JobSucceeded }
+
+// Decode reads the result of a succeeded job into v (a *ResearchResult, *GapsResult, ...).
+func (j *Job) Decode(v any) error {
+	if !j.Done() {
+		return &Error{Code: "JOB_NOT_DONE", Message: "job " + j.ID + " is " + j.Status}
+	}
+	return json.Unmarshal(j.Data, v)
+}
+
+// CheckoutRequest is the body of Checkout.
+type CheckoutRequest struct {
+	Plan         string            `json:"plan"`                    // pro or scale
+	BillingCycle string            `json:"billing_cycle,omitempty"` // monthly (default) or annual
+	SuccessURL   string            `json:"success_url"`
+	CancelURL    string            `json:"cancel_url"`
+	PromoCode    string            `json:"promo_code,omitempty"`
+	Metadata     map[string]string `json:"metadata,omitempty"`
+}
+
+// CheckoutSession is a hosted checkout to send the payer to.
+type CheckoutSession struct {
+	CheckoutURL string      `json:"checkout_url"`
+	SessionID   string      `json:"session_id"`
+	PlanDetails PlanDetails `json:"plan_details"`
+	ExpiryTime  time.Time   `json:"expiry_time"`
+}
+
+// PlanDetails describes what is being bought.
+type PlanDetails struct {
+	PlanName       string `json:"plan_name"`
+	CreditsMonthly int    `json:"credits_monthly"`
+	RateLimit      int    `json:"rate_limit"`
+	Price          struct {
+		Amount    int64  `json:"amount"` // cents
+		Currency  string `json:"currency"`
+		Formatted string `json:"formatted"`
+	} `json:"price"`
+	BillingCycle string    `json:"billing_cycle"`
+	Discount     *Discount `json:"discount,omitempty"`
+}
+
+// Discount is what a promotion code takes off the first payment.
+type Discount struct {
+	Code               string  `json:"code"`
+	DiscountAmount     int64   `json:"discount_amount"` // cents
+	DiscountPercentage float64 `json:"discount_percentage"`
+}
+
+// PortalRequest is the body of BillingPortal.
+type PortalRequest struct {
+	ReturnURL string `json:"return_url,omitempty"`
+}
+
+// PortalSession is a billing portal session.
+type PortalSession struct {
+	PortalURL string `json:"portal_url"`
+	SessionID string `json:"session_id"`
+	ReturnURL string `json:"return_url"`
+}
+
+// ServiceInfo is the service information document.
+type ServiceInfo struct {
+	Name          string            `json:"name"`
+	Version       string            `json:"version"`
+	Documentation string            `json:"documentation"`
+	BaseURL       string            `json:"base_url"`
+	Endpoints     map[string]string `json:"endpoints"`
+	Status        string            `json:"status"`
+}
