@@ -64,5 +64,11 @@ func decode(raw []byte, v Request) error {
 	if err := json.Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("report: stored request: %w: %w", err, ErrBadJob)
 	}
+	// The API stored a normalised request; normalising again fills any default a request
+	// written another way lacks (it is idempotent), so a run never meets a missing field.
+	// Address rules were applied by the API and are enforced again when connecting.
+	if err := v.Normalize(Options{AllowPrivate: true}); err != nil {
+		return fmt.Errorf("report: stored request: %w: %w", err, ErrBadJob)
+	}
 	return nil
 }
