@@ -42,7 +42,7 @@ func NewAnalysisTask(kind string, id uuid.UUID, taskID string, timeout time.Dura
 		return nil, err
 	}
 	return asynq.NewTask(kind, payload, asynq.Queue(QueueAnalysis), asynq.TaskID(taskID),
-		asynq.MaxRetry(maxRetry), asynq.Timeout(timeout), asynq.Retention(time.Hour)), nil
+		asynq.MaxRetry(maxRetry), asynq.Timeout(timeout)), nil
 }
 
 // Enqueue puts the job's task on the analysis queue; a task already there under the same

@@ -123,47 +123,68 @@ func (l *Ledger) Balance(ctx context.Context, accountID uuid.UUID) (int, error) 
 
 // ReserveTx takes amount credits for a call inside tx, from the grants that expire first. It
 // takes all of them or none: with too few it returns INSUFFICIENT_CREDITS.
+//
+// The account lock and the reservation go to the server as one pipelined batch (one round
+// trip); they still run in order, and the reservation statement reads the grants with a
+// snapshot taken after the lock was granted, so concurrent reservations never see stale
+// balances.
 func (l *Ledger) ReserveTx(ctx context.Context, tx pgx.Tx, id, accountID uuid.UUID, amount int, endpoint string) error {
 	if amount <= 0 {
 		return fmt.Errorf("credits: reserve %d", amount)
 	}
-	if err := lockAccount(ctx, tx, accountID); err != nil {
-		return err
-	}
 	now := l.clock.Now()
-	bal, err := balance(ctx, tx, accountID, now)
-	if err != nil {
-		return err
-	}
-	if bal < amount {
-		return &apperr.Error{Code: apperr.InsufficientCredits,
-			Message: fmt.Sprintf("This call costs %d credits and the balance is %d. Upgrade your plan or wait for the next credit period.", amount, bal)}
-	}
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO reservations (id, account_id, amount, endpoint, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		id, accountID, amount, endpoint, now); err != nil {
-		return fmt.Errorf("credits: reserve: %w", err)
-	}
-	// Walk the spendable grants in expiry order, taking from each what is still needed.
-	tag, err := tx.Exec(ctx, `
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, accountID)
+	// Walk the spendable grants in expiry order, taking from each what is still needed, but
+	// only when together they hold enough (the reservation row is the gate).
+	batch.Queue(`
 		WITH avail AS (
 			SELECT id, remaining, sum(remaining) OVER (ORDER BY expires_at, id) - remaining AS before
 			FROM credit_grants
-			WHERE account_id = $1 AND remaining > 0 AND expires_at > $2
+			WHERE account_id = $1::uuid AND remaining > 0 AND expires_at > $2::timestamptz
+		), total AS (
+			SELECT COALESCE(sum(remaining), 0) AS n FROM avail
+		), res AS (
+			INSERT INTO reservations (id, account_id, amount, endpoint, created_at)
+			SELECT $4::uuid, $1::uuid, $3::integer, $5::text, $2::timestamptz FROM total WHERE total.n >= $3::integer
+			RETURNING id
 		), take AS (
-			SELECT id, LEAST(remaining, $3 - before) AS amount FROM avail WHERE before < $3
+			SELECT avail.id, LEAST(avail.remaining, $3 - avail.before) AS amount FROM avail, res WHERE avail.before < $3
 		), spent AS (
 			UPDATE credit_grants g SET remaining = g.remaining - take.amount
 			FROM take WHERE g.id = take.id
 			RETURNING g.id, take.amount
+		), drawn AS (
+			INSERT INTO reservation_draws (reservation_id, grant_id, amount) SELECT $4, id, amount FROM spent
+			RETURNING amount
 		)
-		INSERT INTO reservation_draws (reservation_id, grant_id, amount) SELECT $4, id, amount FROM spent`,
-		accountID, now, amount, id)
-	if err != nil {
-		return fmt.Errorf("credits: draw: %w", err)
+		SELECT (SELECT n FROM total), (SELECT count(*) FROM res), (SELECT COALESCE(sum(amount), 0) FROM drawn)`,
+		accountID, now, amount, id, endpoint)
+	br := tx.SendBatch(ctx, batch)
+	var one int
+	err := br.QueryRow().Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		_ = br.Close()
+		return fmt.Errorf("credits: account %s not found", accountID)
 	}
-	if tag.RowsAffected() == 0 {
-		return errors.New("credits: reserve drew from no grant")
+	if err != nil {
+		_ = br.Close()
+		return fmt.Errorf("credits: lock account: %w", err)
+	}
+	var balance, reserved, drawn int
+	if err := br.QueryRow().Scan(&balance, &reserved, &drawn); err != nil {
+		_ = br.Close()
+		return fmt.Errorf("credits: reserve: %w", err)
+	}
+	if err := br.Close(); err != nil {
+		return fmt.Errorf("credits: reserve: %w", err)
+	}
+	if reserved == 0 {
+		return &apperr.Error{Code: apperr.InsufficientCredits,
+			Message: fmt.Sprintf("This call costs %d credits and the balance is %d. Upgrade your plan or wait for the next credit period.", amount, balance)}
+	}
+	if drawn != amount {
+		return fmt.Errorf("credits: reserve drew %d of %d", drawn, amount)
 	}
 	return nil
 }

@@ -49,26 +49,24 @@ func (s *server) analysis(spec report.Spec) fiber.Handler {
 			return err
 		}
 		p := principalOf(c)
-		j, err := s.Jobs.Submit(c.UserContext(), job.Submission{AccountID: p.AccountID, Kind: spec.Kind,
-			Endpoint: spec.Endpoint, Cost: spec.Cost, Request: req, IdempotencyKey: key, RequestID: requestIDOf(c),
-			CallbackURL: req.CallbackTarget()})
+		sub := job.Submission{AccountID: p.AccountID, Kind: spec.Kind, Endpoint: spec.Endpoint, Cost: spec.Cost,
+			Request: req, IdempotencyKey: key, RequestID: requestIDOf(c), CallbackURL: req.CallbackTarget()}
+		async := strings.Contains(strings.ToLower(c.Get("Prefer")), "respond-async")
+		var j job.Job
+		if async {
+			c.Set("Preference-Applied", "respond-async")
+			j, err = s.Jobs.Submit(c.UserContext(), sub)
+		} else {
+			j, err = s.Jobs.SubmitAndWait(c.UserContext(), sub, s.SyncTimeout)
+		}
 		if err != nil {
 			return err
 		}
 		if j.Replayed {
 			c.Set("Idempotent-Replayed", "true")
 		}
-		if strings.Contains(strings.ToLower(c.Get("Prefer")), "respond-async") {
-			c.Set("Preference-Applied", "respond-async")
-			if !j.Done() {
-				return s.jobPending(c, j)
-			}
-			return s.jobAnswer(c, j)
-		}
-		if !j.Done() {
-			if j, err = s.Jobs.Wait(c.UserContext(), p.AccountID, j.ID, s.SyncTimeout); err != nil {
-				return err
-			}
+		if async && !j.Done() {
+			return s.jobPending(c, j)
 		}
 		return s.jobAnswer(c, j)
 	}
@@ -160,9 +158,12 @@ func (s *server) jobPending(c *fiber.Ctx, j job.Job) error {
 func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 	switch j.Status {
 	case job.Succeeded:
-		balance, err := s.Ledger.Balance(c.UserContext(), j.AccountID)
-		if err != nil {
-			return err
+		balance := j.Balance
+		if !j.Balanced {
+			var err error
+			if balance, err = s.Ledger.Balance(c.UserContext(), j.AccountID); err != nil {
+				return err
+			}
 		}
 		if spec, ok := report.SpecOf(j.Kind); ok && spec.CSV && wantsCSV(c) {
 			body, err := report.CSV(j.Kind, j.Result)

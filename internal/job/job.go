@@ -53,6 +53,9 @@ type Job struct {
 	FinishedAt   *time.Time      `json:"finished_at,omitempty"`
 	// Replayed is set when an Idempotency-Key returned an earlier job.
 	Replayed bool `json:"-"`
+	// Balance is the account's credit balance read with the job, when Balanced.
+	Balance  int  `json:"-"`
+	Balanced bool `json:"-"`
 }
 
 // Done reports whether the job has ended.
@@ -111,6 +114,8 @@ func NewService(pool *pgxpool.Pool, ledger *credits.Ledger, clk clock.Clock, que
 
 // Submission is a validated analysis request.
 type Submission struct {
+	// ID is the job's id; zero means a new one.
+	ID             uuid.UUID
 	AccountID      uuid.UUID
 	Kind           string
 	Endpoint       string
@@ -185,7 +190,10 @@ func (s *Service) byIdempotencyKey(ctx context.Context, sub Submission, sum []by
 
 func (s *Service) insert(ctx context.Context, sub Submission, body, sum []byte) (Job, error) {
 	now := s.clock.Now()
-	j := Job{ID: uuid.New(), AccountID: sub.AccountID, Kind: sub.Kind, Endpoint: sub.Endpoint, Request: body,
+	if sub.ID == uuid.Nil {
+		sub.ID = uuid.New()
+	}
+	j := Job{ID: sub.ID, AccountID: sub.AccountID, Kind: sub.Kind, Endpoint: sub.Endpoint, Request: body,
 		Cost: sub.Cost, Status: Queued, RequestID: sub.RequestID, CreatedAt: now}
 	var key, callback *string
 	if sub.IdempotencyKey != "" {
@@ -245,6 +253,57 @@ func (s *Service) Get(ctx context.Context, accountID, id uuid.UUID) (Job, error)
 // Load returns a job by id, for the worker.
 func (s *Service) Load(ctx context.Context, id uuid.UUID) (Job, error) {
 	return s.get(ctx, `id = $1`, id)
+}
+
+// SubmitAndWait submits the job and waits for it up to timeout. It listens for the job's
+// signal before the task can reach a worker, so the row needs reading only once the signal
+// came (or, in case a signal was lost with a Redis connection, now and then).
+func (s *Service) SubmitAndWait(ctx context.Context, sub Submission, timeout time.Duration) (Job, error) {
+	sub.ID = uuid.New()
+	wake, stop := s.signals.Listen(sub.ID)
+	defer stop()
+	j, err := s.Submit(ctx, sub)
+	if err != nil || j.Done() {
+		return j, err
+	}
+	if j.ID != sub.ID { // an Idempotency-Key answered with an earlier job
+		return s.Wait(ctx, sub.AccountID, j.ID, timeout)
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		select {
+		case <-wake:
+		case <-time.After(time.Second):
+		case <-deadline.C:
+			return s.getWithBalance(ctx, sub.AccountID, j.ID)
+		case <-ctx.Done():
+			return j, ctx.Err()
+		}
+		cur, err := s.getWithBalance(ctx, sub.AccountID, j.ID)
+		if err != nil || cur.Done() {
+			return cur, err
+		}
+	}
+}
+
+// getWithBalance reads the account's job and its balance in one round trip.
+func (s *Service) getWithBalance(ctx context.Context, accountID, id uuid.UUID) (Job, error) {
+	var j Job
+	err := s.pool.QueryRow(ctx, `SELECT `+jobColumns+`,
+			(SELECT COALESCE(sum(remaining), 0) FROM credit_grants
+				WHERE account_id = jobs.account_id AND remaining > 0 AND expires_at > $3)
+		FROM jobs WHERE id = $1 AND account_id = $2`, id, accountID, s.clock.Now()).
+		Scan(&j.ID, &j.AccountID, &j.Kind, &j.Endpoint, &j.Request, &j.Cost, &j.Status, &j.Attempts,
+			&j.Result, &j.ErrorCode, &j.ErrorMessage, &j.RequestID, &j.CreatedAt, &j.FinishedAt, &j.Balance)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return j, apperr.New(apperr.NotFound, "Job not found.")
+	}
+	if err != nil {
+		return j, fmt.Errorf("job: read: %w", err)
+	}
+	j.Balanced = true
+	return j, nil
 }
 
 // Wait returns the job once it has ended, or as it stands when timeout passes. It listens
