@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/credits"
@@ -35,23 +37,24 @@ func TestOperatorCommands(t *testing.T) {
 	pool := testenv.Postgres(t)
 	ledger := credits.NewLedger(pool, clock.Real{})
 	accounts := auth.NewAccounts(pool, ledger, clock.Real{}, nil)
-	reg, err := accounts.Register(ctx, "operator-test@example.com", "")
+	email := "operator-" + uuid.NewString() + "@example.com"
+	reg, err := accounts.Register(ctx, email, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	out, err := ctl(t, "credits", "grant", "--email", "Operator-Test@example.com", "--amount", "200", "--expires-in", "30d")
+	out, err := ctl(t, "credits", "grant", "--email", strings.ToUpper(email), "--amount", "200", "--expires-in", "30d")
 	if err != nil || !strings.Contains(out, "granted 200 credits") || !strings.Contains(out, "balance now 250") {
 		t.Fatalf("credits grant: %q %v", out, err)
 	}
 	if _, err := ctl(t, "credits", "grant", "--email", "nobody@example.com", "--amount", "5"); err == nil {
 		t.Fatal("grant to an unknown account succeeded")
 	}
-	if _, err := ctl(t, "credits", "grant", "--email", "operator-test@example.com", "--amount", "5", "--expires-in", "soon"); err == nil {
+	if _, err := ctl(t, "credits", "grant", "--email", email, "--amount", "5", "--expires-in", "soon"); err == nil {
 		t.Fatal("a bad --expires-in was accepted")
 	}
 
-	out, err = ctl(t, "plan", "set", "--email", "operator-test@example.com", "--plan", "enterprise", "--rate-limit", "300", "--credits-monthly", "20000")
+	out, err = ctl(t, "plan", "set", "--email", email, "--plan", "enterprise", "--rate-limit", "300", "--credits-monthly", "20000")
 	if err != nil || !strings.Contains(out, "enterprise: 300 requests/minute, 20000 credits a month") {
 		t.Fatalf("plan set: %q %v", out, err)
 	}
@@ -59,7 +62,7 @@ func TestOperatorCommands(t *testing.T) {
 	if err != nil || acc.Plan != "enterprise" || acc.RateLimit != 300 || acc.CreditsMonthly != 20000 {
 		t.Fatalf("account after plan set: %+v %v", acc, err)
 	}
-	if _, err := ctl(t, "plan", "set", "--email", "operator-test@example.com", "--plan", "platinum"); err == nil {
+	if _, err := ctl(t, "plan", "set", "--email", email, "--plan", "platinum"); err == nil {
 		t.Fatal("an unknown plan was accepted")
 	}
 }

@@ -122,7 +122,7 @@ func TestBodyLimitAndUnknownPaths(t *testing.T) {
 		t.Fatalf("caller's request id not kept: %q", r.Header.Get("X-Request-ID"))
 	}
 	r = do(t, "GET", s.URL+"/v1/usage", "", nil, "X-Request-ID", "bad id\twith tab")
-	if id := r.Header.Get("X-Request-ID"); id == "" || strings.Contains(id, "bad") {
+	if id := r.Header.Get("X-Request-ID"); uuid.Validate(id) != nil {
 		t.Fatalf("unsafe request id echoed: %q", id)
 	}
 }

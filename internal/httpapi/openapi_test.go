@@ -413,7 +413,7 @@ func testBilling(t *testing.T) {
 
 	id := accountID(t, s, key)
 	payload := billingtest.Event("evt_"+uuid.NewString(), billing.EventCheckoutCompleted, s.Clock.Now(),
-		billingtest.CheckoutSession("cs_spec", id.String(), "sub_spec", "cus_spec", "pro", "monthly"))
+		billingtest.CheckoutSession("cs_"+uuid.NewString(), id.String(), "sub_"+uuid.NewString(), "cus_"+uuid.NewString(), "pro", "monthly"))
 	expect(t, "webhook unsigned", call(t, "POST", u+"/v1/billing/webhook", "", payload, "Stripe-Signature", "t=1,v1=00"), 400, "VALIDATION_ERROR")
 	expect(t, "webhook", call(t, "POST", u+"/v1/billing/webhook", "", payload, "Stripe-Signature", billingtest.Sign(payload, billingtest.WebhookSecret)), 200, "")
 

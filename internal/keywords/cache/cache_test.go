@@ -82,6 +82,7 @@ func (c *counting) Gaps(context.Context, keywords.GapsRequest) ([]keywords.Gap, 
 
 func TestRoundTrip(t *testing.T) {
 	rdb := testenv.Redis(t)
+	rdb.FlushDB(context.Background()) // each test starts from an empty cache, however often it runs
 	ctx := context.Background()
 	next := &counting{}
 	p := cache.New(next, rdb, time.Minute)
@@ -154,6 +155,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestRankedAndGaps(t *testing.T) {
 	rdb := testenv.Redis(t)
+	rdb.FlushDB(context.Background()) // each test starts from an empty cache, however often it runs
 	ctx := context.Background()
 	next := &counting{}
 	p := cache.New(next, rdb, time.Minute)
@@ -183,6 +185,7 @@ func TestRankedAndGaps(t *testing.T) {
 
 func TestErrorsAreNotCached(t *testing.T) {
 	rdb := testenv.Redis(t)
+	rdb.FlushDB(context.Background()) // each test starts from an empty cache, however often it runs
 	ctx := context.Background()
 	next := &counting{err: &keywords.ProviderError{Provider: "fake", Code: 50000, Message: "down"}}
 	p := cache.New(next, rdb, time.Minute)
@@ -204,6 +207,7 @@ func TestErrorsAreNotCached(t *testing.T) {
 
 func TestDisabled(t *testing.T) {
 	rdb := testenv.Redis(t)
+	rdb.FlushDB(context.Background()) // each test starts from an empty cache, however often it runs
 	ctx := context.Background()
 	next := &counting{}
 	p := cache.New(next, rdb, 0)
@@ -221,6 +225,7 @@ func TestDisabled(t *testing.T) {
 
 func TestCorruptEntry(t *testing.T) {
 	rdb := testenv.Redis(t)
+	rdb.FlushDB(context.Background()) // each test starts from an empty cache, however often it runs
 	ctx := context.Background()
 	next := &counting{}
 	p := cache.New(next, rdb, time.Minute)

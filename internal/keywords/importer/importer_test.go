@@ -299,7 +299,8 @@ func TestReimportUpdates(t *testing.T) {
 
 	// Real data over a synthetic row replaces every column, not only the file's.
 	if _, err := pool.Exec(ctx, `INSERT INTO keyword_metrics (keyword, country, language, search_volume, cpc, source, synthetic)
-		VALUES ('made up', 'in', 'en', 999, 9.99, 'sample', true)`); err != nil {
+		VALUES ('made up', 'in', 'en', 999, 9.99, 'sample', true)
+		ON CONFLICT (country, language, keyword_norm) DO UPDATE SET search_volume = 999, cpc = 9.99, source = 'sample', synthetic = true`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := importer.ImportKeywords(ctx, pool, strings.NewReader("keyword,volume\nmade up,10\n"), opts); err != nil {

@@ -151,6 +151,10 @@ func TestDomains(t *testing.T) {
 func TestSeed(t *testing.T) {
 	pool := testenv.Postgres(t)
 	ctx := context.Background()
+	// Start from empty tables, whatever an earlier run of this test left.
+	if _, err := pool.Exec(ctx, `TRUNCATE keyword_metrics, domain_rankings`); err != nil {
+		t.Fatal(err)
+	}
 	empty, err := IsEmpty(ctx, pool)
 	if err != nil || !empty {
 		t.Fatalf("IsEmpty before seeding = %v, %v", empty, err)
