@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,4 +50,37 @@ func benchArticle(i int) string {
 	return `<!doctype html><html><head><title>Article ` + strconv.Itoa(i) +
 		`</title><meta name="description" content="About article ` + strconv.Itoa(i) +
 		`"><link rel="canonical" href="/articles/` + strconv.Itoa(i) + `"></head><body>` + body.String() + `</body></html>`
+}
+
+// BenchmarkCrawlRetainedMemory reports the heap a finished crawl keeps per page, for 100 and
+// for 500 pages: equal figures show memory grows only with the Page records kept, not with
+// the bodies fetched.
+func BenchmarkCrawlRetainedMemory(b *testing.B) {
+	const n = 500
+	s := newTestSite(b)
+	locs := make([]string, n)
+	for i := range n {
+		locs[i] = "/articles/" + strconv.Itoa(i)
+		s.page(locs[i], benchArticle(i))
+	}
+	s.serve("/sitemap.xml", "application/xml", s.urlset(locs...))
+	c := testCrawler(Config{})
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	for b.Loop() {
+		for _, pages := range []int{100, 500} {
+			before := heap()
+			res, err := c.Crawl(context.Background(), Request{Domain: s.domain(), MaxPages: pages})
+			if err != nil || len(res.Pages) != pages {
+				b.Fatalf("%d pages, %v", len(res.Pages), err)
+			}
+			after := heap()
+			b.ReportMetric(float64(int64(after)-int64(before))/float64(pages), "retained-B/page@"+strconv.Itoa(pages))
+			runtime.KeepAlive(res)
+		}
+	}
 }
