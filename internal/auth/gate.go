@@ -97,7 +97,7 @@ func NewGate(pool *pgxpool.Pool, rdb redis.UniversalClient, ledger *credits.Ledg
 		keys:     expirable.NewLRU[string, keyInfo](100_000, nil, 5*time.Minute),
 		unknown:  expirable.NewLRU[string, struct{}](10_000, nil, 10*time.Second),
 		lastUsed: make(map[uuid.UUID]time.Time),
-		batch:    newScriptBatcher(rdb, gateScript, 4),
+		batch:    newScriptBatcher(rdb, gateScript, 2),
 	}
 }
 
