@@ -106,6 +106,7 @@ func BenchmarkUsageVsBareFiber(b *testing.B) {
 		base := runLoad(b, "http://"+ln.Addr().String()+"/", nil, conns, dur)
 		usage := runLoad(b, s.URL+"/v1/usage", keys, conns, dur)
 		b.ReportMetric(base.rps, "bare-req/s")
+		b.ReportMetric(float64(base.p50.Microseconds())/1000, "bare-p50-ms")
 		b.ReportMetric(float64(base.p99.Microseconds())/1000, "bare-p99-ms")
 		b.ReportMetric(usage.rps, "usage-req/s")
 		b.ReportMetric(float64(usage.p50.Microseconds())/1000, "usage-p50-ms")
