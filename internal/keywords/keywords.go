@@ -1,11 +1,15 @@
 // Package keywords defines keyword data and the provider interface every keyword data
-// source implements. It holds types only; providers live in sub-packages.
+// source implements, and the one rule for keying a domain. Providers live in sub-packages.
 package keywords
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // Keyword is one keyword with the metrics a provider knows. A metric the provider does not
@@ -95,3 +99,28 @@ func (e *ProviderError) Error() string {
 
 // Is lets errors.Is(err, ErrPermanent) report permanent provider errors.
 func (e *ProviderError) Is(target error) bool { return target == ErrPermanent && e.Permanent }
+
+// Domain reduces a domain, host or URL to the form keyword data is keyed by: the lower-case
+// ASCII (IDNA) host without a port, a trailing dot or a leading "www." —
+// "https://WWW.Example.com/path" is "example.com". "" when s has no host.
+func Domain(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if ascii, err := idna.Lookup.ToASCII(host); err == nil {
+		host = ascii
+	}
+	for strings.HasPrefix(host, "www.") {
+		host = strings.TrimPrefix(host, "www.")
+	}
+	return host
+}

@@ -16,7 +16,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -185,7 +184,7 @@ func (c *Client) Ranked(ctx context.Context, req keywords.RankedRequest) ([]keyw
 		return nil, err
 	}
 	out := []keywords.Ranking{}
-	target := targetDomain(req.Domain)
+	target := keywords.Domain(req.Domain)
 	if target == "" {
 		return out, nil
 	}
@@ -258,10 +257,10 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) ([]keywords
 	if err != nil {
 		return nil, err
 	}
-	domain := targetDomain(req.Domain)
+	domain := keywords.Domain(req.Domain)
 	var competitors []string
 	for _, comp := range req.Competitors {
-		comp = targetDomain(comp)
+		comp = keywords.Domain(comp)
 		if comp != "" && comp != domain && !slices.Contains(competitors, comp) {
 			competitors = append(competitors, comp)
 		}
@@ -574,27 +573,6 @@ func market(country, language string) (int, string, error) {
 		return 0, "", &keywords.ProviderError{Provider: Name, Code: 40501, Message: fmt.Sprintf("language %q is not supported", language), Permanent: true}
 	}
 	return loc, language, nil
-}
-
-// targetDomain reduces a domain or URL to the host DataForSEO expects as a target: no
-// scheme, no path, no "www.".
-func targetDomain(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return ""
-	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	for strings.HasPrefix(host, "www.") {
-		host = strings.TrimPrefix(host, "www.")
-	}
-	return host
 }
 
 func volume(k keywords.Keyword) int64 {

@@ -5,13 +5,11 @@ package local
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/net/idna"
 
 	"github.com/contentapi/contentapi/internal/keywords"
 )
@@ -241,30 +239,9 @@ func Market(country, language string) (string, string) {
 	return country, language
 }
 
-// NormalizeDomain reduces a domain, host or URL to its lower-case ASCII (IDNA) host without
-// a port, a trailing dot or a leading "www.": "https://WWW.Example.com/path" is "example.com".
+// NormalizeDomain is keywords.Domain: the key under which keyword data stores a domain.
 // Importers and queries both use it so that the two always agree.
-func NormalizeDomain(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return ""
-	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	if ascii, err := idna.Lookup.ToASCII(host); err == nil {
-		host = ascii
-	}
-	for strings.HasPrefix(host, "www.") {
-		host = strings.TrimPrefix(host, "www.")
-	}
-	return host
-}
+func NormalizeDomain(s string) string { return keywords.Domain(s) }
 
 // CleanKeyword trims a keyword and collapses each run of white space to one space, keeping
 // its case; keyword_normalize in SQL then only has to lower-case it.
