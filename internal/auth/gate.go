@@ -157,13 +157,20 @@ func (g *Gate) Authenticate(ctx context.Context, header string) (Principal, rate
 		return p, d, &apperr.Error{Code: apperr.RateLimitExceeded, RetryAfter: d.RetryAfterSeconds(),
 			Message: fmt.Sprintf("Rate limit of %d requests per minute exceeded. Retry after %d seconds.", d.Limit, d.RetryAfterSeconds())}
 	}
-	if pe, _ := strconv.ParseInt(fmt.Sprint(reply[4]), 10, 64); p.Plan == "free" && !now.Before(time.Unix(pe, 0)) {
+	if p.Plan == "free" && !now.Before(time.Unix(periodEnd(reply[4]), 0)) {
 		if err := g.renew(ctx, info.account); err != nil {
 			return p, d, err
 		}
 	}
 	g.touch(info.id, now)
 	return p, d, nil
+}
+
+// periodEnd reads the period end the gate script returns (a string from the hash).
+func periodEnd(v any) int64 {
+	s, _ := v.(string)
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
 }
 
 func invalidKey() error {

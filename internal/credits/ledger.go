@@ -387,8 +387,7 @@ func (l *Ledger) Usage(ctx context.Context, accountID uuid.UUID) (Usage, error) 
 		SELECT a.plan, a.billing_cycle, a.rate_limit, a.credits_monthly, a.period_start,
 			(SELECT COALESCE(sum(amount), 0) FROM reservations
 				WHERE account_id = a.id AND status = 'settled' AND created_at >= a.period_start),
-			(SELECT COALESCE(sum(remaining), 0) FROM credit_grants
-				WHERE account_id = a.id AND remaining > 0 AND expires_at > $2),
+			`+BalanceSQL("a.id", "$2")+`,
 			(SELECT COALESCE(json_agg(json_build_object('endpoint', r.endpoint, 'credits_used', r.amount,
 				'created_at', r.created_at) ORDER BY r.created_at DESC), '[]')
 				FROM (SELECT endpoint, amount, created_at FROM reservations
@@ -414,11 +413,16 @@ func lockAccount(ctx context.Context, tx pgx.Tx, accountID uuid.UUID) error {
 	return nil
 }
 
+// BalanceSQL is the one definition of a balance, as a scalar subquery for embedding in other
+// statements: the unexpired remaining credits of account (a column or parameter) at now.
+func BalanceSQL(account, now string) string {
+	return `(SELECT COALESCE(sum(remaining), 0) FROM credit_grants
+		WHERE account_id = ` + account + ` AND remaining > 0 AND expires_at > ` + now + `)`
+}
+
 func balance(ctx context.Context, q postgres.Querier, accountID uuid.UUID, now time.Time) (int, error) {
 	var n int
-	err := q.QueryRow(ctx, `
-		SELECT COALESCE(sum(remaining), 0) FROM credit_grants
-		WHERE account_id = $1 AND remaining > 0 AND expires_at > $2`, accountID, now).Scan(&n)
+	err := q.QueryRow(ctx, `SELECT `+BalanceSQL("$1", "$2"), accountID, now).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("credits: balance: %w", err)
 	}

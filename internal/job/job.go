@@ -290,9 +290,7 @@ func (s *Service) SubmitAndWait(ctx context.Context, sub Submission, timeout tim
 // getWithBalance reads the account's job and its balance in one round trip.
 func (s *Service) getWithBalance(ctx context.Context, accountID, id uuid.UUID) (Job, error) {
 	var j Job
-	err := s.pool.QueryRow(ctx, `SELECT `+jobColumns+`,
-			(SELECT COALESCE(sum(remaining), 0) FROM credit_grants
-				WHERE account_id = jobs.account_id AND remaining > 0 AND expires_at > $3)
+	err := s.pool.QueryRow(ctx, `SELECT `+jobColumns+`, `+credits.BalanceSQL("jobs.account_id", "$3")+`
 		FROM jobs WHERE id = $1 AND account_id = $2`, id, accountID, s.clock.Now()).
 		Scan(&j.ID, &j.AccountID, &j.Kind, &j.Endpoint, &j.Request, &j.Cost, &j.Status, &j.Attempts,
 			&j.Result, &j.ErrorCode, &j.ErrorMessage, &j.RequestID, &j.CreatedAt, &j.FinishedAt, &j.Balance)
