@@ -1,6 +1,7 @@
-// Package testenv gives tests the real PostgreSQL and Redis of the machine: a fresh, migrated
-// database per test package and a Redis database number of its own, so packages tested in
-// parallel never see each other's queues or keys.
+// Package testenv gives tests real PostgreSQL and Redis: a fresh, migrated database per test
+// package on the machine's PostgreSQL and a private redis-server per test package, so
+// packages tested in parallel never see each other's queues or keys and the machine's own
+// Redis is never flushed.
 package testenv
 
 import (
@@ -8,9 +9,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,12 +26,13 @@ import (
 )
 
 var (
-	mu       sync.Mutex
-	pool     *pgxpool.Pool
-	dsn      string
-	dbName   string
-	redisDB  = -1
-	cleanups []func()
+	mu        sync.Mutex
+	pool      *pgxpool.Pool
+	dsn       string
+	dbName    string
+	redisDB   int
+	redisAddr string
+	cleanups  []func()
 )
 
 // ServerDSN is the PostgreSQL server tests use; TEST_DATABASE_URL overrides it.
@@ -36,14 +41,6 @@ func ServerDSN() string {
 		return v
 	}
 	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-}
-
-// RedisAddr is the Redis server tests use; TEST_REDIS_ADDR overrides it.
-func RedisAddr() string {
-	if v := os.Getenv("TEST_REDIS_ADDR"); v != "" {
-		return v
-	}
-	return "127.0.0.1:6379"
 }
 
 // Main runs the package's tests and then drops what they created.
@@ -108,42 +105,120 @@ func PostgresDSN(t testing.TB) (*pgxpool.Pool, string) {
 	return pool, dsn
 }
 
-// RedisOptions returns options for the package's own Redis database number, flushed when
-// claimed. Numbers are claimed with SET NX in database 0 so parallel packages never share.
+// RedisOptions returns options for the package's own Redis. By default each test package
+// starts a private redis-server on a free loopback port (killed with the test binary), so
+// tests never touch databases of the machine's shared Redis. TEST_REDIS_ADDR points the
+// tests at an existing server instead; then a database number 1-15 is claimed with SET NX.
 func RedisOptions(t testing.TB) *redis.Options {
 	t.Helper()
 	mu.Lock()
 	defer mu.Unlock()
-	if redisDB >= 0 {
-		return &redis.Options{Addr: RedisAddr(), DB: redisDB}
+	if redisAddr != "" {
+		return &redis.Options{Addr: redisAddr, DB: redisDB}
 	}
+	if os.Getenv("TEST_REDIS_ADDR") != "" {
+		claimSharedRedis(t)
+	} else {
+		startRedis(t)
+	}
+	return &redis.Options{Addr: redisAddr, DB: redisDB}
+}
+
+// startRedis runs a private, diskless redis-server for this test binary.
+func startRedis(t testing.TB) {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("testenv: redis-server not found (install it, or set TEST_REDIS_ADDR): %v", err)
+	}
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("testenv: %v", err)
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
+			"--logfile", "")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("testenv: start redis-server: %v", err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		if lastErr = waitRedis(addr, exited); lastErr == nil {
+			redisAddr, redisDB = addr, 0
+			cleanups = append(cleanups, func() {
+				_ = cmd.Process.Kill()
+				<-exited
+			})
+			return
+		}
+		_ = cmd.Process.Kill()
+	}
+	t.Fatalf("testenv: redis-server did not start: %v", lastErr)
+}
+
+// waitRedis waits until the server at addr answers PING or its process exits.
+func waitRedis(addr string, exited <-chan error) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("redis-server exited: %v", err)
+		default:
+		}
+		if err := c.Ping(context.Background()).Err(); err == nil {
+			return nil
+		}
+		// Polling a starting server: there is no readiness signal to wait on.
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("no answer from %s", addr)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// claimSharedRedis claims a database number on the TEST_REDIS_ADDR server.
+func claimSharedRedis(t testing.TB) {
+	t.Helper()
+	addr := os.Getenv("TEST_REDIS_ADDR")
 	ctx := context.Background()
-	ctl := redis.NewClient(&redis.Options{Addr: RedisAddr()})
+	ctl := redis.NewClient(&redis.Options{Addr: addr})
 	defer ctl.Close()
 	for n := 1; n < 16; n++ {
 		key := "contentapi:testenv:db:" + strconv.Itoa(n)
 		ok, err := ctl.SetNX(ctx, key, os.Getpid(), 30*time.Minute).Result()
 		if err != nil {
-			t.Fatalf("testenv: Redis at %s: %v", RedisAddr(), err)
+			t.Fatalf("testenv: Redis at %s: %v", addr, err)
 		}
 		if !ok {
 			continue
 		}
-		c := redis.NewClient(&redis.Options{Addr: RedisAddr(), DB: n})
+		c := redis.NewClient(&redis.Options{Addr: addr, DB: n})
 		if err := c.FlushDB(ctx).Err(); err != nil {
 			t.Fatalf("testenv: flush Redis db %d: %v", n, err)
 		}
 		c.Close()
-		redisDB = n
+		redisAddr, redisDB = addr, n
 		cleanups = append(cleanups, func() {
-			c := redis.NewClient(&redis.Options{Addr: RedisAddr()})
+			c := redis.NewClient(&redis.Options{Addr: addr})
 			c.Del(context.Background(), key)
 			c.Close()
 		})
-		return &redis.Options{Addr: RedisAddr(), DB: n}
+		return
 	}
-	t.Fatal("testenv: no free Redis database number (1-15); stale claims expire in 30 minutes")
-	return nil
+	t.Fatal("testenv: no free Redis database number (1-15) on TEST_REDIS_ADDR; stale claims expire in 30 minutes")
 }
 
 // Redis returns a client on the package's own Redis database.
