@@ -101,7 +101,10 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: migrations: %w", err)
 	}
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker))
+	// Out-of-order: migrations developed on parallel branches may land with a lower number
+	// than one a database already has; they are applied rather than refused.
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, sub,
+		goose.WithSessionLocker(locker), goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: migrations: %w", err)
 	}
