@@ -7,7 +7,7 @@ STRIPE_MOCK_VERSION := v0.203.0
 GOLANGCI_LINT_VERSION := v2.6.2
 BIN := bin
 
-.PHONY: help build run test bench lint migrate seed clean
+.PHONY: help build run test bench bench-scale lint migrate seed clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -30,6 +30,12 @@ test: ## run all tests against the local PostgreSQL and Redis (installs the pinn
 
 bench: ## run the benchmarks (HTTP throughput and latency, job round trip, crawl rate)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...
+
+KEYWORDS ?= 100000,1000000
+RANKINGS ?= 300000,3000000
+BENCH_DOMAINS ?= 2000
+bench-scale: build ## load generated keyword data (KEYWORDS=…, RANKINGS=…) through ctl import into a throwaway database and time imports and answers
+	$(GO) run ./cmd/benchscale -ctl $(BIN)/ctl -keywords $(KEYWORDS) -rankings $(RANKINGS) -domains $(BENCH_DOMAINS)
 
 lint: ## run golangci-lint (pinned version)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...

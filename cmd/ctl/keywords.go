@@ -8,14 +8,17 @@ import (
 	"io"
 	"os"
 
+	"golang.org/x/term"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contentapi/contentapi/internal/keywords/importer"
 	"github.com/contentapi/contentapi/internal/keywords/sample"
 )
 
-// importFile loads a CSV of keyword metrics or rankings and reports rows read, loaded and
-// rejected, with the reason for each rejected row.
+// importFile loads a CSV file (plain or gzip) of keyword metrics or rankings and reports
+// rows read, loaded, merged and rejected, with the reason for each rejected row listed. On
+// a terminal, a progress bar on stderr shows rows, rows/s and the time left.
 func importFile(ctx context.Context, pool *pgxpool.Pool, what string, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("import "+what, flag.ContinueOnError)
 	country := fs.String("country", "us", "country of rows without a country column")
@@ -41,18 +44,33 @@ func importFile(ctx context.Context, pool *pgxpool.Pool, what string, args []str
 	}
 	defer f.Close()
 	opts := importer.Options{Country: *country, Language: *language, Source: *source}
+	var in io.Reader = f
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		p := newImportProgress(f, os.Stderr)
+		defer p.finish()
+		in, opts.Progress = p.reader, p.rows
+	}
 	var rep importer.Report
 	if what == "keywords" {
-		rep, err = importer.ImportKeywords(ctx, pool, f, opts)
+		rep, err = importer.ImportKeywords(ctx, pool, in, opts)
 	} else {
-		rep, err = importer.ImportRankings(ctx, pool, f, opts)
+		rep, err = importer.ImportRankings(ctx, pool, in, opts)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s: read %d rows, loaded %d, rejected %d\n", file, rep.Read, rep.Loaded, len(rep.Rejected))
+	fmt.Fprintf(out, "%s: read %d rows, loaded %d, rejected %d\n", file, rep.Read, rep.Loaded, rep.RejectedRows)
+	if rep.Merged > 0 {
+		fmt.Fprintf(out, "  %d rows repeated the key of another row of the file and were merged into it\n", rep.Merged)
+	}
+	if rep.Unchanged > 0 {
+		fmt.Fprintf(out, "  %d of the loaded rows were already stored with the same values\n", rep.Unchanged)
+	}
 	for _, r := range rep.Rejected {
 		fmt.Fprintf(out, "  line %d: %s\n", r.Line, r.Reason)
+	}
+	if more := rep.RejectedRows - len(rep.Rejected); more > 0 {
+		fmt.Fprintf(out, "  … and %d more rejected rows\n", more)
 	}
 	if rep.Loaded == 0 && rep.Read > 0 {
 		return errors.New("no row could be loaded")

@@ -35,7 +35,7 @@ commands:
   plan set --email E --plan P [--rate-limit N] [--credits-monthly N]
                                             put an account on a plan (enterprise terms included)
   import keywords FILE [--country us] [--language en] [--source NAME]
-                                            load keyword metrics from a CSV export (Keyword Planner,
+                                            load keyword metrics from a CSV export, plain or gzip (Keyword Planner,
                                             Semrush, Ahrefs, Search Console, or our own columns)
   import rankings FILE [--country us] [--language en] [--source NAME]
                                             load which domain ranks where for which keyword

@@ -119,7 +119,7 @@ func (b *Builder) ContentMap(ctx context.Context, r ContentMapRequest) (ContentM
 	}
 	out.Audit.PagesFound = len(out.Audit.Pages)
 
-	ranked := slices.Clone(g.ranked)
+	ranked := bestRankings(g.ranked)
 	slices.SortStableFunc(ranked, func(a, b keywords.Ranking) int { return cmp.Compare(a.Position, b.Position) })
 	out.CurrentRankings.Count = len(ranked)
 	for _, rk := range ranked[:min(len(ranked), mapRankings)] {

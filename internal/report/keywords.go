@@ -93,6 +93,26 @@ func positions(rankings []keywords.Ranking) map[string]int {
 	return m
 }
 
+// bestRankings keeps one ranking per keyword (compared case-insensitively): its best
+// position, the first listed on a tie. Ranking data may list a keyword once per URL of the
+// domain ranking for it; counts of "keywords the domain ranks for" count keywords.
+func bestRankings(ranked []keywords.Ranking) []keywords.Ranking {
+	at := make(map[string]int, len(ranked))
+	out := make([]keywords.Ranking, 0, len(ranked))
+	for _, r := range ranked {
+		k := strings.ToLower(r.Keyword.Keyword)
+		i, ok := at[k]
+		switch {
+		case !ok:
+			at[k] = len(out)
+			out = append(out, r)
+		case r.Position < out[i].Position:
+			out[i] = r
+		}
+	}
+	return out
+}
+
 // Research finds keywords about the topic (or seeds), groups them into clusters and scores
 // each for the domain. With neither topic nor seeds, the domain's own best keywords are the
 // seeds.
@@ -104,8 +124,9 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 	seeds := r.Keywords
 	topic := r.Topic
 	if topic == "" && len(seeds) == 0 {
-		for i := 0; i < len(ranked) && i < 5; i++ {
-			seeds = append(seeds, ranked[i].Keyword.Keyword)
+		best := bestRankings(ranked)
+		for i := 0; i < len(best) && i < 5; i++ {
+			seeds = append(seeds, best[i].Keyword.Keyword)
 		}
 		if len(seeds) == 0 {
 			return ResearchResult{}, apperr.Invalid("topic or keywords is required: there is no ranking data for %s to start from", r.Domain)

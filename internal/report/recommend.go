@@ -122,7 +122,7 @@ func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID stri
 	out := RecommendResult{
 		PlanID:           planID,
 		Domain:           r.Domain,
-		ExistingKeywords: len(g.ranked),
+		ExistingKeywords: len(bestRankings(g.ranked)),
 		SitemapPages:     len(g.site.pages),
 		Recommendations:  make([]RecommendationRecord, 0, len(p.recs)),
 		Cannibalization:  []CannibalEntry{},

@@ -3,6 +3,7 @@ package importer
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -21,6 +22,21 @@ const sniffSize = 64 << 10
 // headerSearchLines bounds the title lines some exports put above the header (Keyword
 // Planner writes two).
 const headerSearchLines = 10
+
+// gunzip returns the decompressed stream of a gzip file (recognised by its magic bytes,
+// whatever its name), else r itself.
+func gunzip(r io.Reader) (io.Reader, error) {
+	br := bufio.NewReader(r)
+	head, _ := br.Peek(2)
+	if len(head) < 2 || head[0] != 0x1f || head[1] != 0x8b {
+		return br, nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	return zr, nil
+}
 
 // decode returns r as UTF-8 text: a UTF-8 BOM is dropped, UTF-16 (Keyword Planner's
 // "CSV for Excel", with or without a BOM) is decoded, and a file that is not valid UTF-8 is
@@ -66,6 +82,10 @@ type table struct {
 // open decodes r, finds the delimiter and the header row (the first of the first few rows
 // that names a keyword column) and returns a reader positioned after it.
 func open(r io.Reader) (*table, error) {
+	r, err := gunzip(r)
+	if err != nil {
+		return nil, err
+	}
 	br := bufio.NewReaderSize(decode(r), sniffSize)
 	sample, _ := br.Peek(sniffSize)
 	comma := sniffDelimiter(string(sample))
@@ -92,6 +112,7 @@ func open(r io.Reader) (*table, error) {
 			raw[j] = strings.TrimSpace(strings.ReplaceAll(f, "\ufeff", ""))
 		}
 		if findColumn(names, keywordAliases) >= 0 {
+			cr.ReuseRecord = true // rows are converted before the next is read
 			return &table{r: cr, header: names, raw: raw, comma: comma}, nil
 		}
 	}

@@ -46,7 +46,18 @@ type Options struct {
 	// Domain is the ranking domain of rows that name none, neither in a domain column nor
 	// through the host of a page URL (a Search Console export of one property).
 	Domain string
+	// Progress, when set, is called with the number of rows read so far every
+	// ProgressEvery rows and once when the file is read. It runs on the goroutine that
+	// feeds COPY.
+	Progress func(read int)
 }
+
+// ProgressEvery is how many rows pass between two Options.Progress calls.
+const ProgressEvery = 10_000
+
+// MaxRejectionDetails bounds the rejected rows a Report lists with their reason, so a
+// file of millions of bad rows still imports in bounded memory; RejectedRows counts all.
+const MaxRejectionDetails = 1000
 
 // Rejection is a row that was not loaded.
 type Rejection struct {
@@ -54,17 +65,31 @@ type Rejection struct {
 	Reason string // names the column and the value at fault
 }
 
-// Report says what an import did. Read = Loaded + len(Rejected). Rows of one file with
-// the same key are loaded once: the last one for keywords, the best position for rankings.
+// Report says what an import did: Read = Loaded + Merged + RejectedRows.
+//
+// Rows of one file with the same key are stored once and counted once in Loaded; the
+// others are Merged into it: for keywords the last row wins, for rankings (keyed by domain,
+// keyword and URL) the best position. Loaded counts the distinct rows of the file now
+// stored, Unchanged those of them that were already stored with the same values (all of
+// them when a file is imported again).
 type Report struct {
-	Read     int
-	Loaded   int
-	Rejected []Rejection
+	Read, Loaded, Unchanged, Merged int
+	// RejectedRows counts every rejected row; Rejected lists the first
+	// MaxRejectionDetails of them.
+	RejectedRows int
+	Rejected     []Rejection
+}
+
+// reject records a rejected row.
+func (r *Report) reject(line int, reason string) {
+	r.RejectedRows++
+	if len(r.Rejected) < MaxRejectionDetails {
+		r.Rejected = append(r.Rejected, Rejection{Line: line, Reason: reason})
+	}
 }
 
 // metricsRow is one keyword_metrics row read from a file.
 type metricsRow struct {
-	line                         int
 	keyword, country, language   string
 	volume                       *int64
 	difficulty, cpc, competition *float64
@@ -74,14 +99,14 @@ type metricsRow struct {
 
 // rankingRow is one domain_rankings row read from a file.
 type rankingRow struct {
-	line                               int
 	domain, keyword, country, language string
 	position                           int
 	url                                *string
 }
 
-// ImportKeywords loads keyword metrics from a CSV file. It needs a keyword column; every
-// other column is optional.
+// ImportKeywords loads keyword metrics from a CSV file (gzip-compressed or not). It needs
+// a keyword column; every other column is optional. The file is streamed: memory does not
+// grow with its size.
 func ImportKeywords(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts Options) (Report, error) {
 	var rep Report
 	t, err := open(r)
@@ -89,33 +114,37 @@ func ImportKeywords(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 		return rep, fmt.Errorf("import keywords: %w", err)
 	}
 	cols := mapColumns(t.header, t.raw)
-	var rows []metricsRow
-	err = t.each(&rep, func(line int, rec []string) []string {
+	src := &rowSource{t: t, rep: &rep, progress: opts.Progress, row: func(line int, rec []string) ([]any, []string) {
 		m, problems := readMetrics(rec, cols, opts, t.comma == ';')
 		if len(problems) > 0 {
-			return problems
+			return nil, problems
 		}
-		m.line = line
-		rows = append(rows, m)
-		return nil
-	})
-	if err != nil {
-		return rep, fmt.Errorf("import keywords: %w", err)
-	}
+		return append([]any{line}, m.values()...), nil
+	}}
 	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
-		return loadMetrics(ctx, tx, rows, cols, opts)
+		if err := stage(ctx, tx, src); err != nil {
+			return err
+		}
+		c, err := upsertMetrics(ctx, tx, cols, opts)
+		rep.Loaded, rep.Unchanged = c.distinct, c.distinct-c.written
+		return err
 	})
 	if err != nil {
 		return rep, fmt.Errorf("import keywords: %w", err)
 	}
-	rep.Loaded = len(rows)
-	return rep, nil
+	rep.Merged = rep.Read - rep.RejectedRows - rep.Loaded
+	return rep, analyze(ctx, pool, "keyword_metrics")
 }
 
-// ImportRankings loads the positions of domains for keywords from a CSV file. It needs a
-// keyword and a position column; the domain comes from a domain column, else the host of
-// the url/page column, else Options.Domain. Keyword metrics in the same file (a Semrush or
-// Ahrefs organic-keywords export has volume, KD, CPC) are loaded into keyword_metrics too.
+// ImportRankings loads the positions of domains for keywords from a CSV file (gzip-
+// compressed or not), streamed like ImportKeywords. It needs a keyword and a position
+// column; the domain comes from a domain column, else the host of the url/page column,
+// else Options.Domain. Keyword metrics in the same file (a Semrush or Ahrefs
+// organic-keywords export has volume, KD, CPC) are loaded into keyword_metrics too.
+//
+// A domain may rank for one keyword with several URLs; each is kept. The file's rows for
+// a domain and keyword replace the URLs stored for them, so a page that no longer ranks
+// does not linger as a false cannibalization.
 func ImportRankings(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts Options) (Report, error) {
 	var rep Report
 	t, err := open(r)
@@ -126,71 +155,177 @@ func ImportRankings(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 	if cols.position < 0 {
 		return rep, fmt.Errorf("import rankings: no position column (one of %s)", strings.Join(positionAliases, ", "))
 	}
-	var rankings []rankingRow
-	var metrics []metricsRow
 	withMetrics := cols.hasMetrics()
-	err = t.each(&rep, func(line int, rec []string) []string {
+	src := &rowSource{t: t, rep: &rep, progress: opts.Progress, row: func(line int, rec []string) ([]any, []string) {
 		rk, problems := readRanking(rec, cols, opts, t.comma == ';')
-		var m metricsRow
+		m := metricsRow{keyword: rk.keyword, country: rk.country, language: rk.language}
 		if withMetrics {
 			var mp []string
 			m, mp = readMetrics(rec, cols, opts, t.comma == ';')
 			problems = appendNew(problems, mp)
 		}
 		if len(problems) > 0 {
-			return problems
+			return nil, problems
 		}
-		rk.line, m.line = line, line
-		rankings = append(rankings, rk)
-		if withMetrics {
-			metrics = append(metrics, m)
-		}
-		return nil
-	})
-	if err != nil {
-		return rep, fmt.Errorf("import rankings: %w", err)
-	}
+		return append([]any{line}, append(m.values(), rk.domain, rk.position, rk.url)...), nil
+	}}
 	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
-		if err := loadRankings(ctx, tx, rankings, cols, opts); err != nil {
+		if err := stage(ctx, tx, src); err != nil {
 			return err
 		}
-		if withMetrics {
-			return loadMetrics(ctx, tx, metrics, cols, opts)
+		c, err := upsertRankings(ctx, tx, cols, opts)
+		if err != nil {
+			return err
 		}
-		return nil
+		rep.Loaded, rep.Unchanged = c.distinct, c.distinct-c.written
+		if withMetrics {
+			_, err = upsertMetrics(ctx, tx, cols, opts)
+		}
+		return err
 	})
 	if err != nil {
 		return rep, fmt.Errorf("import rankings: %w", err)
 	}
-	rep.Loaded = len(rankings)
-	return rep, nil
+	rep.Merged = rep.Read - rep.RejectedRows - rep.Loaded
+	tables := []string{"domain_rankings"}
+	if withMetrics {
+		tables = append(tables, "keyword_metrics")
+	}
+	return rep, analyze(ctx, pool, tables...)
 }
 
-// each calls row for every data record, counting it as read and recording the problems
-// row returns, or a malformed record, as a rejection.
-func (t *table) each(rep *Report, row func(line int, rec []string) []string) error {
+// values are a metrics row's staging columns after line, in stagingColumns order.
+func (m metricsRow) values() []any {
+	return []any{m.keyword, m.country, m.language, m.volume, m.difficulty, m.cpc, m.competition, m.intent, m.serp}
+}
+
+// stagingColumns are the columns of the staging table a file's valid rows are copied into;
+// a keyword file leaves the ranking columns (domain, position, url) out.
+var stagingColumns = []string{"line", "keyword", "country", "language", "search_volume", "keyword_difficulty",
+	"cpc", "competition", "search_intent", "serp_urls", "domain", "position", "url"}
+
+// stage copies the file's valid rows into the temporary table import_rows (dropped at
+// commit) and gathers its statistics for the upserts' plans.
+func stage(ctx context.Context, tx pgx.Tx, src *rowSource) error {
+	// The trigram and full-text GIN indexes merge their pending lists in work_mem and the
+	// upserts sort the staged rows; the default 4MB makes a large import spend most of its
+	// time there.
+	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'`); err != nil {
+		return fmt.Errorf("set work_mem: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_rows (
+		line int, keyword text, country text, language text, search_volume bigint,
+		keyword_difficulty double precision, cpc double precision, competition double precision,
+		search_intent text, serp_urls text[], domain text, position int, url text,
+		norm text GENERATED ALWAYS AS (keyword_normalize(keyword)) STORED,
+		url_hash uuid GENERATED ALWAYS AS (md5(coalesce(url, ''))::uuid) STORED) ON COMMIT DROP`); err != nil {
+		return fmt.Errorf("create staging table: %w", err)
+	}
+	n, err := src.columns()
+	if err != nil {
+		return err
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_rows"}, stagingColumns[:n], src); err != nil {
+		return fmt.Errorf("copy rows: %w", err)
+	}
+	if src.progress != nil {
+		src.progress(src.rep.Read)
+	}
+	if _, err := tx.Exec(ctx, `ANALYZE import_rows`); err != nil {
+		return fmt.Errorf("analyze staging table: %w", err)
+	}
+	return nil
+}
+
+// analyze refreshes the planner's statistics of the tables an import changed: without
+// them the first queries after a large import plan as if the tables were still small.
+func analyze(ctx context.Context, pool *pgxpool.Pool, tables ...string) error {
+	for _, t := range tables {
+		if _, err := pool.Exec(ctx, "ANALYZE "+pgx.Identifier{t}.Sanitize()); err != nil {
+			return fmt.Errorf("analyze %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// rowSource feeds COPY from the CSV reader one row at a time: each valid row becomes the
+// staging values row returns, each invalid one a rejection in rep.
+type rowSource struct {
+	t        *table
+	rep      *Report
+	row      func(line int, rec []string) ([]any, []string)
+	progress func(read int)
+
+	first []any // a row read ahead by columns
+	vals  []any
+	err   error
+}
+
+// columns reads up to the first valid row to learn how many staging columns the rows
+// have (0 when the file has none).
+func (s *rowSource) columns() (int, error) {
+	if !s.Next() {
+		return len(stagingColumns), s.err
+	}
+	s.first = s.vals
+	return len(s.vals), nil
+}
+
+// Next advances to the next valid row, recording invalid ones.
+func (s *rowSource) Next() bool {
+	if s.first != nil {
+		s.vals, s.first = s.first, nil
+		return true
+	}
+	for {
+		line, rec, ok := s.t.next(s.rep, &s.err)
+		if !ok {
+			return false
+		}
+		if s.progress != nil && s.rep.Read%ProgressEvery == 0 {
+			s.progress(s.rep.Read)
+		}
+		vals, problems := s.row(line, rec)
+		if len(problems) > 0 {
+			s.rep.reject(line, strings.Join(problems, "; "))
+			continue
+		}
+		s.vals = vals
+		return true
+	}
+}
+
+// Values returns the current row's staging values.
+func (s *rowSource) Values() ([]any, error) { return s.vals, nil }
+
+// Err reports a read error that ended the file early.
+func (s *rowSource) Err() error { return s.err }
+
+// next returns the next data record and its line, counting it as read; a malformed record
+// is recorded as a rejection and skipped. ok is false at the end of the file or on a read
+// error, stored in *errp.
+func (t *table) next(rep *Report, errp *error) (line int, rec []string, ok bool) {
 	for {
 		rec, err := t.r.Read()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return 0, nil, false
 		}
 		var perr *csv.ParseError
 		if errors.As(err, &perr) {
 			rep.Read++
-			rep.Rejected = append(rep.Rejected, Rejection{Line: perr.StartLine, Reason: "malformed CSV: " + perr.Err.Error()})
+			rep.reject(perr.StartLine, "malformed CSV: "+perr.Err.Error())
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("read: %w", err)
+			*errp = fmt.Errorf("read: %w", err)
+			return 0, nil, false
 		}
 		if blank(rec) {
 			continue
 		}
 		rep.Read++
 		line, _ := t.r.FieldPos(0)
-		if problems := row(line, rec); len(problems) > 0 {
-			rep.Rejected = append(rep.Rejected, Rejection{Line: line, Reason: strings.Join(problems, "; ")})
-		}
+		return line, rec, true
 	}
 }
 
@@ -332,34 +467,17 @@ func appendNew(a, b []string) []string {
 // metricColumns are the keyword_metrics columns an import may set.
 var metricColumns = []string{"search_volume", "keyword_difficulty", "cpc", "competition", "search_intent", "serp_urls"}
 
-// loadMetrics upserts rows into keyword_metrics. Columns the file has overwrite the stored
-// values (a blank cell stores NULL: the newest source says it does not know); columns it
-// lacks keep theirs, unless the row changes between synthetic and real, when every column
-// is replaced so sample values never mix with real ones.
-func loadMetrics(ctx context.Context, tx pgx.Tx, rows []metricsRow, cols columns, opts Options) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	// The trigram and full-text GIN indexes merge their pending lists in work_mem; the
-	// default 4MB makes a 100,000-row import spend most of its time there.
-	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'`); err != nil {
-		return fmt.Errorf("set work_mem: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_keyword_metrics (
-		line int, keyword text, country text, language text, search_volume bigint,
-		keyword_difficulty double precision, cpc double precision, competition double precision,
-		search_intent text, serp_urls text[]) ON COMMIT DROP`); err != nil {
-		return fmt.Errorf("create staging table: %w", err)
-	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"import_keyword_metrics"},
-		[]string{"line", "keyword", "country", "language", "search_volume", "keyword_difficulty", "cpc", "competition", "search_intent", "serp_urls"},
-		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
-			m := rows[i]
-			return []any{m.line, m.keyword, m.country, m.language, m.volume, m.difficulty, m.cpc, m.competition, m.intent, m.serp}, nil
-		}))
-	if err != nil {
-		return fmt.Errorf("copy keywords: %w", err)
-	}
+// counts are what an upsert found: distinct rows in the file, and rows it inserted or
+// changed.
+type counts struct{ distinct, written int }
+
+// upsertMetrics upserts the staged rows into keyword_metrics; of a file's rows for the
+// same keyword the last one wins. Columns the file has overwrite the stored values (a
+// blank cell stores NULL: the newest source says it does not know); columns it lacks keep
+// theirs, unless the row changes between synthetic and real, when every column is replaced
+// so sample values never mix with real ones. A row equal to the stored one is not
+// rewritten.
+func upsertMetrics(ctx context.Context, tx pgx.Tx, cols columns, opts Options) (counts, error) {
 	present := map[string]bool{
 		"search_volume":      cols.volume >= 0,
 		"keyword_difficulty": cols.difficulty >= 0,
@@ -368,67 +486,96 @@ func loadMetrics(ctx context.Context, tx pgx.Tx, rows []metricsRow, cols columns
 		"search_intent":      cols.intent >= 0,
 		"serp_urls":          cols.serp >= 0,
 	}
-	sql := `INSERT INTO keyword_metrics (keyword, country, language, search_volume, keyword_difficulty,
-		cpc, competition, search_intent, serp_urls, source, synthetic, updated_at)
-	SELECT DISTINCT ON (country, language, keyword_normalize(keyword))
-		keyword, country, language, search_volume, keyword_difficulty, cpc, competition,
-		search_intent, serp_urls, $1, $2, now()
-	FROM import_keyword_metrics
-	ORDER BY country, language, keyword_normalize(keyword), line DESC
-	ON CONFLICT (country, language, keyword_norm) DO UPDATE SET ` + upsertSet("keyword_metrics", append([]string{"keyword"}, metricColumns...), present)
-	if _, err := tx.Exec(ctx, sql, source(opts), opts.Synthetic); err != nil {
-		return fmt.Errorf("upsert keywords: %w", err)
+	set := append([]string{"keyword"}, metricColumns...)
+	sql := `WITH src AS (
+		SELECT DISTINCT ON (country, language, norm)
+			keyword, country, language, search_volume, keyword_difficulty, cpc, competition,
+			search_intent, serp_urls
+		FROM import_rows
+		ORDER BY country, language, norm, line DESC
+	), written AS (
+		INSERT INTO keyword_metrics AS t (keyword, country, language, search_volume, keyword_difficulty,
+			cpc, competition, search_intent, serp_urls, source, synthetic, updated_at)
+		SELECT keyword, country, language, search_volume, keyword_difficulty, cpc, competition,
+			search_intent, serp_urls, $1, $2, now()
+		FROM src
+		ON CONFLICT (country, language, keyword_norm) DO UPDATE SET ` + upsertSet(set, present) + `
+		WHERE ` + changed(set, present) + `
+		RETURNING 1
+	)
+	SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM written)`
+	var c counts
+	if err := tx.QueryRow(ctx, sql, source(opts), opts.Synthetic).Scan(&c.distinct, &c.written); err != nil {
+		return c, fmt.Errorf("upsert keywords: %w", err)
 	}
-	return nil
+	return c, nil
 }
 
-// loadRankings upserts rows into domain_rankings; of a file's rows for the same domain
-// and keyword, the best position is kept.
-func loadRankings(ctx context.Context, tx pgx.Tx, rows []rankingRow, cols columns, opts Options) error {
-	if len(rows) == 0 {
-		return nil
+// upsertRankings upserts the staged rows into domain_rankings, one row per domain,
+// keyword and URL (the best position of the file's rows for it), after deleting the
+// stored URLs of the file's domains and keywords that the file no longer lists.
+func upsertRankings(ctx context.Context, tx pgx.Tx, cols columns, opts Options) (counts, error) {
+	var c counts
+	// Only a stored row can be stale; an import into keys the table does not hold yet (the
+	// first load) costs one probe per staged key.
+	if _, err := tx.Exec(ctx, `DELETE FROM domain_rankings d
+		WHERE EXISTS (SELECT 1 FROM import_rows s
+		              WHERE s.domain = d.domain AND s.country = d.country AND s.language = d.language
+		                AND s.norm = d.keyword_norm)
+		  AND NOT EXISTS (SELECT 1 FROM import_rows s
+		                  WHERE s.domain = d.domain AND s.country = d.country AND s.language = d.language
+		                    AND s.norm = d.keyword_norm AND s.url_hash = d.url_hash)`); err != nil {
+		return c, fmt.Errorf("delete stale rankings: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_domain_rankings (
-		line int, domain text, keyword text, country text, language text, position int, url text)
-		ON COMMIT DROP`); err != nil {
-		return fmt.Errorf("create staging table: %w", err)
-	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"import_domain_rankings"},
-		[]string{"line", "domain", "keyword", "country", "language", "position", "url"},
-		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
-			r := rows[i]
-			return []any{r.line, r.domain, r.keyword, r.country, r.language, r.position, r.url}, nil
-		}))
-	if err != nil {
-		return fmt.Errorf("copy rankings: %w", err)
-	}
+	set := []string{"keyword", "position", "url"}
 	present := map[string]bool{"position": true, "url": cols.url >= 0}
-	sql := `INSERT INTO domain_rankings (domain, keyword, country, language, position, url, source, synthetic, updated_at)
-	SELECT DISTINCT ON (domain, country, language, keyword_normalize(keyword))
-		domain, keyword, country, language, position, url, $1, $2, now()
-	FROM import_domain_rankings
-	ORDER BY domain, country, language, keyword_normalize(keyword), position, line DESC
-	ON CONFLICT (domain, country, language, keyword_norm) DO UPDATE SET ` + upsertSet("domain_rankings", []string{"keyword", "position", "url"}, present)
-	if _, err := tx.Exec(ctx, sql, source(opts), opts.Synthetic); err != nil {
-		return fmt.Errorf("upsert rankings: %w", err)
+	sql := `WITH src AS (
+		SELECT DISTINCT ON (domain, country, language, norm, url_hash)
+			domain, keyword, country, language, position, url
+		FROM import_rows
+		ORDER BY domain, country, language, norm, url_hash, position, line DESC
+	), written AS (
+		INSERT INTO domain_rankings AS t (domain, keyword, country, language, position, url, source, synthetic, updated_at)
+		SELECT domain, keyword, country, language, position, url, $1, $2, now()
+		FROM src
+		ON CONFLICT (domain, country, language, keyword_norm, url_hash) DO UPDATE SET ` + upsertSet(set, present) + `
+		WHERE ` + changed(set, present) + `
+		RETURNING 1
+	)
+	SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM written)`
+	if err := tx.QueryRow(ctx, sql, source(opts), opts.Synthetic).Scan(&c.distinct, &c.written); err != nil {
+		return c, fmt.Errorf("upsert rankings: %w", err)
 	}
-	return nil
+	return c, nil
 }
 
-// upsertSet builds the SET list of an ON CONFLICT DO UPDATE from fixed column names (no
-// input reaches the SQL text): present columns and "keyword" take the new value; absent
-// ones keep the stored value unless the row switches between synthetic and real.
-func upsertSet(table string, columns []string, present map[string]bool) string {
+// upsertSet builds the SET list of an ON CONFLICT DO UPDATE on the table aliased t from
+// fixed column names (no input reaches the SQL text): present columns and "keyword" take
+// the new value; absent ones keep the stored value unless the row switches between
+// synthetic and real.
+func upsertSet(columns []string, present map[string]bool) string {
 	var b strings.Builder
 	for _, c := range columns {
 		if c == "keyword" || present[c] {
 			fmt.Fprintf(&b, "%[1]s = EXCLUDED.%[1]s, ", c)
 		} else {
-			fmt.Fprintf(&b, "%[1]s = CASE WHEN %[2]s.synthetic <> EXCLUDED.synthetic THEN EXCLUDED.%[1]s ELSE %[2]s.%[1]s END, ", c, table)
+			fmt.Fprintf(&b, "%[1]s = CASE WHEN t.synthetic <> EXCLUDED.synthetic THEN EXCLUDED.%[1]s ELSE t.%[1]s END, ", c)
 		}
 	}
 	b.WriteString("source = EXCLUDED.source, synthetic = EXCLUDED.synthetic, updated_at = EXCLUDED.updated_at")
 	return b.String()
+}
+
+// changed is the WHERE of the same upsert: true when upsertSet would change a value, so
+// that importing a file again rewrites nothing.
+func changed(columns []string, present map[string]bool) string {
+	var stored, incoming []string
+	for _, c := range append(slices.Clone(columns), "source", "synthetic") {
+		if c == "keyword" || c == "source" || c == "synthetic" || present[c] {
+			stored, incoming = append(stored, "t."+c), append(incoming, "EXCLUDED."+c)
+		}
+	}
+	return "(" + strings.Join(stored, ", ") + ") IS DISTINCT FROM (" + strings.Join(incoming, ", ") + ")"
 }
 
 func source(opts Options) string {

@@ -56,7 +56,8 @@ func getPosition(t *testing.T, pool *pgxpool.Pool, domain, country, keyword stri
 	var url *string
 	err := pool.QueryRow(context.Background(), `
 		SELECT position, url FROM domain_rankings
-		WHERE domain = $1 AND country = $2 AND language = 'en' AND keyword_norm = keyword_normalize($3)`,
+		WHERE domain = $1 AND country = $2 AND language = 'en' AND keyword_norm = keyword_normalize($3)
+		ORDER BY position, url LIMIT 1`,
 		domain, country, keyword).Scan(&pos, &url)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
@@ -108,7 +109,7 @@ func checkMetrics(t *testing.T, got *metricsRow, keyword string, vol *int64, kd,
 
 func checkReport(t *testing.T, rep importer.Report, read, loaded int, rejected map[int]string) {
 	t.Helper()
-	if rep.Read != read || rep.Loaded != loaded || len(rep.Rejected) != len(rejected) {
+	if rep.Read != read || rep.Loaded != loaded || len(rep.Rejected) != len(rejected) || rep.RejectedRows != len(rejected) {
 		t.Errorf("report read %d loaded %d rejected %d (%+v); want %d %d %d", rep.Read, rep.Loaded, len(rep.Rejected), rep.Rejected, read, loaded, len(rejected))
 	}
 	for _, r := range rep.Rejected {
@@ -261,7 +262,10 @@ func TestImportKeywordsMalformedRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkReport(t, rep, 4, 3, map[int]string{3: "malformed CSV"})
+	checkReport(t, rep, 4, 2, map[int]string{3: "malformed CSV"})
+	if rep.Merged != 1 {
+		t.Errorf("merged %d, want 1 (the repeated keyword)", rep.Merged)
+	}
 	checkMetrics(t, getMetrics(t, pool, "nl", "nl", "good one"), "good one", i64(40), nil, nil, nil, nil)
 	checkMetrics(t, getMetrics(t, pool, "nl", "nl", "good two"), "good two", i64(30), nil, nil, nil, nil)
 }
@@ -345,6 +349,9 @@ func TestImportRankingsSearchConsole(t *testing.T) {
 	}
 	if pos, _ := getPosition(t, pool, "mycoffee.example", "pt", "iced latte"); pos != 9 {
 		t.Errorf("iced latte position %d, want 8.5 rounded to 9", pos)
+	}
+	if urls := getURLs(t, pool, "mycoffee.example", "pt", "cold brew ratio"); len(urls) != 2 {
+		t.Errorf("cold brew ratio URLs %v; want both pages", urls)
 	}
 	// No keyword metrics in a Search Console export.
 	if getMetrics(t, pool, "pt", "en", "cold brew ratio") != nil {

@@ -123,7 +123,7 @@ ORDER BY r.position, k.search_volume DESC NULLS LAST, r.keyword_norm
 LIMIT $4`
 
 // Ranked returns the keywords the domain ranks for, best position first; Limit 0 returns
-// all of them. Metrics the keyword table does not have stay nil.
+// all of them. A keyword the domain ranks for with several URLs comes once per URL. Metrics the keyword table does not have stay nil.
 func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]keywords.Ranking, error) {
 	country, language := Market(req.Country, req.Language)
 	out := []keywords.Ranking{}
@@ -162,17 +162,22 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 }
 
 // gapsSQL finds, in one pass, the keywords that at least one competitor ($4) ranks for
-// and the domain ($3) does not, with every competitor's position as a JSON object.
+// and the domain ($3) does not, with every competitor's best position (a domain may rank
+// with several URLs) as a JSON object.
 const gapsSQL = `
 WITH comp AS (
     SELECT r.keyword_norm,
            min(r.keyword) AS keyword,
            jsonb_object_agg(r.domain, r.position) AS positions
-    FROM domain_rankings r
-    WHERE r.country = $1 AND r.language = $2 AND r.domain = ANY($4::text[])
-      AND NOT EXISTS (
+    FROM (
+        SELECT domain, keyword_norm, min(keyword) AS keyword, min(position) AS position
+        FROM domain_rankings
+        WHERE country = $1 AND language = $2 AND domain = ANY($4::text[])
+        GROUP BY domain, keyword_norm
+    ) r
+    WHERE NOT EXISTS (
           SELECT 1 FROM domain_rankings d
-          WHERE d.domain = $3 AND d.country = r.country AND d.language = r.language
+          WHERE d.domain = $3 AND d.country = $1 AND d.language = $2
             AND d.keyword_norm = r.keyword_norm)
     GROUP BY r.keyword_norm
 )

@@ -111,7 +111,7 @@ func Seed(ctx context.Context, pool *pgxpool.Pool) (keywordRows, rankingRows int
 		for _, r := range rks {
 			b.Queue(`INSERT INTO domain_rankings (domain, keyword, country, language, position, url, source, synthetic, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, true, now())
-			ON CONFLICT (domain, country, language, keyword_norm) DO UPDATE SET
+			ON CONFLICT (domain, country, language, keyword_norm, url_hash) DO UPDATE SET
 				keyword = EXCLUDED.keyword, position = EXCLUDED.position, url = EXCLUDED.url,
 				source = EXCLUDED.source, updated_at = EXCLUDED.updated_at
 			WHERE domain_rankings.synthetic`,

@@ -1,0 +1,292 @@
+// Command benchscale is `make bench-scale`: it generates a seeded keyword and ranking data
+// set at one or more sizes, loads each into a database of its own through the real
+// `ctl import` commands (measuring rows/s and the ctl process's peak resident memory), then
+// times keyword research, gaps, content recommend and the content map over a fixed list
+// of questions and prints p50/p95 side by side. Each database is dropped afterwards.
+//
+// The answers are built by report.Builder over the local provider, the code the API's
+// handlers and the worker's jobs run, without the Redis cache. Crawls are cut off at once
+// (a 1 ms crawl timeout), so recommend and content map times exclude crawl time.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contentapi/contentapi/internal/clock"
+	"github.com/contentapi/contentapi/internal/crawler"
+	"github.com/contentapi/contentapi/internal/keywords/local"
+	"github.com/contentapi/contentapi/internal/postgres"
+	"github.com/contentapi/contentapi/internal/report"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "benchscale:", err)
+		os.Exit(1)
+	}
+}
+
+// size is one data-set size.
+type size struct{ keywords, rankings, big int }
+
+// result is what one size measured.
+type result struct {
+	size
+	importKW, importRK   phase
+	timings              map[string][]time.Duration
+	answers              map[string]string
+	reimport             phase
+	domainRows, distinct int
+}
+
+// phase is one ctl run.
+type phase struct {
+	rows    int
+	elapsed time.Duration
+	maxRSS  int64 // bytes
+	out     string
+}
+
+func run(ctx context.Context) error {
+	kwFlag := flag.String("keywords", "100000,1000000", "keyword counts, comma-separated")
+	rkFlag := flag.String("rankings", "300000,3000000", "ranking counts, one per keyword count")
+	bigFlag := flag.String("big", "", "rankings of the big domain, one per size (default 24% of rankings)")
+	domains := flag.Int("domains", 2000, "domains with rankings")
+	seed := flag.Uint64("seed", 1, "generator seed")
+	rounds := flag.Int("rounds", 5, "times each question is asked (after one warm-up)")
+	ctlBin := flag.String("ctl", "bin/ctl", "the ctl binary")
+	dsn := flag.String("database-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "server to create the bench databases on")
+	keep := flag.Bool("keep", false, "keep the databases (for EXPLAIN), print their names")
+	flag.BoolVar(&compress, "gzip", true, "write the data files gzip-compressed")
+	flag.Parse()
+
+	sizes, err := parseSizes(*kwFlag, *rkFlag, *bigFlag)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "benchscale")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var results []result
+	for _, s := range sizes {
+		res, err := measure(ctx, s, *domains, *seed, *rounds, *ctlBin, *dsn, dir, *keep)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+		printResults(results)
+	}
+	return nil
+}
+
+func parseSizes(kw, rk, big string) ([]size, error) {
+	ks, rs := strings.Split(kw, ","), strings.Split(rk, ",")
+	bs := strings.Split(big, ",")
+	if len(ks) != len(rs) {
+		return nil, errors.New("-keywords and -rankings need as many sizes")
+	}
+	var out []size
+	for i := range ks {
+		k, err1 := strconv.Atoi(strings.TrimSpace(ks[i]))
+		r, err2 := strconv.Atoi(strings.TrimSpace(rs[i]))
+		if err := errors.Join(err1, err2); err != nil || k < 1000 || r < 10000 {
+			return nil, fmt.Errorf("bad size %q/%q (at least 1000 keywords, 10000 rankings)", ks[i], rs[i])
+		}
+		b := r * 24 / 100
+		if big != "" && i < len(bs) {
+			v, err := strconv.Atoi(strings.TrimSpace(bs[i]))
+			if err != nil {
+				return nil, fmt.Errorf("bad -big %q", bs[i])
+			}
+			b = v
+		}
+		out = append(out, size{k, r, min(b, k)})
+	}
+	return out, nil
+}
+
+func measure(ctx context.Context, s size, domains int, seed uint64, rounds int, ctlBin, serverDSN, dir string, keep bool) (result, error) {
+	res := result{size: s, timings: map[string][]time.Duration{}, answers: map[string]string{}}
+	fmt.Fprintf(os.Stderr, "== %d keywords, %d rankings (%d for the big domain), %d domains\n", s.keywords, s.rankings, s.big, domains)
+	start := time.Now()
+	d := generate(seed, s.keywords, s.rankings, s.big, domains)
+	kwFile := filepath.Join(dir, fmt.Sprintf("keywords-%d.csv.gz", s.keywords))
+	rkFile := filepath.Join(dir, fmt.Sprintf("rankings-%d.csv.gz", s.rankings))
+	if err := d.writeKeywords(kwFile, seed); err != nil {
+		return res, err
+	}
+	if err := d.writeRankings(rkFile, seed); err != nil {
+		return res, err
+	}
+	fmt.Fprintf(os.Stderr, "generated in %v\n", time.Since(start).Round(time.Millisecond))
+
+	dbName := fmt.Sprintf("contentapi_benchscale_%d_%d", os.Getpid(), s.keywords)
+	dsn, err := withDatabase(serverDSN, dbName)
+	if err != nil {
+		return res, err
+	}
+	if !keep {
+		defer dropDatabase(serverDSN, dbName)
+	} else {
+		fmt.Fprintf(os.Stderr, "database kept: %s\n", dbName)
+	}
+	if _, err := ctl(ctx, ctlBin, dsn, "migrate"); err != nil {
+		return res, err
+	}
+	if res.importKW, err = ctl(ctx, ctlBin, dsn, "import", "keywords", kwFile); err != nil {
+		return res, err
+	}
+	res.importKW.rows = s.keywords
+	if res.importRK, err = ctl(ctx, ctlBin, dsn, "import", "rankings", rkFile); err != nil {
+		return res, err
+	}
+	res.importRK.rows = s.rankings
+	if res.reimport, err = ctl(ctx, ctlBin, dsn, "import", "rankings", rkFile); err != nil {
+		return res, err
+	}
+	res.reimport.rows = s.rankings
+
+	pool, err := postgres.Connect(ctx, dsn)
+	if err != nil {
+		return res, err
+	}
+	defer pool.Close()
+	if err := pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT (domain, keyword_norm)) FROM domain_rankings`).Scan(&res.domainRows, &res.distinct); err != nil {
+		return res, err
+	}
+	b := &report.Builder{Keywords: local.New(pool), Clock: clock.Real{},
+		Crawler: crawler.New(crawler.Config{Timeout: time.Millisecond, RequestTimeout: time.Millisecond})}
+	for _, q := range questions(d) {
+		for i := 0; i <= rounds; i++ {
+			t0 := time.Now()
+			summary, err := q.ask(ctx, b)
+			took := time.Since(t0)
+			if err != nil {
+				return res, fmt.Errorf("%s %s: %w", q.kind, q.name, err)
+			}
+			if i == 0 {
+				res.answers[q.kind+" "+q.name] = summary
+				continue // warm-up
+			}
+			res.timings[q.kind] = append(res.timings[q.kind], took)
+		}
+	}
+	return res, nil
+}
+
+// ctl runs the ctl binary against the bench database and measures it.
+func ctl(ctx context.Context, bin, dsn string, args ...string) (phase, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	p := phase{elapsed: time.Since(start), out: strings.TrimSpace(string(out))}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		p.maxRSS = ru.Maxrss * 1024 // Linux reports KiB
+	}
+	if err != nil {
+		return p, fmt.Errorf("ctl %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	fmt.Fprintf(os.Stderr, "ctl %s: %v, peak RSS %d MB\n%s\n", strings.Join(args, " "), p.elapsed.Round(time.Millisecond), p.maxRSS>>20, p.out)
+	return p, nil
+}
+
+func withDatabase(dsn, name string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+func dropDatabase(serverDSN, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, serverDSN)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "drop database:", err)
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		fmt.Fprintln(os.Stderr, "drop database:", err)
+	}
+}
+
+// printResults prints the sizes side by side.
+func printResults(results []result) {
+	fmt.Println()
+	row := func(label string, f func(r result) string) {
+		fmt.Printf("%-34s", label)
+		for _, r := range results {
+			fmt.Printf(" %24s", f(r))
+		}
+		fmt.Println()
+	}
+	row("keywords / rankings", func(r result) string { return fmt.Sprintf("%d / %d", r.keywords, r.rankings) })
+	row("import keywords rows/s", func(r result) string { return rate(r.importKW) })
+	row("import keywords peak RSS", func(r result) string { return fmt.Sprintf("%d MB", r.importKW.maxRSS>>20) })
+	row("import rankings rows/s", func(r result) string { return rate(r.importRK) })
+	row("import rankings peak RSS", func(r result) string { return fmt.Sprintf("%d MB", r.importRK.maxRSS>>20) })
+	row("re-import rankings rows/s", func(r result) string { return rate(r.reimport) })
+	row("ranking rows / distinct kw+domain", func(r result) string { return fmt.Sprintf("%d / %d", r.domainRows, r.distinct) })
+	kinds := []string{}
+	for k := range results[0].timings {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	for _, k := range kinds {
+		row(k+" p50 / p95", func(r result) string {
+			t := slices.Clone(r.timings[k])
+			slices.Sort(t)
+			return fmt.Sprintf("%s / %s", ms(pct(t, 50)), ms(pct(t, 95)))
+		})
+	}
+	fmt.Println()
+	for _, r := range results {
+		keys := make([]string, 0, len(r.answers))
+		for k := range r.answers {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		fmt.Printf("answers at %d keywords:\n", r.keywords)
+		for _, k := range keys {
+			fmt.Printf("  %-40s %s\n", k, r.answers[k])
+		}
+	}
+}
+
+func rate(p phase) string {
+	return fmt.Sprintf("%.0f (%.1fs)", float64(p.rows)/p.elapsed.Seconds(), p.elapsed.Seconds())
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) }
+
+// pct is the nearest-rank percentile of sorted durations.
+func pct(t []time.Duration, p int) time.Duration {
+	if len(t) == 0 {
+		return 0
+	}
+	i := (p*len(t) + 99) / 100
+	return t[max(i, 1)-1]
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/contentapi/contentapi/internal/report"
+)
+
+// question is one timed request.
+type question struct {
+	kind, name string
+	ask        func(ctx context.Context, b *report.Builder) (string, error)
+}
+
+// questions is the fixed list asked at every size. The domains are chosen by rank, so the
+// same question is asked of the same kind of site at every size: site0300 is a typical
+// small site, site0004 a large competitor, bigpublisher the domain with the most rankings.
+func questions(d *dataset) []question {
+	const site, rival, rival2 = "site0300.example", "site0004.example", "site0020.example"
+	big := d.domains[0]
+	var qs []question
+	research := func(kind, name string, r report.ResearchRequest) {
+		r.Domain = site
+		qs = append(qs, question{kind, name, func(ctx context.Context, b *report.Builder) (string, error) {
+			if err := r.Normalize(report.Options{}); err != nil {
+				return "", err
+			}
+			res, err := b.Research(ctx, r)
+			return fmt.Sprintf("%d keywords in %d clusters", res.TotalKeywords, len(res.Clusters)), err
+		}})
+	}
+	for _, t := range []string{"coffee", "espresso", "grinder", "latte", "arabica"} {
+		research("research one-word", t, report.ResearchRequest{Topic: t})
+	}
+	for _, t := range []string{"espresso machine", "best coffee grinder", "cold brew coffee maker",
+		"how to make latte at home", "french press ratio"} {
+		research("research multi-word", t, report.ResearchRequest{Topic: t})
+	}
+	for i := 0; i < 3; i++ {
+		var seeds []string
+		for j := 0; j < 5; j++ {
+			seeds = append(seeds, d.keywords[(i*7919+j*104729)%len(d.keywords)])
+		}
+		research("research 5 seeds", fmt.Sprint(seeds), report.ResearchRequest{Keywords: seeds})
+	}
+	gaps := func(kind string, competitors ...string) {
+		qs = append(qs, question{kind, fmt.Sprint(competitors), func(ctx context.Context, b *report.Builder) (string, error) {
+			r := report.GapsRequest{Domain: site, Competitors: competitors}
+			if err := r.Normalize(report.Options{}); err != nil {
+				return "", err
+			}
+			res, err := b.Gaps(ctx, r)
+			return fmt.Sprintf("total_gaps %d", res.TotalGaps), err
+		}})
+	}
+	gaps("gaps typical pair", rival)
+	gaps("gaps vs big domain", big)
+	gaps("gaps three competitors", big, rival, rival2)
+	qs = append(qs, question{"recommend", "seeded, one competitor", func(ctx context.Context, b *report.Builder) (string, error) {
+		r := report.RecommendRequest{Domain: site, Competitors: []string{rival}}
+		if err := r.Normalize(report.Options{}); err != nil {
+			return "", err
+		}
+		res, err := b.Recommend(ctx, r, "bench")
+		return fmt.Sprintf("%d recommendations, existing_keywords %d", res.TotalRecommendations, res.ExistingKeywords), err
+	}}, question{"recommend", "focus topics, big competitor", func(ctx context.Context, b *report.Builder) (string, error) {
+		r := report.RecommendRequest{Domain: site, FocusTopics: []string{"espresso machine", "cold brew"}, Competitors: []string{big}}
+		if err := r.Normalize(report.Options{}); err != nil {
+			return "", err
+		}
+		res, err := b.Recommend(ctx, r, "bench")
+		return fmt.Sprintf("%d recommendations, existing_keywords %d", res.TotalRecommendations, res.ExistingKeywords), err
+	}}, question{"content map", "one competitor", func(ctx context.Context, b *report.Builder) (string, error) {
+		r := report.ContentMapRequest{Domain: site, Competitors: []string{rival}}
+		if err := r.Normalize(report.Options{}); err != nil {
+			return "", err
+		}
+		res, err := b.ContentMap(ctx, r)
+		return fmt.Sprintf("current_rankings %d, gaps %d", res.CurrentRankings.Count, res.CompetitorGaps.Count), err
+	}})
+	return qs
+}
