@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -22,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -74,6 +76,7 @@ func run(ctx context.Context) error {
 	ctlBin := flag.String("ctl", "bin/ctl", "the ctl binary")
 	dsn := flag.String("database-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "server to create the bench databases on")
 	keep := flag.Bool("keep", false, "keep the databases (for EXPLAIN), print their names")
+	flag.BoolVar(&askQuestions, "questions", true, "time the answers after the imports")
 	flag.BoolVar(&compress, "gzip", true, "write the data files gzip-compressed")
 	flag.Parse()
 
@@ -173,6 +176,9 @@ func measure(ctx context.Context, s size, domains int, seed uint64, rounds int, 
 	if err := pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT (domain, keyword_norm)) FROM domain_rankings`).Scan(&res.domainRows, &res.distinct); err != nil {
 		return res, err
 	}
+	if !askQuestions {
+		return res, nil
+	}
 	b := &report.Builder{Keywords: local.New(pool), Clock: clock.Real{},
 		Crawler: crawler.New(crawler.Config{Timeout: time.Millisecond, RequestTimeout: time.Millisecond})}
 	for _, q := range questions(d) {
@@ -193,21 +199,64 @@ func measure(ctx context.Context, s size, domains int, seed uint64, rounds int, 
 	return res, nil
 }
 
+// askQuestions says whether answers are timed (-questions).
+var askQuestions = true
+
 // ctl runs the ctl binary against the bench database and measures it.
 func ctl(ctx context.Context, bin, dsn string, args ...string) (phase, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	p := phase{elapsed: time.Since(start), out: strings.TrimSpace(string(out))}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		p.maxRSS = ru.Maxrss * 1024 // Linux reports KiB
+	if err := cmd.Start(); err != nil {
+		return phase{}, err
 	}
+	peak := watchPeakRSS(cmd.Process.Pid)
+	err := cmd.Wait()
+	p := phase{elapsed: time.Since(start), out: strings.TrimSpace(buf.String()), maxRSS: peak()}
+	out := buf.Bytes()
 	if err != nil {
 		return p, fmt.Errorf("ctl %s: %w: %s", strings.Join(args, " "), err, out)
 	}
 	fmt.Fprintf(os.Stderr, "ctl %s: %v, peak RSS %d MB\n%s\n", strings.Join(args, " "), p.elapsed.Round(time.Millisecond), p.maxRSS>>20, p.out)
 	return p, nil
+}
+
+// watchPeakRSS samples the process's VmHWM (its peak resident set) every 10 ms until the
+// returned function is called, which returns the highest value seen. rusage's Maxrss is no
+// use here: a child started by a Go program shares the parent's memory until it execs, so
+// Linux reports the larger parent's peak for it.
+func watchPeakRSS(pid int) func() int64 {
+	var peak atomic.Int64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+				for _, line := range strings.Split(string(b), "\n") {
+					if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+						if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil && kb*1024 > peak.Load() {
+							peak.Store(kb * 1024)
+						}
+					}
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		<-stopped
+		return peak.Load()
+	}
 }
 
 func withDatabase(dsn, name string) (string, error) {

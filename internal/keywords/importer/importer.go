@@ -207,11 +207,16 @@ var stagingColumns = []string{"line", "keyword", "country", "language", "search_
 // stage copies the file's valid rows into the temporary table import_rows (dropped at
 // commit) and gathers its statistics for the upserts' plans.
 func stage(ctx context.Context, tx pgx.Tx, src *rowSource) error {
-	// The trigram and full-text GIN indexes merge their pending lists in work_mem and the
-	// upserts sort the staged rows; the default 4MB makes a large import spend most of its
-	// time there.
-	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'`); err != nil {
-		return fmt.Errorf("set work_mem: %w", err)
+	// The staging table lives in temp_buffers (default 8MB: a large file would go through
+	// the disk page by page); the upserts sort the staged rows and the GIN indexes merge
+	// their pending lists in work_mem, and a larger pending list merges less often. These
+	// hold for this transaction only; temp_buffers can be set before the session's first
+	// temporary table, which the staging table is.
+	for _, set := range []string{`SET LOCAL temp_buffers = '256MB'`, `SET LOCAL work_mem = '256MB'`,
+		`SET LOCAL gin_pending_list_limit = '64MB'`} {
+		if _, err := tx.Exec(ctx, set); err != nil {
+			return fmt.Errorf("%s: %w", set, err)
+		}
 	}
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_rows (
 		line int, keyword text, country text, language text, search_volume bigint,

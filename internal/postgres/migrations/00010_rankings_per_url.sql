@@ -11,6 +11,9 @@ ALTER TABLE domain_rankings DROP CONSTRAINT domain_rankings_pkey;
 ALTER TABLE domain_rankings
     ADD CONSTRAINT domain_rankings_pkey PRIMARY KEY (domain, country, language, keyword_norm, url_hash)
     INCLUDE (position);
+-- Every query over rankings starts from a domain, which the key covers; the index by
+-- keyword alone only slowed imports (random inserts into a second large B-tree).
+DROP INDEX domain_rankings_keyword_idx;
 
 -- +goose Down
 -- One row per domain and keyword again: the best position (then the first URL) is kept.
@@ -22,3 +25,4 @@ WHERE b.domain = d.domain AND b.country = d.country AND b.language = d.language
 ALTER TABLE domain_rankings DROP CONSTRAINT domain_rankings_pkey;
 ALTER TABLE domain_rankings DROP COLUMN url_hash;
 ALTER TABLE domain_rankings ADD PRIMARY KEY (domain, country, language, keyword_norm);
+CREATE INDEX domain_rankings_keyword_idx ON domain_rankings (country, language, keyword_norm);
