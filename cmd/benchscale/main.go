@@ -76,6 +76,8 @@ func run(ctx context.Context) error {
 	ctlBin := flag.String("ctl", "bin/ctl", "the ctl binary")
 	dsn := flag.String("database-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "server to create the bench databases on")
 	keep := flag.Bool("keep", false, "keep the databases (for EXPLAIN), print their names")
+	flag.StringVar(&reuse, "reuse", "", "time the answers of this kept database (same sizes and seed) without generating or importing")
+	flag.StringVar(&only, "only", "", "ask only the questions whose kind contains this")
 	flag.BoolVar(&askQuestions, "questions", true, "time the answers after the imports")
 	flag.BoolVar(&compress, "gzip", true, "write the data files gzip-compressed")
 	flag.Parse()
@@ -132,6 +134,9 @@ func measure(ctx context.Context, s size, domains int, seed uint64, rounds int, 
 	fmt.Fprintf(os.Stderr, "== %d keywords, %d rankings (%d for the big domain), %d domains\n", s.keywords, s.rankings, s.big, domains)
 	start := time.Now()
 	d := generate(seed, s.keywords, s.rankings, s.big, domains)
+	if reuse != "" {
+		return ask(ctx, res, d, mustDSN(serverDSN, reuse), rounds)
+	}
 	kwFile := filepath.Join(dir, fmt.Sprintf("keywords-%d.csv.gz", s.keywords))
 	rkFile := filepath.Join(dir, fmt.Sprintf("rankings-%d.csv.gz", s.rankings))
 	if err := d.writeKeywords(kwFile, seed); err != nil {
@@ -168,6 +173,22 @@ func measure(ctx context.Context, s size, domains int, seed uint64, rounds int, 
 	}
 	res.reimport.rows = s.rankings
 
+	if !askQuestions {
+		return res, nil
+	}
+	return ask(ctx, res, d, dsn, rounds)
+}
+
+func mustDSN(server, name string) string {
+	dsn, err := withDatabase(server, name)
+	if err != nil {
+		panic(err)
+	}
+	return dsn
+}
+
+// ask times the questions against the database.
+func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (result, error) {
 	pool, err := postgres.Connect(ctx, dsn)
 	if err != nil {
 		return res, err
@@ -176,12 +197,12 @@ func measure(ctx context.Context, s size, domains int, seed uint64, rounds int, 
 	if err := pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT (domain, keyword_norm)) FROM domain_rankings`).Scan(&res.domainRows, &res.distinct); err != nil {
 		return res, err
 	}
-	if !askQuestions {
-		return res, nil
-	}
 	b := &report.Builder{Keywords: local.New(pool), Clock: clock.Real{},
 		Crawler: crawler.New(crawler.Config{Timeout: time.Millisecond, RequestTimeout: time.Millisecond})}
 	for _, q := range questions(d) {
+		if !strings.Contains(q.kind, only) {
+			continue
+		}
 		for i := 0; i <= rounds; i++ {
 			t0 := time.Now()
 			summary, err := q.ask(ctx, b)
@@ -198,6 +219,9 @@ func measure(ctx context.Context, s size, domains int, seed uint64, rounds int, 
 	}
 	return res, nil
 }
+
+// reuse and only are the -reuse and -only flags.
+var reuse, only string
 
 // askQuestions says whether answers are timed (-questions).
 var askQuestions = true

@@ -5,10 +5,12 @@ package local
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"unicode"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contentapi/contentapi/internal/keywords"
@@ -33,31 +35,66 @@ func New(pool *pgxpool.Pool) *Provider { return &Provider{pool: pool} }
 // Name reports "local".
 func (p *Provider) Name() string { return Name }
 
-// ideasSQL finds keywords for a list of terms (the topic and/or the seeds) in one query.
-// A keyword matches a term when it is the term itself, when its stemmed words contain the
-// term's (full-text search with the language's configuration), or when it is
-// trigram-similar to the term (pg_trgm's % operator, similarity ≥ 0.3 by default).
-// Its relevance is its best score over the terms:
+// Keyword ideas rank a bounded candidate set. A keyword matches a term when it is the term
+// itself, when its stemmed words contain the term's (full-text search with the language's
+// configuration), or when it is trigram-similar to the term (pg_trgm's % operator,
+// similarity ≥ 0.3 by default). Its relevance is its best score over the terms:
 //
 //	relevance = 2 × (keyword is the term) + ts_rank(tsv, query) + similarity(keyword, term)
 //
 // so exact seeds come first, then keywords sharing the term's words, closer phrasings
 // before longer ones; ties go to the higher search volume.
+//
+// Ranking every match does not scale: a common word matches 5% of a million keywords.
+// Matches are therefore gathered by number of words, the fewest first (ideasTiers), until
+// each term has ideasCandidates(limit) of them: a keyword holding the term's words in
+// fewer words is closer to it (higher similarity, the same full-text rank). Each tier is
+// one scan of a GIN index that carries the word count, and takes at most that many rows
+// per term. Then the candidates are ranked by the formula above. When a term has fewer
+// matches than that (any small data set), every match is a candidate and the answer is
+// exactly the full ranking.
+
+// ideasTiers are the word-count ranges searched in turn.
+var ideasTiers = [][2]int16{{1, 1}, {2, 2}, {3, 3}, {4, 5}, {6, 32767}}
+
+// ideasCandidates is how many candidates a term gathers before its search stops.
+func ideasCandidates(limit int) int { return max(8*limit, 400) }
+
+// ideasTierSQL finds the matches of each term ($3) with $4–$5 words.
+const ideasTierSQL = `
+SELECT t.i::int, m.keyword_norm
+FROM unnest($3::text[]) WITH ORDINALITY AS t(term, i)
+CROSS JOIN LATERAL (
+    (SELECT k.keyword_norm FROM keyword_metrics k
+     WHERE k.country = $1 AND k.language = $2 AND k.words BETWEEN $4 AND $5
+       AND k.tsv @@ websearch_to_tsquery(keyword_ts_config($2), t.term)
+     LIMIT $6)
+    UNION
+    (SELECT k.keyword_norm FROM keyword_metrics k
+     WHERE k.country = $1 AND k.language = $2 AND k.words BETWEEN $4 AND $5
+       AND k.keyword % t.term
+     LIMIT $6)
+) m`
+
+// ideasSQL ranks the candidates ($4) and the terms ($3) themselves.
 const ideasSQL = `
 WITH terms AS (
     SELECT t.term,
            keyword_normalize(t.term) AS norm,
            websearch_to_tsquery(keyword_ts_config($2), t.term) AS tsq
     FROM unnest($3::text[]) AS t(term)
+), keys AS (
+    SELECT unnest($4::text[]) AS keyword_norm
+    UNION
+    SELECT norm FROM terms
 ), matched AS (
     SELECT k.keyword_norm,
            max(CASE WHEN k.keyword_norm = terms.norm THEN 2 ELSE 0 END
                + ts_rank(k.tsv, terms.tsq)
                + similarity(k.keyword, terms.term)) AS relevance
-    FROM terms
-    JOIN keyword_metrics k
-      ON k.country = $1 AND k.language = $2
-     AND (k.keyword_norm = terms.norm OR k.tsv @@ terms.tsq OR k.keyword % terms.term)
+    FROM keys
+    JOIN keyword_metrics k ON k.country = $1 AND k.language = $2 AND k.keyword_norm = keys.keyword_norm
+    JOIN terms ON k.keyword_norm = terms.norm OR k.tsv @@ terms.tsq OR k.keyword % terms.term
     GROUP BY k.keyword_norm
 )
 SELECT k.keyword, k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
@@ -65,7 +102,52 @@ SELECT k.keyword, k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
 FROM matched m
 JOIN keyword_metrics k ON k.country = $1 AND k.language = $2 AND k.keyword_norm = m.keyword_norm
 ORDER BY m.relevance DESC, k.search_volume DESC NULLS LAST, k.keyword_norm
-LIMIT $4`
+LIMIT $5`
+
+// candidates gathers the keys of the terms' matches. A first pass takes at most want
+// matches of each kind per term, whatever their word count: a term with fewer matches has
+// them all and is done. The others are searched tier by tier, fewest words first, until
+// want matches are found in the tiers or every tier was searched.
+func (p *Provider) candidates(ctx context.Context, country, language string, terms []string, want int) ([]string, error) {
+	var keys []string
+	seen := make(map[string]bool)
+	tiered := make(map[string]int) // matches found in the tiers, by term
+	pending := terms
+	for pass, tier := range append([][2]int16{{1, math.MaxInt16}}, ideasTiers...) {
+		if len(pending) == 0 {
+			break
+		}
+		rows, err := p.pool.Query(ctx, ideasTierSQL, country, language, pending, tier[0], tier[1], want)
+		if err != nil {
+			return nil, err
+		}
+		found := make([]int, len(pending))
+		var i int
+		var key string
+		_, err = pgx.ForEachRow(rows, []any{&i, &key}, func() error {
+			found[i-1]++
+			if !seen[key] {
+				seen[key] = true
+				keys = append(keys, key)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		var still []string
+		for j, t := range pending {
+			if pass > 0 {
+				tiered[t] += found[j]
+			}
+			if (pass == 0 && found[j] >= want) || (pass > 0 && tiered[t] < want) {
+				still = append(still, t)
+			}
+		}
+		pending = still
+	}
+	return keys, nil
+}
 
 // Ideas returns keywords matching the topic or seeds, most relevant first, at most
 // req.Limit (DefaultIdeasLimit when 0). Seeds and topic together are searched as one list.
@@ -89,7 +171,11 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keyw
 	if limit <= 0 {
 		limit = DefaultIdeasLimit
 	}
-	rows, err := p.pool.Query(ctx, ideasSQL, country, language, terms, limit)
+	keys, err := p.candidates(ctx, country, language, terms, ideasCandidates(limit))
+	if err != nil {
+		return nil, fmt.Errorf("local: ideas: %w", err)
+	}
+	rows, err := p.pool.Query(ctx, ideasSQL, country, language, terms, keys, limit)
 	if err != nil {
 		return nil, fmt.Errorf("local: ideas: %w", err)
 	}
