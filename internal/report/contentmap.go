@@ -89,8 +89,8 @@ type ContentMapResult struct {
 //     pages as content recommend's sitemap_pages.
 //   - current_rankings.count and competitor_gaps.count count everything; their lists hold
 //     the first 100.
-//   - summary.keyword_opportunities is the number of distinct keywords (ideas and gaps,
-//     merged by normalised phrase) the plan considered; the other summary numbers equal
+//   - summary.keyword_opportunities is the number of distinct keywords (ideas and the best
+//     planGaps gaps, merged by normalised phrase) the plan considered; the other summary numbers equal
 //     their sections' counts.
 //   - generated_at is the builder's clock in UTC, RFC 3339.
 func (b *Builder) ContentMap(ctx context.Context, r ContentMapRequest) (ContentMapResult, error) {

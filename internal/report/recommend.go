@@ -31,6 +31,10 @@ const (
 	seedIdeas    = 100
 	// parallelParts bounds the crawls and provider calls a plan runs at once.
 	parallelParts = 6
+	// planGaps is how many of the best competitor gaps (analysis.RankGaps order) a plan
+	// clusters into candidates: against a competitor with hundreds of thousands of gaps,
+	// clustering them all would take minutes for a plan of at most a few dozen topics.
+	planGaps = 500
 )
 
 // RecommendationRecord is SPEC.md's recommendation in content recommend's shape, plus cpc,
@@ -387,9 +391,10 @@ type strategy struct {
 // plan turns gathered data into recommendations (see Recommend).
 func (b *Builder) plan(r strategyRequest, g *gathered) strategy {
 	lang := r.Language
-	merged := analysis.MergeKeywords(lang, g.ideas, analysis.GapKeywords(g.gaps))
+	gaps := g.gaps[:min(len(g.gaps), planGaps)]
+	merged := analysis.MergeKeywords(lang, g.ideas, analysis.GapKeywords(gaps))
 	clusters := analysis.ClusterKeywords(merged, analysis.ClusterOptions{Language: lang})
-	cands := analysis.CandidatesFromClusters(clusters, g.gaps, lang)
+	cands := analysis.CandidatesFromClusters(clusters, gaps, lang)
 	if len(g.competitorPages) > 0 {
 		pages := newHeadingIndex(g.competitorPages, lang)
 		for i := range cands {
