@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/contentapi/contentapi/internal/keywords"
 )
@@ -45,36 +46,128 @@ func (p *Provider) Name() string { return Name }
 // so exact seeds come first, then keywords sharing the term's words, closer phrasings
 // before longer ones; ties go to the higher search volume.
 //
-// Ranking every match does not scale: a common word matches 5% of a million keywords.
-// Matches are therefore gathered by number of words, the fewest first (ideasTiers), until
-// each term has ideasCandidates(limit) of them: a keyword holding the term's words in
-// fewer words is closer to it (higher similarity, the same full-text rank). Each tier is
-// one scan of a GIN index that carries the word count, and takes at most that many rows
-// per term. Then the candidates are ranked by the formula above. When a term has fewer
-// matches than that (any small data set), every match is a candidate and the answer is
-// exactly the full ranking.
+// Ranking every match does not scale: a common word matches 5% of a million keywords, and
+// a trigram search for a long phrase rechecks thousands of rows. The formula therefore
+// ranks a bounded candidate set, gathered per term, the terms concurrently:
+//
+//   - full-text matches: at most want of them; a term with more is searched again by
+//     number of words, fewest first (ideasTiers; a keyword holding the term's words in
+//     fewer words is closer to it: higher similarity, the same full-text rank), until want
+//     are found. Each tier is one scan of a GIN index that carries the word count.
+//   - trigram matches: at most want at the default similarity threshold (0.3); a term with
+//     more is searched again at higher thresholds (ideasThresholds), which yield its most
+//     similar keywords.
+//
+// A term with fewer matches than want (any small data set) has all of them ranked, so the
+// answer is exactly the full ranking.
 
 // ideasTiers are the word-count ranges searched in turn.
-var ideasTiers = [][2]int16{{1, 1}, {2, 2}, {3, 3}, {4, 5}, {6, 32767}}
+var ideasTiers = [][2]int16{{1, 1}, {2, 2}, {3, 3}, {4, 5}, {6, math.MaxInt16}}
 
-// ideasCandidates is how many candidates a term gathers before its search stops.
+// ideasThresholds are the trigram similarity thresholds searched after the default one.
+var ideasThresholds = []string{"0.6", "0.45"}
+
+// ideasCandidates is how many candidates of each kind a term gathers.
 func ideasCandidates(limit int) int { return max(8*limit, 400) }
 
-// ideasTierSQL finds the matches of each term ($3) with $4–$5 words.
-const ideasTierSQL = `
-SELECT t.i::int, m.keyword_norm
-FROM unnest($3::text[]) WITH ORDINALITY AS t(term, i)
-CROSS JOIN LATERAL (
-    (SELECT k.keyword_norm FROM keyword_metrics k
-     WHERE k.country = $1 AND k.language = $2 AND k.words BETWEEN $4 AND $5
-       AND k.tsv @@ websearch_to_tsquery(keyword_ts_config($2), t.term)
-     LIMIT $6)
-    UNION
-    (SELECT k.keyword_norm FROM keyword_metrics k
-     WHERE k.country = $1 AND k.language = $2 AND k.words BETWEEN $4 AND $5
-       AND k.keyword % t.term
-     LIMIT $6)
-) m`
+const ideasFullTextSQL = `
+SELECT keyword_norm FROM keyword_metrics
+WHERE country = $1 AND language = $2 AND words BETWEEN $4 AND $5
+  AND tsv @@ websearch_to_tsquery(keyword_ts_config($2), $3)
+LIMIT $6`
+
+const ideasTrigramSQL = `
+SELECT keyword_norm FROM keyword_metrics
+WHERE country = $1 AND language = $2 AND keyword % $3
+LIMIT $4`
+
+// candidates gathers the keys of the terms' matches (see above).
+func (p *Provider) candidates(ctx context.Context, country, language string, terms []string, want int) ([]string, error) {
+	found := make([][]string, 2*len(terms))
+	var eg errgroup.Group
+	eg.SetLimit(4)
+	for i, term := range terms {
+		eg.Go(func() error {
+			var err error
+			found[2*i], err = p.fullTextCandidates(ctx, country, language, term, want)
+			return err
+		})
+		eg.Go(func() error {
+			var err error
+			found[2*i+1], err = p.trigramCandidates(ctx, country, language, term, want)
+			return err
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	var keys []string
+	seen := make(map[string]bool)
+	for _, f := range found {
+		for _, k := range f {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys, nil
+}
+
+func (p *Provider) fullTextCandidates(ctx context.Context, country, language, term string, want int) ([]string, error) {
+	keys, err := p.keys(ctx, ideasFullTextSQL, country, language, term, int16(1), int16(math.MaxInt16), want)
+	if err != nil || len(keys) < want {
+		return keys, err
+	}
+	tiered := 0
+	for _, tier := range ideasTiers {
+		k, err := p.keys(ctx, ideasFullTextSQL, country, language, term, tier[0], tier[1], want-tiered)
+		if err != nil {
+			return nil, err
+		}
+		keys, tiered = append(keys, k...), tiered+len(k)
+		if tiered >= want {
+			break
+		}
+	}
+	return keys, nil
+}
+
+func (p *Provider) trigramCandidates(ctx context.Context, country, language, term string, want int) ([]string, error) {
+	keys, err := p.keys(ctx, ideasTrigramSQL, country, language, term, want)
+	if err != nil || len(keys) < want {
+		return keys, err
+	}
+	// pg_trgm's % reads its threshold from the session: set it for one transaction only.
+	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		for _, t := range ideasThresholds {
+			if _, err := tx.Exec(ctx, "SET LOCAL pg_trgm.similarity_threshold = "+t); err != nil {
+				return err
+			}
+			k, err := collectKeys(tx.Query(ctx, ideasTrigramSQL, country, language, term, want))
+			if err != nil {
+				return err
+			}
+			keys = append(keys, k...)
+			if len(k) >= want/2 {
+				return nil
+			}
+		}
+		return nil
+	})
+	return keys, err
+}
+
+func (p *Provider) keys(ctx context.Context, sql string, args ...any) ([]string, error) {
+	return collectKeys(p.pool.Query(ctx, sql, args...))
+}
+
+func collectKeys(rows pgx.Rows, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
 
 // ideasSQL ranks the candidates ($4) and the terms ($3) themselves.
 const ideasSQL = `
@@ -103,51 +196,6 @@ FROM matched m
 JOIN keyword_metrics k ON k.country = $1 AND k.language = $2 AND k.keyword_norm = m.keyword_norm
 ORDER BY m.relevance DESC, k.search_volume DESC NULLS LAST, k.keyword_norm
 LIMIT $5`
-
-// candidates gathers the keys of the terms' matches. A first pass takes at most want
-// matches of each kind per term, whatever their word count: a term with fewer matches has
-// them all and is done. The others are searched tier by tier, fewest words first, until
-// want matches are found in the tiers or every tier was searched.
-func (p *Provider) candidates(ctx context.Context, country, language string, terms []string, want int) ([]string, error) {
-	var keys []string
-	seen := make(map[string]bool)
-	tiered := make(map[string]int) // matches found in the tiers, by term
-	pending := terms
-	for pass, tier := range append([][2]int16{{1, math.MaxInt16}}, ideasTiers...) {
-		if len(pending) == 0 {
-			break
-		}
-		rows, err := p.pool.Query(ctx, ideasTierSQL, country, language, pending, tier[0], tier[1], want)
-		if err != nil {
-			return nil, err
-		}
-		found := make([]int, len(pending))
-		var i int
-		var key string
-		_, err = pgx.ForEachRow(rows, []any{&i, &key}, func() error {
-			found[i-1]++
-			if !seen[key] {
-				seen[key] = true
-				keys = append(keys, key)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		var still []string
-		for j, t := range pending {
-			if pass > 0 {
-				tiered[t] += found[j]
-			}
-			if (pass == 0 && found[j] >= want) || (pass > 0 && tiered[t] < want) {
-				still = append(still, t)
-			}
-		}
-		pending = still
-	}
-	return keys, nil
-}
 
 // Ideas returns keywords matching the topic or seeds, most relevant first, at most
 // req.Limit (DefaultIdeasLimit when 0). Seeds and topic together are searched as one list.
