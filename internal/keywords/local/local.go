@@ -70,11 +70,19 @@ var ideasThresholds = []string{"0.6", "0.45"}
 // ideasCandidates is how many candidates of each kind a term gathers.
 func ideasCandidates(limit int) int { return max(8*limit, 400) }
 
+// ideasFullTextSQL finds a term's ($3) full-text matches with $4–$5 words.
 const ideasFullTextSQL = `
 SELECT keyword_norm FROM keyword_metrics
 WHERE country = $1 AND language = $2 AND words BETWEEN $4 AND $5
   AND tsv @@ websearch_to_tsquery(keyword_ts_config($2), $3)
 LIMIT $6`
+
+// ideasAllFullTextSQL is ideasFullTextSQL for every word count (a range over all of them
+// would make the index read every word count's entries).
+const ideasAllFullTextSQL = `
+SELECT keyword_norm FROM keyword_metrics
+WHERE country = $1 AND language = $2 AND tsv @@ websearch_to_tsquery(keyword_ts_config($2), $3)
+LIMIT $4`
 
 const ideasTrigramSQL = `
 SELECT keyword_norm FROM keyword_metrics
@@ -115,31 +123,38 @@ func (p *Provider) candidates(ctx context.Context, country, language string, ter
 }
 
 func (p *Provider) fullTextCandidates(ctx context.Context, country, language, term string, want int) ([]string, error) {
-	keys, err := p.keys(ctx, ideasFullTextSQL, country, language, term, int16(1), int16(math.MaxInt16), want)
-	if err != nil || len(keys) < want {
-		return keys, err
-	}
-	tiered := 0
-	for _, tier := range ideasTiers {
-		k, err := p.keys(ctx, ideasFullTextSQL, country, language, term, tier[0], tier[1], want-tiered)
-		if err != nil {
-			return nil, err
+	var keys []string
+	err := p.withIndexes(ctx, func(tx pgx.Tx) error {
+		var err error
+		keys, err = collectKeys(tx.Query(ctx, ideasAllFullTextSQL, country, language, term, want))
+		if err != nil || len(keys) < want {
+			return err
 		}
-		keys, tiered = append(keys, k...), tiered+len(k)
-		if tiered >= want {
-			break
+		tiered := 0
+		for _, tier := range ideasTiers {
+			k, err := collectKeys(tx.Query(ctx, ideasFullTextSQL, country, language, term, tier[0], tier[1], want-tiered))
+			if err != nil {
+				return err
+			}
+			keys, tiered = append(keys, k...), tiered+len(k)
+			if tiered >= want {
+				break
+			}
 		}
-	}
-	return keys, nil
+		return nil
+	})
+	return keys, err
 }
 
 func (p *Provider) trigramCandidates(ctx context.Context, country, language, term string, want int) ([]string, error) {
-	keys, err := p.keys(ctx, ideasTrigramSQL, country, language, term, want)
-	if err != nil || len(keys) < want {
-		return keys, err
-	}
-	// pg_trgm's % reads its threshold from the session: set it for one transaction only.
-	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+	var keys []string
+	err := p.withIndexes(ctx, func(tx pgx.Tx) error {
+		var err error
+		keys, err = collectKeys(tx.Query(ctx, ideasTrigramSQL, country, language, term, want))
+		if err != nil || len(keys) < want {
+			return err
+		}
+		// pg_trgm's % reads its threshold from the session: set it for this transaction.
 		for _, t := range ideasThresholds {
 			if _, err := tx.Exec(ctx, "SET LOCAL pg_trgm.similarity_threshold = "+t); err != nil {
 				return err
@@ -156,6 +171,19 @@ func (p *Provider) trigramCandidates(ctx context.Context, country, language, ter
 		return nil
 	})
 	return keys, err
+}
+
+// withIndexes runs f in a read-only transaction in which the planner does not scan the
+// whole table: with a LIMIT it expects a common term's matches early in a sequential scan,
+// and for a rare term that scan reads a million rows (seconds) where the GIN index finds
+// the few matches in milliseconds.
+func (p *Provider) withIndexes(ctx context.Context, f func(tx pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+			return err
+		}
+		return f(tx)
+	})
 }
 
 func (p *Provider) keys(ctx context.Context, sql string, args ...any) ([]string, error) {
