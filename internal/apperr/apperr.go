@@ -20,6 +20,7 @@ const (
 	Validation           = "VALIDATION_ERROR"
 	EmailTaken           = "EMAIL_ALREADY_REGISTERED"
 	PayloadTooLarge      = "PAYLOAD_TOO_LARGE"
+	UnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
 	NotFound             = "NOT_FOUND"
 	MethodNotAllowed     = "METHOD_NOT_ALLOWED"
 	IdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED"

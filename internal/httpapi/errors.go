@@ -37,6 +37,7 @@ var statusOf = map[string]int{
 	apperr.Validation:           http.StatusBadRequest,
 	apperr.EmailTaken:           http.StatusConflict,
 	apperr.PayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	apperr.UnsupportedMediaType: http.StatusUnsupportedMediaType,
 	apperr.NotFound:             http.StatusNotFound,
 	apperr.MethodNotAllowed:     http.StatusMethodNotAllowed,
 	apperr.IdempotencyKeyReused: http.StatusUnprocessableEntity,

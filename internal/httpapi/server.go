@@ -17,7 +17,9 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+	"github.com/valyala/fasthttp"
 
+	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/billing"
 	"github.com/contentapi/contentapi/internal/clock"
@@ -195,12 +197,30 @@ func (s *server) accessLog(c *fiber.Ctx) error {
 	return nil
 }
 
-// limitBody refuses bodies over BodyLimit everywhere but the webhook.
+// limitBody refuses compressed bodies and bodies over BodyLimit (everywhere but the
+// webhook). Fiber's c.Body() inflates a body whose Content-Encoding it knows, without bound
+// (a 255 KiB gzip body became 1 GB), so no coding but identity is accepted and the size is
+// that of the body as received.
 func limitBody(c *fiber.Ctx) error {
-	if len(c.Body()) > BodyLimit && c.Path() != webhookPath {
+	if encodedBody(&c.Request().Header) {
+		return apperr.New(apperr.UnsupportedMediaType, "Request bodies are accepted without Content-Encoding only (identity); send the body uncompressed.")
+	}
+	if len(c.Request().Body()) > BodyLimit && c.Path() != webhookPath {
 		return fiber.ErrRequestEntityTooLarge
 	}
 	return c.Next()
+}
+
+// encodedBody reports whether any Content-Encoding header names a coding other than identity.
+func encodedBody(h *fasthttp.RequestHeader) bool {
+	for _, v := range h.PeekAll(fiber.HeaderContentEncoding) {
+		for _, coding := range strings.Split(string(v), ",") {
+			if c := strings.TrimSpace(coding); c != "" && !strings.EqualFold(c, "identity") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s *server) healthz(c *fiber.Ctx) error {
