@@ -51,19 +51,16 @@ func run(ctx context.Context) error {
 	uuid.EnableRandPool()
 	log.Info("starting api", "config", config.Describe(os.Getenv))
 
-	if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+	applied, err := postgres.Setup(ctx, cfg.MigrateURL())
+	if err != nil {
 		return err
 	}
+	log.Info("migrations applied", "applied", applied)
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	applied, err := postgres.Migrate(ctx, pool)
-	if err != nil {
-		return err
-	}
-	log.Info("migrations applied", "applied", applied)
 	rdb, err := cfg.ConnectRedis(ctx)
 	if err != nil {
 		return err

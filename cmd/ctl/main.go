@@ -67,18 +67,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	args = args[1:]
 	if cmd == "migrate" {
-		if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
-			return err
-		}
-	}
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	switch cmd {
-	case "migrate":
-		applied, err := postgres.Migrate(ctx, pool)
+		applied, err := postgres.Setup(ctx, cfg.MigrateURL())
 		if err != nil {
 			return err
 		}
@@ -87,6 +76,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			fmt.Fprintln(out, "  "+a)
 		}
 		return nil
+	}
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	switch cmd {
 	case "credits grant":
 		return grantCredits(ctx, pool, args, out)
 	case "plan set":

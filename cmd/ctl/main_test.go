@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/clock"
@@ -98,5 +100,35 @@ func TestImportAndSeedCommands(t *testing.T) {
 	}
 	if _, err := ctl(t, "frobnicate"); err == nil {
 		t.Fatal("an unknown command was accepted")
+	}
+}
+
+// pool_max_conns (which the README advises) and pgx's own parameters in DATABASE_URL used to
+// reach the server as settings and stop `ctl migrate`; DATABASE_MIGRATE_URL, when set, is
+// where migrations run (a direct connection beside a transaction-mode pooler).
+func TestMigrateWithPoolParametersAndMigrateURL(t *testing.T) {
+	_, dsn := testenv.PostgresDSN(t)
+	t.Setenv("REDIS_URL", testenv.RedisURL(t))
+	t.Setenv("DATABASE_URL", dsn+"&pool_max_conns=4&pool_max_conn_idle_time=1m&default_query_exec_mode=simple_protocol")
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"migrate"}, &out); err != nil || !strings.Contains(out.String(), "applied 0 migration(s)") {
+		t.Fatalf("migrate with pool parameters: %q %v", out.String(), err)
+	}
+
+	name := "contentapi_ctltest_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(context.Background(), testenv.ServerDSN()); err == nil {
+			_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			c.Close(context.Background())
+		}
+	})
+	t.Setenv("DATABASE_MIGRATE_URL", fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable&pool_max_conns=2", cfg.User, cfg.Host, cfg.Port, name))
+	out.Reset()
+	if err := run(context.Background(), []string{"migrate"}, &out); err != nil || strings.Contains(out.String(), "applied 0 migration(s)") {
+		t.Fatalf("migrate on DATABASE_MIGRATE_URL's new database: %q %v", out.String(), err)
 	}
 }

@@ -26,6 +26,10 @@ type Config struct {
 	DocsURL       string
 	LogLevel      string
 
+	// DatabaseMigrateURL, when set, is where migrations run (a session-mode connection
+	// when DATABASE_URL goes through a transaction-mode pooler).
+	DatabaseMigrateURL string
+
 	SyncTimeout       time.Duration
 	ShutdownTimeout   time.Duration
 	RegisterLimit     int // registrations per client IP per hour
@@ -69,6 +73,7 @@ var vars = []struct {
 	secret    bool
 }{
 	{"DATABASE_URL", "postgres://postgres@127.0.0.1:5432/contentapi?sslmode=disable", true},
+	{"DATABASE_MIGRATE_URL", "", true},
 	{"REDIS_URL", "redis://127.0.0.1:6379/0", true},
 	{"API_ADDR", ":8080", false},
 	{"PUBLIC_BASE_URL", "http://localhost:8080", false},
@@ -154,6 +159,7 @@ func Load(getenv Getenv) (*Config, error) {
 
 	c := &Config{
 		DatabaseURL:             absURL("DATABASE_URL", "postgres", "postgresql"),
+		DatabaseMigrateURL:      absURL("DATABASE_MIGRATE_URL", "postgres", "postgresql"),
 		RedisURL:                absURL("REDIS_URL", "redis", "rediss"),
 		APIAddr:                 get("API_ADDR"),
 		PublicBaseURL:           absURL("PUBLIC_BASE_URL", "http", "https"),
@@ -209,6 +215,14 @@ func Load(getenv Getenv) (*Config, error) {
 		return nil, fmt.Errorf("configuration: %w", errors.Join(errs...))
 	}
 	return c, nil
+}
+
+// MigrateURL is where migrations run: DATABASE_MIGRATE_URL, or DATABASE_URL without it.
+func (c *Config) MigrateURL() string {
+	if c.DatabaseMigrateURL != "" {
+		return c.DatabaseMigrateURL
+	}
+	return c.DatabaseURL
 }
 
 // JobConfig is the job path's tuning.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -53,32 +52,37 @@ func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 }
 
 // EnsureDatabase creates the database named in dsn when it does not exist, connecting to the
-// server's "postgres" database to do it. It lets `make run` start on a fresh server.
+// server's "postgres" database to do it. It lets `make run` start on a fresh server. dsn is
+// read as Connect reads it: pgxpool's own parameters (pool_max_conns and the like) and pgx's
+// (default_query_exec_mode, ...) are taken out rather than sent to the server, which would
+// refuse them as unknown settings.
 func EnsureDatabase(ctx context.Context, dsn string) error {
-	u, err := url.Parse(dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return fmt.Errorf("postgres: parse DATABASE_URL: %w", err)
 	}
-	name := strings.TrimPrefix(u.Path, "/")
-	if name == "" {
+	name := cfg.ConnConfig.Database
+	if name == "" || name == "postgres" {
 		return nil
 	}
-	admin := *u
-	admin.Path = "/postgres"
-	conn, err := pgx.Connect(ctx, admin.String())
+	// The database usually exists: connecting to it is the check, and the only one a
+	// connection pooler such as pgbouncer (which may not expose "postgres") allows.
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
+	if err == nil {
+		return conn.Close(ctx)
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "3D000" { // invalid_catalog_name: no such database
+		return fmt.Errorf("postgres: connect: %w", err)
+	}
+	admin := cfg.ConnConfig.Copy()
+	admin.Database = "postgres"
+	conn, err = pgx.ConnectConfig(ctx, admin)
 	if err != nil {
 		return fmt.Errorf("postgres: connect to create database: %w", err)
 	}
 	defer conn.Close(ctx)
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-		return fmt.Errorf("postgres: look up database: %w", err)
-	}
-	if exists {
-		return nil
-	}
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
-	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // created meanwhile by another process
 		return nil
 	}
@@ -86,6 +90,26 @@ func EnsureDatabase(ctx context.Context, dsn string) error {
 		return fmt.Errorf("postgres: create database %s: %w", name, err)
 	}
 	return nil
+}
+
+// Setup creates the database when missing and applies pending migrations through a small
+// pool of its own on dsn, which must reach PostgreSQL in session mode (directly, or a
+// pooler in session mode): the migration lock is a session advisory lock.
+func Setup(ctx context.Context, dsn string) ([]string, error) {
+	if err := EnsureDatabase(ctx, dsn); err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse DATABASE_URL: %w", err)
+	}
+	cfg.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer pool.Close()
+	return Migrate(ctx, pool)
 }
 
 // Migrate applies pending migrations under a session advisory lock, so concurrent API

@@ -1,0 +1,115 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contentapi/contentapi/internal/postgres"
+	"github.com/contentapi/contentapi/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// freshDSN names a database that does not exist yet on the test server (dropped after the
+// test), with query parameters appended.
+func freshDSN(t *testing.T, params string) string {
+	t.Helper()
+	buf := make([]byte, 6)
+	_, _ = rand.Read(buf)
+	name := "contentapi_pgtest_" + hex.EncodeToString(buf)
+	cfg, err := pgx.ParseConfig(testenv.ServerDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if c, err := pgx.Connect(ctx, testenv.ServerDSN()); err == nil {
+			_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	})
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable&%s", cfg.User, cfg.Host, cfg.Port, name, params)
+}
+
+// The pool parameters the README advises (and pgx's own) are read, not sent to the server as
+// settings: PostgreSQL refuses unknown settings, which stopped `api` and `ctl migrate`.
+func TestSetupAndConnectWithPoolParameters(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t, "pool_max_conns=7&pool_min_conns=1&pool_max_conn_lifetime=1h&pool_max_conn_idle_time=5m"+
+		"&pool_health_check_period=30s&pool_max_conn_lifetime_jitter=1m&statement_cache_capacity=64")
+	if err := postgres.EnsureDatabase(ctx, dsn); err != nil {
+		t.Fatalf("create with pool parameters: %v", err)
+	}
+	if err := postgres.EnsureDatabase(ctx, dsn); err != nil {
+		t.Fatalf("existing database with pool parameters: %v", err)
+	}
+	applied, err := postgres.Setup(ctx, dsn)
+	if err != nil || len(applied) == 0 {
+		t.Fatalf("setup: %v %v", applied, err)
+	}
+	if again, err := postgres.Setup(ctx, dsn); err != nil || len(again) != 0 {
+		t.Fatalf("second setup: %v %v", again, err)
+	}
+	pool, err := postgres.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if got := pool.Config().MaxConns; got != 7 {
+		t.Fatalf("MaxConns = %d, want the URL's 7", got)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM jobs`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Behind a transaction-mode pooler the service runs with a query mode that needs no named
+// prepared statements kept across transactions: migrations and queries work in each.
+func TestQueryExecModesWithoutPreparedStatements(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []string{"simple_protocol", "exec", "cache_describe"} {
+		t.Run(mode, func(t *testing.T) {
+			dsn := freshDSN(t, "default_query_exec_mode="+mode)
+			if _, err := postgres.Setup(ctx, dsn); err != nil {
+				t.Fatal(err)
+			}
+			pool, err := postgres.Connect(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			if got := pool.Config().ConnConfig.DefaultQueryExecMode.String(); got != strings.ReplaceAll(mode, "_", " ") {
+				t.Fatalf("mode = %s, want %s", got, mode)
+			}
+			if got := pool.Config().MaxConns; got != 32 {
+				t.Fatalf("MaxConns = %d, want the default 32", got)
+			}
+			err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
+				var id string
+				return tx.QueryRow(ctx, `SELECT $1::uuid::text`, "6f1c2a4e-9b7d-4c1e-8f3a-2d5b6c7e8f90").Scan(&id)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestEnsureDatabaseReportsOtherErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// A setting PostgreSQL does not know is still refused: only pool and pgx parameters are
+	// taken out.
+	if err := postgres.EnsureDatabase(ctx, freshDSN(t, "no_such_setting=1")); err == nil {
+		t.Fatal("an unknown server setting was accepted")
+	}
+}
