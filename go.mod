@@ -3,6 +3,7 @@ module github.com/contentapi/contentapi
 go 1.26.8
 
 require (
+	github.com/go-json-experiment/json v1.27.2
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/google/uuid v1.6.0

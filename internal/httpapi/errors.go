@@ -1,11 +1,9 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -113,55 +111,4 @@ func toAppError(err error) *apperr.Error {
 		}
 	}
 	return apperr.New(apperr.Internal, "An internal error occurred. Quote the X-Request-ID header when contacting support.")
-}
-
-// decodeJSON reads the body into v strictly: one JSON object, no unknown fields, and a clear
-// message naming the field for a wrong type.
-func decodeJSON(c *fiber.Ctx, v any) error {
-	body := c.Body()
-	if len(strings.TrimSpace(string(body))) == 0 {
-		return apperr.Invalid("The request body must be a JSON object.")
-	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
-	}
-	if dec.More() {
-		return apperr.Invalid("The request body must be a single JSON object.")
-	}
-	return nil
-}
-
-func jsonError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.As(err, &typeErr):
-		if typeErr.Field == "" {
-			return apperr.Invalid("The request body must be a JSON object.")
-		}
-		return apperr.Invalid("%s must be %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
-	case errors.As(err, &syntaxErr):
-		return apperr.Invalid("The request body is not valid JSON (at byte %d).", syntaxErr.Offset)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return apperr.Invalid("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
-	}
-	return apperr.Invalid("The request body is not valid JSON.")
-}
-
-func jsonKind(kind string) string {
-	switch kind {
-	case "string":
-		return "a string"
-	case "int", "int64", "int32", "float64":
-		return "a number"
-	case "bool":
-		return "true or false"
-	case "slice":
-		return "an array"
-	case "map", "struct":
-		return "an object"
-	}
-	return "of another type"
 }

@@ -1,0 +1,82 @@
+package httpapi_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/contentapi/contentapi/internal/testenv"
+)
+
+// expectInvalid checks a 400 VALIDATION_ERROR whose message holds msg.
+func expectInvalid(t *testing.T, what string, r response, msg string) {
+	t.Helper()
+	if r.Status != 400 || r.errCode() != "VALIDATION_ERROR" {
+		t.Errorf("%s: %d %s", what, r.Status, r.Raw)
+		return
+	}
+	m := r.Raw
+	if e, ok := r.Body["error"].(map[string]any); ok {
+		m, _ = e["message"].(string)
+	}
+	if !strings.Contains(m, msg) {
+		t.Errorf("%s: message %q lacks %q", what, m, msg)
+	}
+}
+
+func countRows(t *testing.T, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := testenv.Postgres(t).QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// NUL (and other control characters) in any request string is a 400 naming the field, never
+// a 500 from PostgreSQL, and nothing is stored.
+func TestNULInRequestsRefused(t *testing.T) {
+	s := startStack(t, stackConfig{noWorker: true})
+
+	email := uniqueEmail()
+	expectInvalid(t, "register name", do(t, "POST", s.URL+"/v1/auth/register", "",
+		`{"email":"`+email+`","name":"laptop\u0000"}`), "name must not contain NUL")
+	expectInvalid(t, "register email", do(t, "POST", s.URL+"/v1/auth/register", "",
+		`{"email":"`+strings.Replace(email, "@", "\\u0000@", 1)+`"}`), "email must not contain NUL")
+	expectInvalid(t, "register email field case", do(t, "POST", s.URL+"/v1/auth/register", "",
+		`{"Email":"`+email+`"}`), `unknown field "Email"`)
+	if n := countRows(t, `SELECT count(*) FROM accounts WHERE lower(email) LIKE $1`, strings.ToLower(strings.Split(email, "@")[0])+"%"); n != 0 {
+		t.Fatalf("%d accounts stored by refused registrations", n)
+	}
+
+	key := registerBusy(t, s.testServer)
+	acc := accountID(t, s.testServer, key)
+	expectInvalid(t, "key name", do(t, "POST", s.URL+"/v1/keys", key, `{"name":"ci\u0000"}`), "name must not contain NUL")
+	expectInvalid(t, "key name bell", do(t, "POST", s.URL+"/v1/keys", key, `{"name":"ci\u0007"}`), "name must not contain")
+	if n := countRows(t, `SELECT count(*) FROM api_keys WHERE account_id = $1`, acc); n != 1 {
+		t.Fatalf("%d keys after refused creations, want 1", n)
+	}
+
+	for _, c := range []struct{ path, body, msg string }{
+		{"/v1/keywords/research", `{"domain":"example.com","topic":"coffee\u0000"}`, "topic must not contain NUL"},
+		{"/v1/keywords/research", `{"domain":"example.com","keywords":["a","b\u0000"]}`, "keywords[1] must not contain NUL"},
+		{"/v1/keywords/gaps", `{"domain":"example.com","competitors":["a\u0000.com"]}`, "competitors[0] must not contain NUL"},
+		{"/v1/content/audit", `{"domain":"example.com\u0000"}`, "domain must not contain NUL"},
+		{"/v1/content/recommend", `{"domain":"example.com","brand_context":"x\u0000"}`, "brand_context must not contain NUL"},
+		{"/v1/content-map", `{"domain":"example.com","focus_topics":["\u0000"]}`, "focus_topics[0] must not contain NUL"},
+		{"/v1/keywords/research", "{\"domain\":\"example.com\",\"topic\":\"caf\xe9\"}", "topic must be valid UTF-8"},
+		{"/v1/keywords/research", `{"domAin":"example.com"}`, `unknown field "domAin"`},
+		{"/v1/keywords/research", `{"domain":"example.com","domain":"other.com"}`, `duplicate field "domain"`},
+	} {
+		expectInvalid(t, c.path+" "+c.body, do(t, "POST", s.URL+c.path, key, c.body), c.msg)
+	}
+	if b := s.balanceOf(t, key); b != 50 {
+		t.Fatalf("balance %d after refused calls, want 50", b)
+	}
+	if n := countRows(t, `SELECT count(*) FROM jobs WHERE account_id = $1`, acc); n != 0 {
+		t.Fatalf("%d jobs after refused calls", n)
+	}
+	if n := countRows(t, `SELECT count(*) FROM reservations WHERE account_id = $1`, acc); n != 0 {
+		t.Fatalf("%d reservations after refused calls", n)
+	}
+}
