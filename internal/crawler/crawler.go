@@ -41,7 +41,7 @@ var (
 type Config struct {
 	UserAgent       string        // default DefaultUserAgent
 	AllowPrivate    bool          // true only in local tests: permits loopback/private targets and host:port
-	MaxBodyBytes    int64         // per page, default 2 MiB
+	MaxBodyBytes    int64         // per page, after any decompression, default 2 MiB
 	MaxRedirects    int           // default 5
 	Timeout         time.Duration // whole crawl, default 60s
 	RequestTimeout  time.Duration // per request, default 15s

@@ -66,7 +66,8 @@ func TestParseSitemap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var pages []string
 			add := func(u *url.URL) bool { pages = append(pages, u.String()); return true }
-			children, err := parseSitemap(strings.NewReader(tt.doc), base, add, 10)
+			doc, err := parseSitemap(strings.NewReader(tt.doc), base, add, 10)
+			children := doc.children
 			if tt.err != nil {
 				if !matchErr(err, tt.err) {
 					t.Fatalf("err = %v, want %v", err, tt.err)

@@ -7,17 +7,36 @@ import (
 	"strings"
 )
 
-// resolveHTTP resolves ref against base and normalises it; nil when ref is not an http(s) URL.
+// maxURLBytes bounds every URL the crawler keeps or follows: links, sitemap <loc>s,
+// canonicals and redirects. Longer URLs are junk or an attempt to bloat the result; they
+// are dropped.
+const maxURLBytes = 2048
+
+// resolveHTTP resolves ref against base and normalises it; nil when ref is not an http(s)
+// URL or is longer than maxURLBytes, before or after resolving.
 func resolveHTTP(base *url.URL, ref string) *url.URL {
+	u, _ := resolveBounded(base, ref)
+	return u
+}
+
+// resolveBounded is resolveHTTP also telling whether it refused a URL for its length.
+func resolveBounded(base *url.URL, ref string) (u *url.URL, tooLong bool) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
-		return nil
+		return nil, false
 	}
-	u, err := base.Parse(ref)
+	if len(ref) > maxURLBytes {
+		return nil, true
+	}
+	parsed, err := base.Parse(ref)
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	return normalizeURL(u)
+	u = normalizeURL(parsed)
+	if u != nil && len(u.String()) > maxURLBytes {
+		return nil, true
+	}
+	return u, false
 }
 
 // normalizeURL lower-cases scheme and host, drops the fragment, credentials and default
