@@ -15,13 +15,18 @@ help: ## list the targets
 build: ## build api, worker and ctl into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
 
+# The first of api and worker to exit ends the run with its status (an API that cannot bind
+# fails `make run`); Ctrl-C or TERM stops both. The trap clears itself before signalling the
+# two: a `kill 0` in the trap also hit the shell, whose trap ran again until bash crashed.
 run: build ## run API and worker against local PostgreSQL and Redis (creates and migrates the database)
 	$(BIN)/ctl migrate
 	$(BIN)/ctl seed-sample --if-empty
-	@trap 'kill 0' INT TERM EXIT; \
-	$(BIN)/worker & \
-	$(BIN)/api & \
-	wait
+	@$(BIN)/worker & worker=$$!; \
+	$(BIN)/api & api=$$!; \
+	stop() { trap - INT TERM EXIT; kill $$worker $$api 2>/dev/null; wait $$worker $$api; }; \
+	trap 'stop; kill -INT $$$$' INT; trap 'stop; kill -TERM $$$$' TERM; trap stop EXIT; \
+	wait -n $$worker $$api; status=$$?; \
+	stop; exit $$status
 
 test: ## run all tests against the local PostgreSQL and Redis (installs the pinned stripe-mock)
 	test -x "$$($(GO) env GOPATH)/bin/stripe-mock" || $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
