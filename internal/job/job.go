@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contentapi/contentapi/internal/apperr"
@@ -56,6 +57,10 @@ type Job struct {
 	// Balance is the account's credit balance read with the job, when Balanced.
 	Balance  int  `json:"-"`
 	Balanced bool `json:"-"`
+	// ReadFailed is set when waiting for the job ended without reading it again
+	// (PostgreSQL could not be reached): the job exists, may still run and be charged, and is
+	// reported as last seen, so the caller learns its id rather than an error.
+	ReadFailed bool `json:"-"`
 }
 
 // Done reports whether the job has ended.
@@ -154,10 +159,14 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (Job, error) {
 		s.metrics.Credits("reserved", sub.Cost)
 		if err := s.queue.Enqueue(ctx, sub.Kind, j.ID, j.ID.String()); err != nil {
 			s.log.Error("enqueue failed; refunding", "job_id", j.ID, "err", err)
-			if _, ferr := s.Fail(ctx, j.ID, apperr.ServiceUnavailable, "The job queue is unavailable. Nothing was charged; retry shortly."); ferr != nil {
-				s.log.Error("refund after failed enqueue", "job_id", j.ID, "err", ferr)
+			const msg = "The job queue is unavailable. Nothing was charged; retry shortly."
+			if ok, ferr := s.Fail(ctx, j.ID, apperr.ServiceUnavailable, msg); ferr != nil || !ok {
+				// Not refunded: the job stays queued and the sweep sends it again, so it may
+				// yet run and be charged. The caller gets its id, never "nothing was charged".
+				s.log.Error("refund after failed enqueue; the sweep will send the job", "job_id", j.ID, "err", ferr)
+				return j, nil
 			}
-			return Job{}, apperr.New(apperr.ServiceUnavailable, "The job queue is unavailable. Nothing was charged; retry shortly.")
+			return Job{}, apperr.New(apperr.ServiceUnavailable, msg)
 		}
 		return j, nil
 	}
@@ -202,21 +211,75 @@ func (s *Service) insert(ctx context.Context, sub Submission, body, sum []byte) 
 	if sub.CallbackURL != "" {
 		callback = &sub.CallbackURL
 	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return j, fmt.Errorf("job: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after commit
+	reservation := uuid.New()
+	if err := s.ledger.ReserveTx(ctx, tx, reservation, sub.AccountID, sub.Cost, sub.Endpoint); err != nil {
+		return j, err
+	}
+	_, err = tx.Exec(ctx, `
+		INSERT INTO jobs (id, account_id, kind, endpoint, request, request_hash, idempotency_key, reservation_id, cost, request_id, created_at, callback_url)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		j.ID, j.AccountID, j.Kind, j.Endpoint, body, sum, key, reservation, j.Cost, j.RequestID, now, callback)
+	if err != nil {
+		return j, fmt.Errorf("job: insert: %w", err)
+	}
+	err = tx.Commit(ctx)
+	if err == nil || !commitOutcomeUnknown(err) {
+		if err != nil {
+			return j, fmt.Errorf("job: commit: %w", err)
+		}
+		return j, nil
+	}
+	// The connection broke while COMMIT was under way: the job and its reservation may be
+	// stored. Look before telling the caller anything about money.
+	stored, lerr := s.stored(ctx, j.AccountID, j.ID)
+	switch {
+	case lerr == nil && stored:
+		s.log.Warn("job commit answer lost; the job was stored", "job_id", j.ID, "err", err)
+		return j, nil
+	case lerr == nil:
+		return j, fmt.Errorf("job: commit: %w", err) // not stored: nothing was charged
+	}
+	s.log.Error("job commit outcome unknown", "job_id", j.ID, "err", err, "lookup_err", lerr)
+	return j, ErrOutcomeUnknown(j.ID)
+}
+
+// ErrOutcomeUnknown is the answer when the connection to PostgreSQL broke during the COMMIT
+// of a job and whether it was stored could not be read: the call may have been accepted and
+// charged, so the caller is told how to find out, never that nothing was charged.
+func ErrOutcomeUnknown(id uuid.UUID) *apperr.Error {
+	return apperr.New(apperr.ServiceUnavailable,
+		"The database connection was lost while this call was being recorded, so it may have been accepted as job %s "+
+			"and charged. GET /v1/jobs/%s tells (404: it was not, and nothing was charged); a retry with the same "+
+			"Idempotency-Key never charges twice.", id, id)
+}
+
+// commitOutcomeUnknown reports whether a failed COMMIT may still have committed: the
+// server did not answer it with an error. (pgconn's SafeToRetry cannot tell: a connection
+// that broke after the COMMIT was sent can surface as its "conn closed" lock error.)
+func commitOutcomeUnknown(err error) bool {
+	var pgErr *pgconn.PgError
+	return !errors.As(err, &pgErr) && !errors.Is(err, pgx.ErrTxCommitRollback)
+}
+
+// stored reports whether the job was committed. Its transaction held the account's row lock
+// until it ended, so taking that lock first orders this read after it, even when the server
+// is still finishing the COMMIT the client lost sight of.
+func (s *Service) stored(ctx context.Context, accountID, id uuid.UUID) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	var found bool
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		reservation := uuid.New()
-		if err := s.ledger.ReserveTx(ctx, tx, reservation, sub.AccountID, sub.Cost, sub.Endpoint); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, accountID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `
-			INSERT INTO jobs (id, account_id, kind, endpoint, request, request_hash, idempotency_key, reservation_id, cost, request_id, created_at, callback_url)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-			j.ID, j.AccountID, j.Kind, j.Endpoint, body, sum, key, reservation, j.Cost, j.RequestID, now, callback)
-		if err != nil {
-			return fmt.Errorf("job: insert: %w", err)
-		}
-		return nil
+		return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobs WHERE id = $1)`, id).Scan(&found)
 	})
-	return j, err
+	return found, err
 }
 
 var errNotFound = errors.New("job not found")
@@ -261,30 +324,24 @@ func (s *Service) Load(ctx context.Context, id uuid.UUID) (Job, error) {
 func (s *Service) SubmitAndWait(ctx context.Context, sub Submission, timeout time.Duration) (Job, error) {
 	sub.ID = uuid.New()
 	wake, stop := s.signals.Listen(sub.ID)
-	defer stop()
+	defer func() { stop() }()
 	j, err := s.Submit(ctx, sub)
 	if err != nil || j.Done() {
 		return j, err
 	}
 	if j.ID != sub.ID { // an Idempotency-Key answered with an earlier job
-		return s.Wait(ctx, sub.AccountID, j.ID, timeout)
-	}
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		select {
-		case <-wake:
-		case <-time.After(time.Second):
-		case <-deadline.C:
-			return s.getWithBalance(ctx, sub.AccountID, j.ID)
-		case <-ctx.Done():
-			return j, ctx.Err()
-		}
+		stop()
+		wake, stop = s.signals.Listen(j.ID)
 		cur, err := s.getWithBalance(ctx, sub.AccountID, j.ID)
-		if err != nil || cur.Done() {
-			return cur, err
+		if err != nil {
+			return s.lastSeen(j, err), nil
+		}
+		cur.Replayed = true
+		if j = cur; j.Done() {
+			return j, nil
 		}
 	}
+	return s.await(ctx, j, wake, timeout)
 }
 
 // getWithBalance reads the account's job and its balance in one round trip.
@@ -310,20 +367,61 @@ func (s *Service) getWithBalance(ctx context.Context, accountID, id uuid.UUID) (
 func (s *Service) Wait(ctx context.Context, accountID, id uuid.UUID, timeout time.Duration) (Job, error) {
 	wake, stop := s.signals.Listen(id)
 	defer stop()
+	j, err := s.getWithBalance(ctx, accountID, id)
+	if err != nil || j.Done() {
+		return j, err
+	}
+	return s.await(ctx, j, wake, timeout)
+}
+
+// readGrace is how long past the wait's end the last read of a job may take.
+const readGrace = 2 * time.Second
+
+// await waits for the job j, known to exist, to end, up to timeout. A read that fails
+// (PostgreSQL unreachable) is tried again on the next tick; if none succeeds by the end,
+// the job is returned as last seen with ReadFailed set, not as an error: it exists and may
+// still be charged, so its caller must learn its id.
+func (s *Service) await(ctx context.Context, j Job, wake <-chan struct{}, timeout time.Duration) (Job, error) {
+	end := time.Now().Add(timeout)
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var readErr error
 	for {
-		j, err := s.Get(ctx, accountID, id)
-		if err != nil || j.Done() {
-			return j, err
-		}
+		last := false
 		select {
 		case <-wake:
-		case <-time.After(time.Second):
+		case <-tick.C:
 		case <-deadline.C:
-			return s.Get(ctx, accountID, id)
+			last = true
 		case <-ctx.Done():
 			return j, ctx.Err()
 		}
+		rctx, cancel := context.WithDeadline(ctx, end.Add(readGrace))
+		cur, err := s.getWithBalance(rctx, j.AccountID, j.ID)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return j, ctx.Err()
+		case err != nil:
+			readErr = err
+		default:
+			cur.Replayed = j.Replayed
+			j, readErr = cur, nil
+		}
+		if j.Done() || last {
+			if readErr != nil {
+				return s.lastSeen(j, readErr), nil
+			}
+			return j, nil
+		}
 	}
+}
+
+// lastSeen flags a job that could not be read again.
+func (s *Service) lastSeen(j Job, err error) Job {
+	s.log.Warn("job could not be re-read; answering with it as last seen", "job_id", j.ID, "status", j.Status, "err", err)
+	j.ReadFailed, j.Balanced = true, false
+	return j
 }

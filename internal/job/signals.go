@@ -60,6 +60,16 @@ func (s *Signals) Subscribe(ctx context.Context) (*redis.PubSub, error) {
 	return ps, nil
 }
 
+// Start subscribes and delivers messages to waiters in the background until ctx ends.
+func (s *Signals) Start(ctx context.Context) error {
+	ps, err := s.Subscribe(ctx)
+	if err != nil {
+		return err
+	}
+	go s.Run(ctx, ps)
+	return nil
+}
+
 // Run delivers messages of ps to waiters until ctx ends.
 func (s *Signals) Run(ctx context.Context, ps *redis.PubSub) {
 	defer ps.Close()
