@@ -12,11 +12,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/net/idna"
 
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/hostname"
 	"github.com/contentapi/contentapi/internal/plan"
 	"github.com/contentapi/contentapi/internal/postgres"
 )
@@ -76,8 +76,8 @@ func NormalizeEmail(s string) (string, error) {
 	}
 	at := strings.LastIndexByte(s, '@')
 	local, domain := s[:at], s[at+1:]
-	ascii, err := idna.Lookup.ToASCII(strings.ToLower(domain))
-	if err != nil || !strings.Contains(ascii, ".") || strings.HasSuffix(ascii, ".") {
+	ascii, err := hostname.ToASCII(domain)
+	if err != nil || !strings.Contains(ascii, ".") || strings.HasSuffix(domain, ".") {
 		return "", apperr.Invalid("email must have a valid domain")
 	}
 	return local + "@" + ascii, nil

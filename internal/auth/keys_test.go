@@ -63,7 +63,8 @@ func TestNormalizeEmail(t *testing.T) {
 			t.Errorf("NormalizeEmail(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "plain", "a@b", "a@", "@example.com", "A <a@example.com>", strings.Repeat("a", 250) + "@example.com"} {
+	for _, bad := range []string{"", "plain", "a@b", "a@", "@example.com", "A <a@example.com>", strings.Repeat("a", 250) + "@example.com",
+		"a@127.0.0.1", "a@127.1", "a@0x7f.1", "a@exa_mple.com", "a@-a.com", "a@[127.0.0.1]"} {
 		if _, err := NormalizeEmail(bad); err == nil {
 			t.Errorf("NormalizeEmail(%q) accepted", bad)
 		}

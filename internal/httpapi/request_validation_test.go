@@ -80,3 +80,30 @@ func TestNULInRequestsRefused(t *testing.T) {
 		t.Fatalf("%d reservations after refused calls", n)
 	}
 }
+
+// Domains are strict DNS names, compared in one spelling: no empty labels, no numeric names,
+// and a domain written with its root dot is still the domain itself.
+func TestStrictDomainsOverHTTP(t *testing.T) {
+	s := startStack(t, stackConfig{noWorker: true})
+	key := registerBusy(t, s.testServer)
+	acc := accountID(t, s.testServer, key)
+	for _, c := range []struct{ path, body, msg string }{
+		{"/v1/keywords/gaps", `{"domain":"a.com","competitors":["a.com."]}`, "competitors[0] is the domain itself"},
+		{"/v1/keywords/gaps", `{"domain":"A.com.","competitors":["www.a.com"]}`, "competitors[0] is the domain itself"},
+		{"/v1/keywords/gaps", `{"domain":"a.com","competitors":["b..com"]}`, "competitors[0] is not a valid domain name"},
+		{"/v1/keywords/research", `{"domain":".."}`, "domain is not a valid domain name"},
+		{"/v1/keywords/research", `{"domain":"example.com.."}`, "domain is not a valid domain name"},
+		{"/v1/keywords/research", `{"domain":"127.1"}`, "domain must be a domain name, not an IP address"},
+		{"/v1/keywords/research", `{"domain":"2130706433"}`, "not an IP address"},
+		{"/v1/content/audit", `{"domain":"0x7f.1"}`, "not an IP address"},
+		{"/v1/content-map", `{"domain":"example.com","competitors":["0177.0.0.1"]}`, "competitors[0] must be a domain name, not an IP address"},
+	} {
+		expectInvalid(t, c.path+" "+c.body, do(t, "POST", s.URL+c.path, key, c.body), c.msg)
+	}
+	if b := s.balanceOf(t, key); b != 50 {
+		t.Fatalf("balance %d after refused calls, want 50", b)
+	}
+	if n := countRows(t, `SELECT count(*) FROM jobs WHERE account_id = $1`, acc); n != 0 {
+		t.Fatalf("%d jobs after refused calls", n)
+	}
+}

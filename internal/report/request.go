@@ -5,15 +5,15 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/net/idna"
-
 	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/hostname"
 )
 
 // Kinds of analysis job; they are also the asynq task type names.
@@ -125,9 +125,11 @@ func textList(field string, list []string, maxItems, maxLen int) ([]string, erro
 	return out, nil
 }
 
-// NormalizeDomain turns "example.com", "www.Example.com" or "https://example.com/path" into
-// a lower-case ASCII host. Anything that is not a public host name is refused, unless
-// o.AllowPrivate (then IP literals, local names and a port pass, for local tests).
+// NormalizeDomain turns "example.com", "www.Example.com." or "https://example.com/path" into
+// a lower-case ASCII host without the root dot, so a domain and its spellings compare equal.
+// Anything that is not a public DNS name (hostname.ToASCII, at least two labels, no local
+// suffix, no IP address in any notation, no port) is refused, unless o.AllowPrivate (then IP
+// literals, single-label names and a port pass, for local tests).
 func NormalizeDomain(field, raw string, o Options) (string, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
@@ -143,17 +145,19 @@ func NormalizeDomain(field, raw string, o Options) (string, error) {
 	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return "", apperr.Invalid("%s must be a domain like example.com", field)
 	}
-	host, port := u.Hostname(), u.Port()
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	host, port := strings.ToLower(u.Hostname()), u.Port()
 	if ip := net.ParseIP(host); ip != nil {
 		if !o.AllowPrivate {
 			return "", apperr.Invalid("%s must be a domain name, not an IP address", field)
 		}
 		return joinPort(host, port, ip.To4() == nil), nil
 	}
-	ascii, err := idna.Lookup.ToASCII(host)
-	if err != nil || ascii == "" {
-		return "", apperr.Invalid("%s is not a valid domain name", field)
+	ascii, err := hostname.ToASCII(host)
+	switch {
+	case errors.Is(err, hostname.ErrNumeric):
+		return "", apperr.Invalid("%s must be a domain name, not an IP address", field)
+	case err != nil:
+		return "", apperr.Invalid("%s is not a valid domain name (labels of letters, digits and hyphens, separated by single dots)", field)
 	}
 	if !o.AllowPrivate {
 		if port != "" {
