@@ -7,7 +7,7 @@ STRIPE_MOCK_VERSION := v0.203.0
 GOLANGCI_LINT_VERSION := v2.6.2
 BIN := bin
 
-.PHONY: help build run test bench bench-scale lint migrate seed clean
+.PHONY: help build run test fault bench bench-scale lint migrate seed clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ test: ## run all tests against the local PostgreSQL and Redis (installs the pinn
 	test -x "$$($(GO) env GOPATH)/bin/stripe-mock" || $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m ./...
+
+fault: ## the fault proof alone, verbose: real api/worker binaries, PostgreSQL and Redis killed for 10 s during 200 calls
+	$(GO) test -count=1 -v -timeout 10m -run 'TestFaultOutageDuringLoad' ./internal/faulttest/
 
 bench: ## run the benchmarks (HTTP throughput and latency, job round trip, crawl rate)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...

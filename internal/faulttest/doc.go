@@ -1,0 +1,7 @@
+// Package faulttest runs the real binaries (cmd/api, cmd/worker, cmd/ctl, built by the test)
+// as child processes against a private PostgreSQL and a private redis-server that the test
+// starts, kills and restarts itself. Its tests are the startup test (migrate, readiness,
+// registration, an analysis call, a clean SIGTERM shutdown) and the fault proof: concurrent
+// analysis calls through the real listener while PostgreSQL and Redis are down for 10 s,
+// with no answer of 500, no credit lost and every job ended soon after recovery.
+package faulttest
