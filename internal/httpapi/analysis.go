@@ -31,6 +31,10 @@ var (
 // wait for the job up to the sync timeout (or not at all with Prefer: respond-async).
 func (s *server) analysis(spec report.Spec) fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		dryRun, err := analysisQuery(c)
+		if err != nil {
+			return err
+		}
 		req := spec.New()
 		if err := decodeJSON(c, req); err != nil {
 			return err
@@ -41,7 +45,7 @@ func (s *server) analysis(spec report.Spec) fiber.Handler {
 		if err := s.checkHosts(c.UserContext(), spec.Kind, req); err != nil {
 			return err
 		}
-		if c.QueryBool("dry_run") {
+		if dryRun {
 			return s.dryRun(c, spec)
 		}
 		key, err := idempotencyKey(c)
@@ -129,6 +133,41 @@ func (s *server) checkHosts(ctx context.Context, kind string, req report.Request
 		}
 	}
 	return nil
+}
+
+// analysisQuery reads the query of an analysis call. dry_run is its only parameter; anything
+// else is refused, so a misspelt ?dryrun=true never runs and charges a job.
+func analysisQuery(c *fiber.Ctx) (dryRun bool, err error) {
+	seen := false
+	c.Context().QueryArgs().VisitAll(func(k, v []byte) {
+		switch name := string(k); {
+		case err != nil:
+		case name != "dry_run":
+			if len(name) > 64 {
+				name = name[:64] + "..."
+			}
+			err = apperr.Invalid("unknown query parameter %q: analysis calls take only dry_run", name)
+		case seen:
+			err = apperr.Invalid("dry_run is given more than once")
+		default:
+			seen = true
+			dryRun, err = queryFlag("dry_run", string(v))
+		}
+	})
+	return dryRun, err
+}
+
+// queryFlag reads a boolean query parameter in its usual spellings, any case: true, 1, yes,
+// on, or the bare name (?dry_run); false, 0, no, off. Anything else is refused rather than
+// read as false.
+func queryFlag(name, v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "", "true", "1", "yes", "on":
+		return true, nil
+	case "false", "0", "no", "off":
+		return false, nil
+	}
+	return false, apperr.Invalid("%s must be true or false (1/0, yes/no and on/off are accepted too)", name)
 }
 
 func idempotencyKey(c *fiber.Ctx) (string, error) {

@@ -70,6 +70,14 @@ func TestNULInRequestsRefused(t *testing.T) {
 	} {
 		expectInvalid(t, c.path+" "+c.body, do(t, "POST", s.URL+c.path, key, c.body), c.msg)
 	}
+	expectNothingCharged(t, s, key)
+}
+
+// expectNothingCharged checks a fresh free account still has its 50 credits, no job and no
+// reservation.
+func expectNothingCharged(t *testing.T, s *stack, key string) {
+	t.Helper()
+	acc := accountID(t, s.testServer, key)
 	if b := s.balanceOf(t, key); b != 50 {
 		t.Fatalf("balance %d after refused calls, want 50", b)
 	}
@@ -86,7 +94,6 @@ func TestNULInRequestsRefused(t *testing.T) {
 func TestStrictDomainsOverHTTP(t *testing.T) {
 	s := startStack(t, stackConfig{noWorker: true})
 	key := registerBusy(t, s.testServer)
-	acc := accountID(t, s.testServer, key)
 	for _, c := range []struct{ path, body, msg string }{
 		{"/v1/keywords/gaps", `{"domain":"a.com","competitors":["a.com."]}`, "competitors[0] is the domain itself"},
 		{"/v1/keywords/gaps", `{"domain":"A.com.","competitors":["www.a.com"]}`, "competitors[0] is the domain itself"},
@@ -100,10 +107,44 @@ func TestStrictDomainsOverHTTP(t *testing.T) {
 	} {
 		expectInvalid(t, c.path+" "+c.body, do(t, "POST", s.URL+c.path, key, c.body), c.msg)
 	}
-	if b := s.balanceOf(t, key); b != 50 {
-		t.Fatalf("balance %d after refused calls, want 50", b)
+	expectNothingCharged(t, s, key)
+}
+
+// dry_run takes the usual boolean spellings; a misspelt or unknown query parameter is a 400,
+// never a job run and charged.
+func TestDryRunSpellingsAndUnknownQuery(t *testing.T) {
+	s := startStack(t, stackConfig{noWorker: true})
+	key := registerBusy(t, s.testServer)
+	body := map[string]any{"domain": "example.com", "topic": "coffee"}
+	for _, q := range []string{"dry_run", "dry_run=", "dry_run=yes", "dry_run=true", "dry_run=TRUE", "dry_run=1", "dry_run=on", "dry_run=Yes"} {
+		r := do(t, "POST", s.URL+"/v1/keywords/research?"+q, key, body)
+		if r.Status != 200 || r.data()["dry_run"] != true || r.data()["credits_cost"] != float64(5) {
+			t.Errorf("?%s: %d %s", q, r.Status, r.Raw)
+		}
 	}
-	if n := countRows(t, `SELECT count(*) FROM jobs WHERE account_id = $1`, acc); n != 0 {
-		t.Fatalf("%d jobs after refused calls", n)
+	for _, c := range []struct{ query, msg string }{
+		{"dryrun=true", `unknown query parameter "dryrun"`},
+		{"dry-run=1", `unknown query parameter "dry-run"`},
+		{"Dry_Run=true", `unknown query parameter "Dry_Run"`},
+		{"dry_run=true&verbose=1", `unknown query parameter "verbose"`},
+		{"dry_run=maybe", "dry_run must be true or false"},
+		{"dry_run=2", "dry_run must be true or false"},
+		{"dry_run=true&dry_run=false", "dry_run is given more than once"},
+	} {
+		for _, path := range []string{"/v1/keywords/research", "/v1/content-map"} {
+			expectInvalid(t, path+"?"+c.query, do(t, "POST", s.URL+path+"?"+c.query, key, body), c.msg)
+		}
+	}
+	expectNothingCharged(t, s, key)
+
+	// A false spelling is the real call: a job, and its credits reserved.
+	for _, q := range []string{"dry_run=no", "dry_run=off", "dry_run=0", "dry_run=false"} {
+		r := do(t, "POST", s.URL+"/v1/keywords/research?"+q, key, body, "Prefer", "respond-async")
+		if r.Status != 202 {
+			t.Fatalf("?%s: %d %s", q, r.Status, r.Raw)
+		}
+	}
+	if b := s.balanceOf(t, key); b != 50-4*5 {
+		t.Fatalf("balance %d after four real calls, want 30", b)
 	}
 }
