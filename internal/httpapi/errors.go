@@ -47,6 +47,7 @@ var statusOf = map[string]int{
 	apperr.BillingNotConfigured: http.StatusServiceUnavailable,
 	apperr.Internal:             http.StatusInternalServerError,
 	"SITE_UNREACHABLE":          http.StatusUnprocessableEntity,
+	"SITE_TOO_LARGE":            http.StatusUnprocessableEntity,
 	"PROVIDER_ERROR":            http.StatusBadGateway,
 	"JOB_FAILED":                http.StatusBadGateway,
 	// An account with no Stripe customer cannot open the billing portal.
@@ -69,19 +70,25 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 		c.Set(fiber.HeaderXRequestID, id)
 	}
 	e := toAppError(err)
-	if e.Code == apperr.Internal {
+	switch {
+	case e.Code == apperr.Internal:
 		s.Log.Error("internal error", "request_id", requestIDOf(c), "method", c.Method(), "path", c.Path(), "err", err)
+	case e.Code == apperr.ServiceUnavailable:
+		s.Log.Warn("service unavailable", "request_id", requestIDOf(c), "method", c.Method(), "path", c.Path(), "err", err)
 	}
 	status, ok := statusOf[e.Code]
 	if !ok {
 		status = http.StatusBadRequest
 	}
 	c.Status(status)
+	if e.Code == apperr.ServiceUnavailable && e.RetryAfter <= 0 {
+		e = &apperr.Error{Code: e.Code, Message: e.Message, RetryAfter: apperr.RetryAfterUnavailable}
+	}
+	if e.RetryAfter > 0 {
+		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(e.RetryAfter))
+	}
 	switch {
 	case authShaped[e.Code]:
-		if e.RetryAfter > 0 {
-			c.Set(fiber.HeaderRetryAfter, fmt.Sprint(e.RetryAfter))
-		}
 		return c.JSON(fiber.Map{"error": http.StatusText(status), "message": e.Message, "code": e.Code})
 	case c.Locals(localBilling) == true:
 		return c.JSON(fiber.Map{"status": "error", "error": http.StatusText(status), "message": e.Message, "code": e.Code})
@@ -109,6 +116,11 @@ func toAppError(err error) *apperr.Error {
 		if fe.Code < 500 {
 			return apperr.New(apperr.Validation, "%s", fe.Message)
 		}
+	}
+	// PostgreSQL or Redis down, restarting or failing over: the caller may retry shortly.
+	if apperr.IsUnavailable(err) {
+		return &apperr.Error{Code: apperr.ServiceUnavailable, RetryAfter: apperr.RetryAfterUnavailable,
+			Message: "The service is briefly unavailable (database or queue). Retry shortly."}
 	}
 	return apperr.New(apperr.Internal, "An internal error occurred. Quote the X-Request-ID header when contacting support.")
 }

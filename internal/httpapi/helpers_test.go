@@ -15,6 +15,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/clock"
@@ -41,8 +43,13 @@ type serverOption func(*httpapi.Deps)
 // startServer runs the API on a real listener over the test database and Redis.
 func startServer(t testing.TB, opts ...serverOption) *testServer {
 	t.Helper()
-	pool := testenv.Postgres(t)
-	rdb := testenv.Redis(t)
+	return startServerOn(t, testenv.Postgres(t), testenv.Redis(t), opts...)
+}
+
+// startServerOn is startServer over the given pool and Redis client (a database behind a
+// proxy a test cuts, a Redis it kills).
+func startServerOn(t testing.TB, pool *pgxpool.Pool, rdb redis.UniversalClient, opts ...serverOption) *testServer {
+	t.Helper()
 	clk := clock.NewManual(time.Now().UTC().Truncate(time.Millisecond))
 	logW := &lockedWriter{w: &bytes.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(logW, nil))

@@ -127,15 +127,26 @@ func RedisOptions(t testing.TB) *redis.Options {
 // startRedis runs a private, diskless redis-server for this test binary.
 func startRedis(t testing.TB) {
 	t.Helper()
+	addr, kill, err := launchRedis()
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	redisAddr, redisDB = addr, 0
+	cleanups = append(cleanups, kill)
+}
+
+// launchRedis starts a private, diskless redis-server on a free loopback port and returns
+// its address and a function killing it (safe to call more than once).
+func launchRedis() (addr string, kill func(), err error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Fatalf("testenv: redis-server not found (install it, or set TEST_REDIS_ADDR): %v", err)
+		return "", nil, fmt.Errorf("redis-server not found (install it, or set TEST_REDIS_ADDR): %w", err)
 	}
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port, err := freePort()
 		if err != nil {
-			t.Fatalf("testenv: %v", err)
+			return "", nil, err
 		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
@@ -143,21 +154,22 @@ func startRedis(t testing.TB) {
 			"--logfile", "")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
-			t.Fatalf("testenv: start redis-server: %v", err)
+			return "", nil, fmt.Errorf("start redis-server: %w", err)
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
 		if lastErr = waitRedis(addr, exited); lastErr == nil {
-			redisAddr, redisDB = addr, 0
-			cleanups = append(cleanups, func() {
-				_ = cmd.Process.Kill()
-				<-exited
-			})
-			return
+			var once sync.Once
+			return addr, func() {
+				once.Do(func() {
+					_ = cmd.Process.Kill()
+					<-exited
+				})
+			}, nil
 		}
 		_ = cmd.Process.Kill()
 	}
-	t.Fatalf("testenv: redis-server did not start: %v", lastErr)
+	return "", nil, fmt.Errorf("redis-server did not start: %w", lastErr)
 }
 
 // waitRedis waits until the server at addr answers PING or its process exits.
