@@ -4,6 +4,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"sort"
 	"strconv"
@@ -197,6 +198,9 @@ func Load(getenv Getenv) (*Config, error) {
 	for _, p := range strings.Split(get("TRUSTED_PROXIES"), ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			c.TrustedProxies = append(c.TrustedProxies, p)
+			if !validProxy(p) {
+				errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %q is not an IP address or CIDR prefix", p))
+			}
 		}
 	}
 	if !contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
@@ -284,6 +288,15 @@ func mask(name, val string, secret bool) string {
 		return u.Redacted()
 	}
 	return "****"
+}
+
+// validProxy accepts an address (10.0.0.7, ::1) or a prefix (10.0.0.0/8, fd00::/8).
+func validProxy(p string) bool {
+	if _, err := netip.ParsePrefix(p); err == nil {
+		return true
+	}
+	_, err := netip.ParseAddr(p)
+	return err == nil
 }
 
 func contains(list []string, s string) bool {

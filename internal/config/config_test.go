@@ -30,11 +30,12 @@ func TestBadValuesAreAllReported(t *testing.T) {
 	_, err := Load(env(map[string]string{
 		"SYNC_TIMEOUT": "soon", "WORKER_CONCURRENCY": "0", "KEYWORD_PROVIDER": "magic",
 		"CRAWLER_ALLOW_PRIVATE": "perhaps", "DATABASE_URL": "mysql://x", "LOG_LEVEL": "loud",
+		"TRUSTED_PROXIES": "10.0.0.1, proxy.internal",
 	}))
 	if err == nil {
 		t.Fatal("accepted")
 	}
-	for _, name := range []string{"SYNC_TIMEOUT", "WORKER_CONCURRENCY", "KEYWORD_PROVIDER", "CRAWLER_ALLOW_PRIVATE", "DATABASE_URL", "LOG_LEVEL"} {
+	for _, name := range []string{"SYNC_TIMEOUT", "WORKER_CONCURRENCY", "KEYWORD_PROVIDER", "CRAWLER_ALLOW_PRIVATE", "DATABASE_URL", "LOG_LEVEL", "TRUSTED_PROXIES"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
@@ -57,5 +58,15 @@ func TestDescribeMasksSecrets(t *testing.T) {
 	}
 	if !strings.Contains(d["DATABASE_URL"], "app:") || d["STRIPE_SECRET_KEY"] != "****" || d["API_ADDR"] != ":8080" {
 		t.Fatalf("describe %v", d)
+	}
+}
+
+func TestTrustedProxies(t *testing.T) {
+	c, err := Load(env(map[string]string{"TRUSTED_PROXIES": " 10.0.0.7, 10.0.0.0/8 ,fd00::/8,::1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.TrustedProxies, " ") != "10.0.0.7 10.0.0.0/8 fd00::/8 ::1" {
+		t.Fatalf("trusted proxies %q", c.TrustedProxies)
 	}
 }

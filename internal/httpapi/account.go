@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -37,8 +38,18 @@ type registerRequest struct {
 	Name  string `json:"name"`
 }
 
+// addressBucket is the registration limit's key for a client address: the address for
+// IPv4, its /64 for IPv6 (one subscriber's allocation, so a host cannot take a new bucket
+// with each of its 2^64 addresses).
+func addressBucket(a netip.Addr) string {
+	if a.Is6() {
+		return netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return a.String()
+}
+
 func (s *server) register(c *fiber.Ctx) error {
-	d, err := s.Limiter.Allow(c.UserContext(), "register:"+c.IP(), s.RegisterLimit, time.Hour)
+	d, err := s.Limiter.Allow(c.UserContext(), "register:"+addressBucket(s.clientAddr(c)), s.RegisterLimit, time.Hour)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,10 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -75,12 +77,21 @@ type Deps struct {
 type server struct {
 	Deps
 	usageCache *expirable.LRU[uuid.UUID, usageEntry]
+	proxies    []netip.Prefix // TrustedProxies, parsed
 }
 
 // New builds the Fiber application with every route.
 func New(d Deps) *fiber.App {
 	// Cached usage answers are also bounded in age, in case a change notification was lost.
 	s := &server{Deps: d, usageCache: expirable.NewLRU[uuid.UUID, usageEntry](100_000, nil, 30*time.Second)}
+	for _, p := range d.TrustedProxies {
+		prefix, err := parseProxy(p)
+		if err != nil {
+			d.Log.Warn("TRUSTED_PROXIES entry ignored", "entry", p, "err", err)
+			continue
+		}
+		s.proxies = append(s.proxies, prefix)
+	}
 	cfg := fiber.Config{
 		AppName:               "contentapi",
 		BodyLimit:             WebhookBodyLimit,
@@ -90,9 +101,10 @@ func New(d Deps) *fiber.App {
 		IdleTimeout:           120 * time.Second,
 	}
 	if len(d.TrustedProxies) > 0 {
+		// Fiber then believes X-Forwarded-Host and -Proto from these peers only. The client
+		// address is clientAddr's: Fiber's c.IP() would give the raw X-Forwarded-For header.
 		cfg.EnableTrustedProxyCheck = true
 		cfg.TrustedProxies = d.TrustedProxies
-		cfg.ProxyHeader = fiber.HeaderXForwardedFor
 	}
 	app := fiber.New(cfg)
 	app.Use(s.requestID, s.accessLog, s.recoverPanic, limitBody)
@@ -132,6 +144,82 @@ func New(d Deps) *fiber.App {
 	}
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app
+}
+
+// parseProxy reads one TRUSTED_PROXIES entry: an address or a CIDR prefix (config.Load
+// refuses others).
+func parseProxy(entry string) (netip.Prefix, error) {
+	if strings.Contains(entry, "/") {
+		p, err := netip.ParsePrefix(entry)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("trusted proxy %q: %w", entry, err)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(entry)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("trusted proxy %q: %w", entry, err)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+func (s *server) trustedProxy(a netip.Addr) bool {
+	for _, p := range s.proxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientAddr is the caller's address: the peer's, or, when the peer is a trusted proxy, the
+// right-most X-Forwarded-For address that is not a trusted proxy. Each proxy appends the
+// address it received the request from, so everything left of that address was written by
+// the client and proves nothing. A malformed entry in the trusted part of the chain stops
+// the walk at the proxy that passed it on.
+func (s *server) clientAddr(c *fiber.Ctx) netip.Addr {
+	addr, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+	addr = addr.Unmap()
+	if !s.trustedProxy(addr) {
+		return addr
+	}
+	hops := forwardedFor(&c.Request().Header)
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, ok := parseHop(hops[i])
+		if !ok {
+			return addr
+		}
+		if !s.trustedProxy(hop) {
+			return hop
+		}
+		addr = hop
+	}
+	return addr
+}
+
+// forwardedFor lists the X-Forwarded-For addresses of every such header, in order.
+func forwardedFor(h *fasthttp.RequestHeader) []string {
+	var hops []string
+	for _, v := range h.PeekAll(fiber.HeaderXForwardedFor) {
+		for _, hop := range strings.Split(string(v), ",") {
+			if hop = strings.TrimSpace(hop); hop != "" {
+				hops = append(hops, hop)
+			}
+		}
+	}
+	return hops
+}
+
+// parseHop reads an X-Forwarded-For entry: an address, possibly with a port.
+func parseHop(hop string) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(hop); err == nil {
+		return a.Unmap(), true
+	}
+	if ap, err := netip.ParseAddrPort(hop); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	return netip.Addr{}, false
 }
 
 func (s *server) requestID(c *fiber.Ctx) error {
