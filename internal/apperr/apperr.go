@@ -32,6 +32,7 @@ const (
 	AlreadySubscribed    = "ALREADY_SUBSCRIBED"
 	BillingNotConfigured = "BILLING_NOT_CONFIGURED"
 	Unauthorized         = "UNAUTHORIZED"
+	Forbidden            = "FORBIDDEN"
 	JobFailed            = "JOB_FAILED"
 )
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
 	"github.com/contentapi/contentapi/internal/apperr"
 )
@@ -22,6 +23,23 @@ func (s *server) adminOnly(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="contentapi admin"`)
 	return apperr.New(apperr.Unauthorized, "Admin routes need the ADMIN_TOKEN, as a bearer token or a Basic password.")
+}
+
+// sameOrigin refuses unsafe requests (POST, PUT, PATCH, DELETE) that a browser sends on
+// behalf of another site: the queue dashboard's pause, cancel, archive and delete are such
+// requests, and a browser adds a cached Basic login to them whatever page makes them. The
+// rule is net/http's CrossOriginProtection: Sec-Fetch-Site must be same-origin or none, or,
+// from browsers that do not send it, Origin must name the request's host. Requests with
+// neither header (curl, scripts) are not a browser's and pass.
+func (s *server) sameOrigin(c *fiber.Ctx) error {
+	r, err := adaptor.ConvertRequest(c, false)
+	if err != nil {
+		return err
+	}
+	if err := s.crossOrigin.Check(r); err != nil {
+		return apperr.New(apperr.Forbidden, "Cross-origin requests cannot change the queues; use the dashboard on this host.")
+	}
+	return c.Next()
 }
 
 func (s *server) adminAuthorized(header string) bool {

@@ -30,6 +30,7 @@ var statusOf = map[string]int{
 	apperr.InvalidAPIKey:        http.StatusUnauthorized,
 	apperr.Unauthorized:         http.StatusUnauthorized,
 	apperr.ExpiredAPIKey:        http.StatusForbidden,
+	apperr.Forbidden:            http.StatusForbidden,
 	apperr.RateLimitExceeded:    http.StatusTooManyRequests,
 	apperr.InsufficientCredits:  http.StatusPaymentRequired,
 	apperr.Validation:           http.StatusBadRequest,

@@ -78,12 +78,15 @@ type server struct {
 	Deps
 	usageCache *expirable.LRU[uuid.UUID, usageEntry]
 	proxies    []netip.Prefix // TrustedProxies, parsed
+	// crossOrigin refuses cross-origin unsafe requests to the queue dashboard.
+	crossOrigin *http.CrossOriginProtection
 }
 
 // New builds the Fiber application with every route.
 func New(d Deps) *fiber.App {
 	// Cached usage answers are also bounded in age, in case a change notification was lost.
-	s := &server{Deps: d, usageCache: expirable.NewLRU[uuid.UUID, usageEntry](100_000, nil, 30*time.Second)}
+	s := &server{Deps: d, usageCache: expirable.NewLRU[uuid.UUID, usageEntry](100_000, nil, 30*time.Second),
+		crossOrigin: http.NewCrossOriginProtection()}
 	for _, p := range d.TrustedProxies {
 		prefix, err := parseProxy(p)
 		if err != nil {
@@ -132,8 +135,8 @@ func New(d Deps) *fiber.App {
 	}
 	if d.AdminQueues != nil {
 		queues := adaptor.HTTPHandler(d.AdminQueues)
-		app.All("/admin/queues", s.adminOnly, queues)
-		app.All("/admin/queues/*", s.adminOnly, queues)
+		app.All("/admin/queues", s.adminOnly, s.sameOrigin, queues)
+		app.All("/admin/queues/*", s.adminOnly, s.sameOrigin, queues)
 	}
 	app.Get("/v1/openapi.json", s.openapiDocument())
 	app.Get("/docs", s.docsPage())
