@@ -127,6 +127,10 @@ func (a *Analysis) handle(ctx context.Context, t *asynq.Task) error {
 	return runErr
 }
 
+// CodeSiteTooLarge is the error code of a job whose crawl result would exceed the
+// crawler's result limit (crawler.ErrSiteTooLarge); retrying cannot help.
+const CodeSiteTooLarge = "SITE_TOO_LARGE"
+
 // classify turns a run error into what the caller is told, and whether retrying is futile.
 func classify(err error) (code, message string, permanent bool) {
 	if e, ok := apperr.As(err); ok {
@@ -139,6 +143,8 @@ func classify(err error) (code, message string, permanent bool) {
 		return "PROVIDER_ERROR", "The keyword data provider refused the request. Nothing was charged.", true
 	case errors.Is(err, crawler.ErrForbiddenAddress), errors.Is(err, crawler.ErrInvalidDomain):
 		return apperr.Validation, "The domain resolves to an address that cannot be crawled. Nothing was charged.", true
+	case errors.Is(err, crawler.ErrSiteTooLarge):
+		return CodeSiteTooLarge, "The site's pages carry more text than one audit can hold; audit fewer pages with max_pages. Nothing was charged.", true
 	case errors.Is(err, context.DeadlineExceeded):
 		return "JOB_FAILED", "The job took too long and was stopped. Nothing was charged.", false
 	}

@@ -25,6 +25,11 @@ const DefaultUserAgent = "ContentStrategyBot/1.0 (+https://contentapi.dev/bot)"
 // DefaultMaxPages is used when a Request gives no page limit.
 const DefaultMaxPages = 100
 
+// DefaultMaxResultBytes bounds a crawl's result. Every page's fields are bounded (URLs
+// 2,048 bytes, title, description and h1 1,000, h2s 8 KiB together), so only many pages of
+// hostile or extreme content reach it: 500 ordinary pages take about 1 MiB.
+const DefaultMaxResultBytes = 8 << 20
+
 var (
 	// ErrForbiddenAddress means a host resolved to, or a connection was about to reach, an
 	// address the crawler must not contact (private, loopback, metadata and the like).
@@ -35,6 +40,9 @@ var (
 	ErrSiteUnreachable = errors.New("crawler: site unreachable")
 	// ErrInvalidDomain means Request.Domain is not a bare host (or host:port in local tests).
 	ErrInvalidDomain = errors.New("crawler: invalid domain")
+	// ErrSiteTooLarge means the crawl's result would be larger than Config.MaxResultBytes:
+	// the site's pages carry more text than an audit can store.
+	ErrSiteTooLarge = errors.New("crawler: site too large")
 )
 
 // Config bounds and identifies a crawl. Zero fields take the documented defaults.
@@ -49,6 +57,7 @@ type Config struct {
 	Delay           time.Duration // politeness delay between requests to the site (then one at a time), default 0; a larger robots.txt Crawl-delay wins
 	MaxSitemaps     int           // sitemap files fetched at most, default 50
 	MaxSitemapDepth int           // sitemap index nesting, default 3
+	MaxResultBytes  int64         // a Result's JSON size, default 8 MiB; beyond it Crawl fails with ErrSiteTooLarge
 	// OnPage, when set, is told of every page fetched (for metrics).
 	OnPage func(p Page)
 }
@@ -80,6 +89,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.MaxSitemapDepth <= 0 {
 		cfg.MaxSitemapDepth = 3
+	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
 	}
 	return cfg
 }
@@ -182,6 +194,10 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
 	}
 	front.report(res)
+	res.cleanMessages()
+	if n := jsonSize(res); n > c.cfg.MaxResultBytes {
+		return nil, fmt.Errorf("crawl %s: %w: result of %d bytes, over the limit of %d", req.Domain, ErrSiteTooLarge, n, c.cfg.MaxResultBytes)
+	}
 	return res, nil
 }
 

@@ -14,7 +14,8 @@ import (
 const (
 	maxTextLen = 1000 // bytes kept of a title, description or heading
 	maxH2s     = 100
-	maxLinks   = 5000 // links read per page during link discovery
+	maxH2Bytes = 8 << 10 // bytes of all of a page's h2s together
+	maxLinks   = 5000    // links read per page during link discovery
 )
 
 // pageInfo is what one HTML document yields.
@@ -114,13 +115,14 @@ type extractor struct {
 	heading               int // tH1 or tH2 while heading text is collected, else 0
 	headingText           strings.Builder
 	h1Done                bool
+	h2Bytes               int
 	inWord, joinPending   bool
 	body, inMain, inArtcl int // word counts per region
 }
 
 func (e *extractor) finish() pageInfo {
 	e.endHeading()
-	e.info.title = collapse(e.title.String())
+	e.info.title = cleanCollapse(e.title.String())
 	switch {
 	case e.sawMain:
 		e.info.words = e.inMain
@@ -211,13 +213,14 @@ func (e *extractor) endHeading() {
 	if e.heading <= 0 {
 		return
 	}
-	text := collapse(e.headingText.String())
+	text := cleanCollapse(e.headingText.String())
 	e.headingText.Reset()
 	switch {
 	case e.heading == tH1 && !e.h1Done:
 		e.info.h1, e.h1Done = text, true
-	case e.heading == tH2 && text != "" && len(e.info.h2s) < maxH2s:
+	case e.heading == tH2 && text != "" && len(e.info.h2s) < maxH2s && e.h2Bytes+len(text) <= maxH2Bytes:
 		e.info.h2s = append(e.info.h2s, text)
+		e.h2Bytes += len(text)
 	}
 	e.heading = 0
 }
@@ -267,7 +270,7 @@ func (e *extractor) meta(name, content string) {
 	switch name {
 	case "description":
 		if e.info.description == "" {
-			e.info.description = collapse(truncate(content, maxTextLen))
+			e.info.description = cleanCollapse(content)
 		}
 	case "robots", "googlebot":
 		noindex, nofollow := robotsDirectives(content)
@@ -385,7 +388,8 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// collapse trims s and folds its whitespace runs into single spaces.
-func collapse(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+// cleanCollapse makes extracted text storable (see cleanText), at most maxTextLen bytes,
+// trimmed and with its whitespace runs folded into single spaces.
+func cleanCollapse(s string) string {
+	return strings.Join(strings.Fields(cleanText(s, maxTextLen)), " ")
 }

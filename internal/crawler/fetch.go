@@ -45,10 +45,13 @@ type fetchPlan struct {
 // queued request would sleep the politeness delay even after the crawl was cancelled.
 type pageFetcher struct {
 	ctx     context.Context
+	stop    context.CancelCauseFunc // ends the crawl early, with ErrSiteTooLarge
 	coll    *colly.Collector
 	front   *frontier
 	plan    fetchPlan
 	maxBody int64
+	// maxResult bounds the JSON size of the pages kept; size is the size so far.
+	maxResult, size int64
 
 	mu       sync.Mutex
 	inflight int
@@ -60,13 +63,19 @@ type pageFetcher struct {
 // fetchPages fetches the frontier's URLs (and, when discovering, the links they lead to)
 // and stores the pages in res in frontier order.
 func (c *Crawler) fetchPages(ctx context.Context, t http.RoundTripper, front *frontier, plan fetchPlan, res *Result) error {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	coll, err := c.newCollector(ctx, t, front, plan)
 	if err != nil {
 		return err
 	}
-	f := &pageFetcher{ctx: ctx, coll: coll, front: front, plan: plan, maxBody: c.cfg.MaxBodyBytes, wake: make(chan struct{}, 1)}
+	f := &pageFetcher{ctx: ctx, stop: stop, coll: coll, front: front, plan: plan, maxBody: c.cfg.MaxBodyBytes,
+		maxResult: c.cfg.MaxResultBytes, wake: make(chan struct{}, 1)}
 	f.register()
 	f.run()
+	if cause := context.Cause(ctx); errors.Is(cause, ErrSiteTooLarge) {
+		return cause
+	}
 	slices.SortFunc(f.pages, func(a, b *visit) int { return a.idx - b.idx })
 	for _, v := range f.pages {
 		res.Pages = append(res.Pages, v.page)
@@ -188,16 +197,23 @@ func (f *pageFetcher) start(q queued) {
 
 // finish hands a page over, once, and frees its slot. Pages that failed after the time
 // budget ran out were cut short, not broken, so they are dropped rather than reported.
+// When the pages kept grow past the result limit, the crawl stops: the site is too large.
 func (f *pageFetcher) finish(v *visit) {
 	if v.done {
 		return
 	}
 	v.done = true
+	v.page.clean()
+	size := jsonSize(v.page)
 	f.mu.Lock()
 	if f.ctx.Err() != nil && v.page.Error != "" {
 		f.dropped++
 	} else {
 		f.pages = append(f.pages, v)
+		f.size += size
+		if f.size > f.maxResult {
+			f.stop(fmt.Errorf("%w: pages of more than %d bytes", ErrSiteTooLarge, f.maxResult))
+		}
 	}
 	f.inflight--
 	f.mu.Unlock()
@@ -320,7 +336,7 @@ func (f *pageFetcher) onError(r *colly.Response, err error) {
 		return
 	}
 	if !v.stopped && v.page.Error == "" {
-		v.page.Error = err.Error()
+		v.page.Error = errorText(err)
 	}
 	f.finish(v)
 }

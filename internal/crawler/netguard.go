@@ -164,9 +164,13 @@ func (c *Crawler) newClient(t http.RoundTripper) *http.Client {
 	return &http.Client{Transport: t, Timeout: c.cfg.RequestTimeout, CheckRedirect: c.checkRedirect}
 }
 
-var errTooManyRedirects = errors.New("too many redirects")
+var (
+	errTooManyRedirects = errors.New("too many redirects")
+	errURLTooLong       = fmt.Errorf("URL longer than %d bytes", maxURLBytes)
+)
 
-// checkRedirect caps redirect chains and keeps them on http(s). Address checks need no
+// checkRedirect caps redirect chains, keeps them on http(s) and refuses URLs longer than
+// maxURLBytes. Address checks need no
 // code here: each hop dials through dialControl.
 func (c *Crawler) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > c.cfg.MaxRedirects {
@@ -174,6 +178,9 @@ func (c *Crawler) checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 		return fmt.Errorf("redirect to unsupported scheme %q", req.URL.Scheme)
+	}
+	if len(req.URL.String()) > maxURLBytes {
+		return fmt.Errorf("%w: redirect", errURLTooLong)
 	}
 	return nil
 }

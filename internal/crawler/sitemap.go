@@ -78,7 +78,7 @@ func (s *sitemapReader) roots(base *url.URL, refs []string, guessed bool) []site
 		u, long := resolveBounded(base, ref)
 		switch {
 		case long:
-			s.res.SitemapErrors = append(s.res.SitemapErrors, SitemapError{URL: truncate(ref, maxURLBytes), Error: fmt.Sprintf("URL longer than %d bytes", maxURLBytes)})
+			s.res.SitemapErrors = append(s.res.SitemapErrors, SitemapError{URL: truncate(ref, maxURLBytes), Error: errURLTooLong.Error()})
 			continue
 		case u == nil:
 			s.res.SitemapErrors = append(s.res.SitemapErrors, SitemapError{URL: ref, Error: "not an http(s) URL"})
@@ -109,7 +109,7 @@ func (s *sitemapReader) walk(ctx context.Context, queue []sitemapSource) {
 		s.longURLs += doc.longURLs
 		children := doc.children
 		if err != nil && !(src.guessed && isNotFound(err)) {
-			s.res.SitemapErrors = append(s.res.SitemapErrors, SitemapError{URL: src.url, Error: err.Error()})
+			s.res.SitemapErrors = append(s.res.SitemapErrors, SitemapError{URL: src.url, Error: errorText(err)})
 		}
 		if err != nil {
 			continue
