@@ -18,7 +18,10 @@ type namedPrefix struct {
 }
 
 // reservedPrefixes are ranges netip's predicates do not cover but which are not public
-// internet hosts, or which embed another address the crawler cannot check.
+// internet hosts, or which embed another address the crawler cannot check (IANA's
+// special-purpose registries). IPv4-mapped addresses (::ffff:0:0/96) are not listed: the
+// IPv4 address they carry is checked instead, as it is what a connection reaches (and
+// the resolver may hand out IPv4 answers in that form).
 var reservedPrefixes = []namedPrefix{
 	{netip.MustParsePrefix("0.0.0.0/8"), "this network"},
 	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT"},
@@ -28,12 +31,19 @@ var reservedPrefixes = []namedPrefix{
 	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
 	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"}, // includes broadcast 255.255.255.255
+	{netip.MustParsePrefix("192.88.99.0/24"), "6to4 relay anycast"},
 	{netip.MustParsePrefix("::/96"), "IPv4-compatible"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "IPv4-translated"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "local NAT64"},
 	{netip.MustParsePrefix("100::/64"), "discard"},
+	{netip.MustParsePrefix("100:0:0:1::/64"), "dummy prefix"},
 	{netip.MustParsePrefix("2001::/32"), "Teredo"},
+	{netip.MustParsePrefix("2001::/23"), "IETF protocol assignments"}, // benchmarking, ORCHID, AMT, ...
 	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
+	{netip.MustParsePrefix("3fff::/20"), "documentation"},
 	{netip.MustParsePrefix("2002::/16"), "6to4"},
+	{netip.MustParsePrefix("5f00::/16"), "segment routing"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local"}, // deprecated, still routed inside some networks
 }
 
 // metadataAddrs are cloud instance-metadata endpoints (AWS/GCP/Azure, AWS IPv6, Alibaba).

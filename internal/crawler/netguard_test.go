@@ -10,25 +10,49 @@ import (
 )
 
 func TestForbiddenAddr(t *testing.T) {
-	forbidden := []string{
-		"127.0.0.1", "127.1.2.3", "10.0.0.1", "172.16.5.4", "192.168.1.1", "169.254.169.254",
-		"169.254.1.1", "100.64.0.1", "100.100.100.200", "0.0.0.0", "0.1.2.3", "224.0.0.1",
-		"255.255.255.255", "240.0.0.1", "192.0.2.1", "198.18.0.1",
-		"::1", "::", "fe80::1", "fc00::1", "fd00:ec2::254", "ff02::1", "::ffff:127.0.0.1",
-		"::ffff:10.0.0.1", "64:ff9b::a00:1", "2002:a00:1::", "2001:db8::1", "::10.0.0.1",
+	tests := []struct {
+		addr   string
+		reason string // "" when allowed
+	}{
+		{"127.0.0.1", "loopback"}, {"127.1.2.3", "loopback"}, {"10.0.0.1", "private"},
+		{"172.16.5.4", "private"}, {"192.168.1.1", "private"}, {"169.254.169.254", "cloud metadata"},
+		{"169.254.1.1", "link-local"}, {"100.64.0.1", "carrier-grade NAT"}, {"100.100.100.200", "cloud metadata"},
+		{"0.0.0.0", "unspecified"}, {"0.1.2.3", "this network"}, {"224.0.0.1", "link-local"}, {"239.1.2.3", "multicast"},
+		{"255.255.255.255", "reserved"}, {"240.0.0.1", "reserved"}, {"192.0.2.1", "documentation"},
+		{"198.18.0.1", "benchmarking"}, {"192.0.0.8", "IETF protocol assignments"},
+		{"192.88.99.1", "6to4 relay anycast"},
+		{"::1", "loopback"}, {"::", "unspecified"}, {"fe80::1", "link-local"}, {"fc00::1", "private"},
+		{"fd00:ec2::254", "cloud metadata"}, {"ff02::1", "link-local"}, {"ff05::1", "multicast"}, {"2001:db8::1", "documentation"},
+		{"::10.0.0.1", "IPv4-compatible"}, {"::8.8.8.8", "IPv4-compatible"},
+		// Site-local, deprecated but still routed inside some networks.
+		{"fec0::1", "site-local"}, {"feff:ffff::1", "site-local"},
+		// IPv4-mapped: the embedded IPv4 address is what a connection reaches.
+		{"::ffff:127.0.0.1", "loopback"}, {"::ffff:10.0.0.1", "private"}, {"::ffff:169.254.169.254", "cloud metadata"},
+		{"::ffff:100.64.0.1", "carrier-grade NAT"}, {"::ffff:8.8.8.8", ""},
+		// IPv4-translated (SIIT), NAT64 and 6to4 embed IPv4 addresses too.
+		{"::ffff:0:a00:1", "IPv4-translated"}, {"::ffff:0:808:808", "IPv4-translated"},
+		{"64:ff9b::a00:1", "private"}, {"64:ff9b::7f00:1", "loopback"}, {"64:ff9b::a9fe:a9fe", "cloud metadata"},
+		{"64:ff9b::808:808", ""}, {"64:ff9b:1::808:808", "local NAT64"},
+		{"2002:a00:1::", "6to4"}, {"2002:808:808::1", "6to4"},
+		// IETF protocol assignments: Teredo, benchmarking, ORCHID, AMT and the like.
+		{"2001::1", "Teredo"}, {"2001:2::1", "IETF protocol assignments"},
+		{"2001:20::1", "IETF protocol assignments"}, {"2001:1ff::1", "IETF protocol assignments"},
+		{"100::1", "discard"}, {"100:0:0:1::1", "dummy prefix"}, {"3fff::1", "documentation"},
+		{"5f00::1", "segment routing"},
+		{"93.184.215.14", ""}, {"8.8.8.8", ""}, {"1.1.1.1", ""}, {"100.128.0.1", ""},
+		{"2606:4700:4700::1111", ""}, {"2001:200::1", ""}, {"2a00:1450:4001::1", ""},
 	}
-	for _, s := range forbidden {
-		a := netip.MustParseAddr(s)
-		if err := forbiddenAddr(a); !errors.Is(err, ErrForbiddenAddress) {
-			t.Errorf("forbiddenAddr(%s) = %v, want ErrForbiddenAddress", s, err)
-		} else if !strings.Contains(err.Error(), a.Unmap().String()) {
-			t.Errorf("forbiddenAddr(%s) = %q, does not name the address", s, err)
-		}
-	}
-	allowed := []string{"93.184.215.14", "8.8.8.8", "1.1.1.1", "100.128.0.1", "2606:4700:4700::1111", "64:ff9b::808:808"}
-	for _, s := range allowed {
-		if err := forbiddenAddr(netip.MustParseAddr(s)); err != nil {
-			t.Errorf("forbiddenAddr(%s) = %v, want nil", s, err)
+	for _, tt := range tests {
+		a := netip.MustParseAddr(tt.addr)
+		err := forbiddenAddr(a)
+		switch {
+		case tt.reason == "" && err != nil:
+			t.Errorf("forbiddenAddr(%s) = %v, want nil", tt.addr, err)
+		case tt.reason == "":
+		case !errors.Is(err, ErrForbiddenAddress):
+			t.Errorf("forbiddenAddr(%s) = %v, want ErrForbiddenAddress (%s)", tt.addr, err, tt.reason)
+		case !strings.Contains(err.Error(), a.Unmap().String()) || !strings.Contains(err.Error(), "("+tt.reason+")"):
+			t.Errorf("forbiddenAddr(%s) = %q, want it to name the address and %q", tt.addr, err, tt.reason)
 		}
 	}
 }
