@@ -73,7 +73,8 @@ func CallbackDelay(n int) time.Duration {
 type Callbacks struct {
 	Jobs     *job.Service
 	Accounts *auth.Accounts
-	// Client must refuse private addresses (crawler.HTTPClient) outside local tests.
+	// Client must refuse private addresses (crawler.HTTPClient) outside local tests. Its
+	// redirect policy is ignored: callbacks never follow redirects.
 	Client *http.Client
 	Log    *slog.Logger
 }
@@ -133,16 +134,28 @@ func (c *Callbacks) post(ctx context.Context, url string, j job.Job, body []byte
 	req.Header.Set(SignatureHeader, Sign(secret, body))
 	req.Header.Set("X-ContentAPI-Event", "job."+j.Status)
 	req.Header.Set("X-ContentAPI-Delivery", j.ID.String())
-	res, err := c.Client.Do(req)
+	res, err := c.noRedirects().Do(req)
 	if err != nil {
 		return fmt.Errorf("callback POST: %w", err)
 	}
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	if res.StatusCode/100 == 3 {
+		return fmt.Errorf("callback POST: status %d: redirects are not followed", res.StatusCode)
+	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		return fmt.Errorf("callback POST: status %d", res.StatusCode)
 	}
 	return nil
+}
+
+// noRedirects is the configured client, told to stop at the first answer: a callback goes
+// to the URL the caller gave, signed, and a redirect answered with a 3xx is a failed
+// delivery, never a second POST of the body somewhere else.
+func (c *Callbacks) noRedirects() *http.Client {
+	client := *c.Client
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &client
 }
 
 // Sign returns the signature header value of body under secret.
