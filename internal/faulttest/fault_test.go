@@ -82,7 +82,10 @@ func TestFaultOutageDuringLoad(t *testing.T) {
 		t.Skip("the fault proof takes about a minute")
 	}
 	// The sweep runs every second and a job without a heartbeat for 5 s is lost: a job
-	// whose Redis task vanished with the outage can then end within 10 s of recovery.
+	// whose Redis task vanished with the outage can then end within 10 s of recovery (with
+	// the defaults, 90 s and 15 s, such jobs wait for the sweep well past that). The keyword
+	// cache is off so that every job reads PostgreSQL and lasts long enough for many to be
+	// in flight when the outage starts.
 	testStart := time.Now()
 	s := newStack(t, "JOB_STALE_AFTER=5s", "JOB_SWEEP_INTERVAL=1s", "KEYWORD_CACHE_TTL=0s")
 	s.ctl("migrate")
