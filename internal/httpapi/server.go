@@ -3,9 +3,12 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"runtime/debug"
@@ -72,6 +75,10 @@ type Deps struct {
 	// Routes, when set, mounts extra routes before the catch-all 404 (admin dashboards,
 	// probes in tests).
 	Routes func(fiber.Router)
+	// ReadTimeout bounds reading a request (a connection's first one included), WriteTimeout
+	// writing an answer, IdleTimeout the wait for a keep-alive connection's next request.
+	// Zero takes the default: 30 s, 30 s, 120 s.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 }
 
 type server struct {
@@ -100,8 +107,9 @@ func New(d Deps) *fiber.App {
 		BodyLimit:             WebhookBodyLimit,
 		ErrorHandler:          s.handleError,
 		DisableStartupMessage: true,
-		ReadTimeout:           30 * time.Second,
-		IdleTimeout:           120 * time.Second,
+		ReadTimeout:           cmp.Or(d.ReadTimeout, 30*time.Second),
+		WriteTimeout:          cmp.Or(d.WriteTimeout, 30*time.Second),
+		IdleTimeout:           cmp.Or(d.IdleTimeout, 120*time.Second),
 	}
 	if len(d.TrustedProxies) > 0 {
 		// Fiber then believes X-Forwarded-Host and -Proto from these peers only. The client
@@ -110,6 +118,7 @@ func New(d Deps) *fiber.App {
 		cfg.TrustedProxies = d.TrustedProxies
 	}
 	app := fiber.New(cfg)
+	closeOnReadTimeout(app.Server())
 	app.Use(s.requestID, s.accessLog, s.recoverPanic, limitBody)
 
 	app.Get("/healthz", s.healthz)
@@ -147,6 +156,26 @@ func New(d Deps) *fiber.App {
 	}
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app
+}
+
+// closeOnReadTimeout closes a connection whose request did not arrive within ReadTimeout
+// without answering, as net/http does. fasthttp passes that timeout to the error handler
+// for a connection's first request (a client that connected and sent nothing, a browser's
+// preconnect, a request cut off midway), and Fiber would answer it 400 VALIDATION_ERROR
+// "Request Timeout"; a keep-alive connection idle past IdleTimeout is already closed
+// silently by fasthttp.
+func closeOnReadTimeout(srv *fasthttp.Server) {
+	answer := srv.ErrorHandler
+	srv.ErrorHandler = func(ctx *fasthttp.RequestCtx, err error) {
+		var netErr net.Error
+		if errors.As(err, &netErr) && netErr.Timeout() {
+			// fasthttp then writes its error response to the closed connection: nothing
+			// leaves, and it ends the connection as after any error.
+			_ = ctx.Conn().Close()
+			return
+		}
+		answer(ctx, err)
+	}
 }
 
 // parseProxy reads one TRUSTED_PROXIES entry: an address or a CIDR prefix (config.Load
