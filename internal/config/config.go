@@ -15,6 +15,7 @@ import (
 
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/job"
+	"github.com/contentapi/contentapi/internal/redact"
 )
 
 // Config is every setting of the API, worker and ctl binaries.
@@ -262,7 +263,7 @@ func Describe(getenv Getenv) map[string]string {
 		if val == "" {
 			val = v.def
 		}
-		out[v.name] = mask(v.name, val, v.secret)
+		out[v.name] = mask(val, v.secret)
 	}
 	return out
 }
@@ -277,17 +278,16 @@ func Names() []string {
 	return n
 }
 
-func mask(name, val string, secret bool) string {
+// mask hides a secret variable's value, or, when it is a URL, only the password in it;
+// secrets in any URL's query (?password=, ?token=, ...) are hidden too.
+func mask(val string, secret bool) string {
+	if u, err := url.Parse(val); err == nil && u.Host != "" {
+		return redact.URL(val)
+	}
 	if !secret || val == "" {
 		return val
 	}
-	if u, err := url.Parse(val); err == nil && u.Host != "" {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "****")
-		}
-		return u.Redacted()
-	}
-	return "****"
+	return redact.Mask
 }
 
 // validProxy accepts an address (10.0.0.7, ::1) or a prefix (10.0.0.0/8, fd00::/8).

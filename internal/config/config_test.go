@@ -59,6 +59,17 @@ func TestDescribeMasksSecrets(t *testing.T) {
 	if !strings.Contains(d["DATABASE_URL"], "app:") || d["STRIPE_SECRET_KEY"] != "****" || d["API_ADDR"] != ":8080" {
 		t.Fatalf("describe %v", d)
 	}
+
+	// Passwords and keys given as query parameters, in secret and other URLs.
+	d = Describe(env(map[string]string{
+		"DATABASE_URL":        "postgres://app@db:5432/app?sslmode=disable&password=hunter2",
+		"REDIS_URL":           "redis://cache:6379/0?password=hunter3",
+		"DATAFORSEO_BASE_URL": "https://dfs.example/api?api_key=hunter4&v=3",
+	}))
+	if d["DATABASE_URL"] != "postgres://app@db:5432/app?sslmode=disable&password=****" ||
+		d["REDIS_URL"] != "redis://cache:6379/0?password=****" || d["DATAFORSEO_BASE_URL"] != "https://dfs.example/api?api_key=****&v=3" {
+		t.Fatalf("describe %v", d)
+	}
 }
 
 func TestTrustedProxies(t *testing.T) {

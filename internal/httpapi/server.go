@@ -32,6 +32,7 @@ import (
 	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/metrics"
 	"github.com/contentapi/contentapi/internal/ratelimit"
+	"github.com/contentapi/contentapi/internal/redact"
 	"github.com/contentapi/contentapi/internal/report"
 )
 
@@ -306,6 +307,10 @@ func (s *server) accessLog(c *fiber.Ctx) error {
 	s.Metrics.HTTP(route, strings.Clone(c.Method()), status, time.Since(start))
 	attrs := []any{"request_id", requestIDOf(c), "method", c.Method(), "path", c.Path(),
 		"status", status, "duration_ms", float64(time.Since(start).Microseconds()) / 1000}
+	if q := c.Request().URI().QueryString(); len(q) > 0 {
+		// Callers put credentials in queries too (?password=, ?token=): those stay out of logs.
+		attrs = append(attrs, "query", redact.Query(string(q)))
+	}
 	if p, ok := c.Locals(localPrincipal).(auth.Principal); ok {
 		attrs = append(attrs, "account_id", p.AccountID.String())
 	}
