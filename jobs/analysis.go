@@ -30,10 +30,15 @@ type Queue struct {
 	Client *asynq.Client
 	// Timeout bounds one run of a task.
 	Timeout time.Duration
-	// MaxRetry is asynq's retry budget; the job row's attempt count is what really limits
-	// runs, so this only needs to be at least the job's MaxAttempts.
+	// MaxRetry is the job's MaxAttempts; the task's retry budget adds RetryHeadroom. The
+	// job row's attempt count is what really limits runs.
 	MaxRetry int
 }
+
+// RetryHeadroom is added to an analysis task's retry budget: deliveries that run nothing
+// (one that found the job's runner alive, a run handed back at shutdown, a lost lease)
+// spend asynq retries too, and the job row's attempts are what limit real runs.
+const RetryHeadroom = 10
 
 // NewAnalysisTask returns the task of an analysis job.
 func NewAnalysisTask(kind string, id uuid.UUID, taskID string, timeout time.Duration, maxRetry int) (*asynq.Task, error) {
@@ -42,7 +47,7 @@ func NewAnalysisTask(kind string, id uuid.UUID, taskID string, timeout time.Dura
 		return nil, err
 	}
 	return asynq.NewTask(kind, payload, asynq.Queue(QueueAnalysis), asynq.TaskID(taskID),
-		asynq.MaxRetry(maxRetry), asynq.Timeout(timeout)), nil
+		asynq.MaxRetry(maxRetry+RetryHeadroom), asynq.Timeout(timeout)), nil
 }
 
 // Enqueue puts the job's task on the analysis queue; a task already there under the same
@@ -81,15 +86,25 @@ func (a *Analysis) Register(mux *asynq.ServeMux) {
 }
 
 // handle runs one delivery of a task. It first claims the job row, so a second delivery, or
-// a delivery for a job another worker is running, does nothing. Success stores the result
-// and settles; a failure that retrying cannot fix, or the last attempt's failure, fails the
-// job and refunds; other failures hand the job back for asynq to retry.
+// a delivery for a job another worker is running, does nothing; a job whose runner is alive
+// (a fresh heartbeat) is a *job.BusyError, retried when that heartbeat would have gone
+// stale, so a task redelivered after its runner died takes the job over instead of being
+// dropped. Success stores the result and settles; a failure that retrying cannot fix, or
+// the last attempt's failure, fails the job and refunds; other failures hand the job back
+// for asynq to retry, and a run stopped from outside (shutdown, lost lease) hands it back
+// without spending the attempt.
 func (a *Analysis) handle(ctx context.Context, t *asynq.Task) error {
 	var p AnalysisPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == uuid.Nil {
 		return fmt.Errorf("analysis task payload: %w: %w", err, asynq.SkipRetry)
 	}
+	retried, _ := asynq.GetRetryCount(ctx)
+	a.Log.Debug("job delivery", "job_id", p.JobID, "retried", retried)
 	j, claimed, err := a.Jobs.Claim(ctx, p.JobID)
+	var busy *job.BusyError
+	if errors.As(err, &busy) {
+		a.Log.Info("job held by a live runner; will look again", "job_id", p.JobID, "retry_in", busy.RetryIn.String())
+	}
 	if err != nil {
 		return err
 	}
@@ -97,23 +112,28 @@ func (a *Analysis) handle(ctx context.Context, t *asynq.Task) error {
 		a.Log.Info("job not claimed; nothing to do", "job_id", p.JobID, "status", j.Status)
 		return nil
 	}
-	stop := a.Jobs.KeepAlive(context.WithoutCancel(ctx), j.ID)
+	bg := context.WithoutCancel(ctx)
+	stop := a.Jobs.KeepAlive(bg, j.ID)
+	defer stop()
 	start := time.Now()
 	result, runErr := a.Runner.Run(ctx, j.Kind, j.ID.String(), j.Request)
-	stop()
 	log := a.Log.With("job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts, "duration_ms", time.Since(start).Milliseconds())
 	if runErr == nil {
-		if _, err := a.Jobs.Complete(context.WithoutCancel(ctx), j.ID, result); err != nil {
-			return err
+		return a.store(bg, j, result, stop, start, log)
+	}
+	stop()
+	if errors.Is(ctx.Err(), context.Canceled) {
+		log.Warn("job run interrupted; handing it back", "err", runErr)
+		if err := a.Jobs.HandBack(bg, j.ID); err != nil {
+			log.Error("job not handed back; its next delivery takes it over once its heartbeat is stale", "err", err)
 		}
-		a.Metrics.Job(j.Kind, "succeeded", time.Since(start))
-		log.Info("job succeeded")
-		return nil
+		return fmt.Errorf("%w: %w", ErrInterrupted, runErr)
 	}
 	code, message, permanent := classify(runErr)
 	if permanent || j.Attempts >= a.MaxAttempts {
 		log.Warn("job failed; refunding", "err", runErr, "code", code)
-		if _, err := a.Jobs.Fail(context.WithoutCancel(ctx), j.ID, code, message); err != nil {
+		if _, err := a.Jobs.Fail(bg, j.ID, code, message); err != nil {
+			log.Error("job failure not stored; a redelivery will end it", "err", err)
 			return err
 		}
 		a.Metrics.Job(j.Kind, "failed", time.Since(start))
@@ -121,10 +141,54 @@ func (a *Analysis) handle(ctx context.Context, t *asynq.Task) error {
 	}
 	a.Metrics.Job(j.Kind, "retried", time.Since(start))
 	log.Warn("job attempt failed; will retry", "err", runErr)
-	if err := a.Jobs.Release(context.WithoutCancel(ctx), j.ID); err != nil {
+	if err := a.Jobs.Release(bg, j.ID); err != nil {
 		return err
 	}
 	return runErr
+}
+
+// store saves the result and settles, retrying while PostgreSQL is unreachable for twice
+// the time a runner may go without a heartbeat: the heartbeats go on meanwhile, so no other
+// worker takes the job, and a short outage costs no second run. A result PostgreSQL refuses
+// (ErrUnstorable) fails the job and refunds. Past the retries the job is handed back when
+// PostgreSQL answers again; if it does not, its heartbeat is stale by then, so the task's
+// redelivery takes the job over at once either way. Every failed write is logged.
+func (a *Analysis) store(ctx context.Context, j job.Job, result any, stop func(), start time.Time, log *slog.Logger) error {
+	giveUp := time.Now().Add(2 * a.Jobs.LostAfter())
+	wait := 100 * time.Millisecond
+	for tries := 1; ; tries++ {
+		_, err := a.Jobs.Complete(ctx, j.ID, result)
+		if err == nil {
+			if tries > 1 {
+				log.Info("job result stored after failed writes", "tries", tries)
+			}
+			a.Metrics.Job(j.Kind, "succeeded", time.Since(start))
+			log.Info("job succeeded")
+			return nil
+		}
+		if errors.Is(err, job.ErrUnstorable) {
+			log.Error("job result cannot be stored; refunding", "err", err)
+			stop()
+			if _, ferr := a.Jobs.Fail(ctx, j.ID, apperr.JobFailed, "The result could not be stored. Nothing was charged."); ferr != nil {
+				log.Error("job failure not stored; a redelivery will end it", "err", ferr)
+				return ferr
+			}
+			a.Metrics.Job(j.Kind, "failed", time.Since(start))
+			return fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+		}
+		if tries == 1 || time.Now().After(giveUp) {
+			log.Error("job result not stored", "err", err, "tries", tries)
+		}
+		if time.Now().After(giveUp) {
+			stop()
+			if rerr := a.Jobs.Release(ctx, j.ID); rerr != nil {
+				log.Warn("job not handed back; its heartbeat is stale, so a redelivery takes it over", "err", rerr)
+			}
+			return err
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // CodeSiteTooLarge is the error code of a job whose crawl result would exceed the

@@ -79,6 +79,8 @@ func run(ctx context.Context) error {
 		ThinWords: cfg.ThinContentWords}
 
 	mux := asynq.NewServeMux()
+	var inflight jobs.InFlight
+	mux.Use(inflight.Middleware)
 	(&jobs.Maintenance{Ledger: ledger, Log: log}).Register(mux)
 	(&jobs.Analysis{Jobs: jobService, Runner: builder, MaxAttempts: cfg.JobMaxAttempts, Log: log, Metrics: m}).Register(mux)
 	accounts := auth.NewAccounts(pool, ledger, clk, nil)
@@ -93,14 +95,21 @@ func run(ctx context.Context) error {
 	stopMetrics := serveMetrics(cfg.MetricsAddr, m, pool, rdb, log)
 	defer stopMetrics()
 
+	// Tasks run under runs, which shutdown cancels once SHUTDOWN_TIMEOUT has passed: the runs
+	// still going then hand their jobs back while this worker still holds their tasks, so the
+	// tasks are retried at once elsewhere (asynq's own shutdown would put them back while
+	// their job rows still said running).
+	runs, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRuns()
 	srv := asynq.NewServer(redisOpt, asynq.Config{
 		Concurrency:     cfg.WorkerConcurrency,
 		Queues:          jobs.Queues,
-		ShutdownTimeout: cfg.ShutdownTimeout,
+		BaseContext:     func() context.Context { return runs },
+		ShutdownTimeout: handBackGrace,
 		// asynq polls empty queues; its 1 s default would add up to a second to every call.
 		TaskCheckInterval:        cfg.WorkerPollInterval,
 		DelayedTaskCheckInterval: 500 * time.Millisecond,
-		RetryDelayFunc:           retryDelay(cfg.JobRetryDelay),
+		RetryDelayFunc:           jobs.RetryDelay(cfg.JobRetryDelay),
 		Logger:                   asynqLogger{log},
 	})
 	sched := asynq.NewScheduler(redisOpt, &asynq.SchedulerOpts{Logger: asynqLogger{log}})
@@ -121,7 +130,28 @@ func run(ctx context.Context) error {
 	<-sweepDone
 	log.Info("shutting down: finishing tasks in flight", "timeout", cfg.ShutdownTimeout.String())
 	sched.Shutdown()
+	srv.Stop()
+	if !waitIdle(&inflight, cfg.ShutdownTimeout) {
+		log.Warn("tasks still running at the shutdown timeout; stopping them and handing their jobs back")
+		stopRuns()
+		waitIdle(&inflight, handBackGrace)
+	}
 	srv.Shutdown()
 	log.Info("stopped")
 	return nil
+}
+
+// handBackGrace is how long runs stopped at shutdown get to hand their jobs back.
+const handBackGrace = 5 * time.Second
+
+// waitIdle waits up to timeout for the tasks in flight to end; it reports whether they did.
+func waitIdle(f *jobs.InFlight, timeout time.Duration) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-f.Idle():
+		return true
+	case <-t.C:
+		return false
+	}
 }

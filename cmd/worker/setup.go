@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/contentapi/contentapi/internal/keywords/dataforseo"
 	"github.com/contentapi/contentapi/internal/keywords/local"
 	"github.com/contentapi/contentapi/internal/metrics"
-	"github.com/contentapi/contentapi/jobs"
 )
 
 // keywordProvider builds the configured keyword data source behind the Redis answer cache.
@@ -74,21 +72,6 @@ func serveMetrics(addr string, m *metrics.Metrics, pool *pgxpool.Pool, rdb redis
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
-	}
-}
-
-// retryDelay doubles from base for each retry, up to a minute: a temporary provider or site
-// failure gets a quick second chance without hammering it.
-func retryDelay(base time.Duration) asynq.RetryDelayFunc {
-	return func(n int, _ error, t *asynq.Task) time.Duration {
-		if t.Type() == jobs.TypeDeliverCallback {
-			return jobs.CallbackDelay(n)
-		}
-		d := base
-		for i := 0; i < n && d < time.Minute; i++ {
-			d *= 2
-		}
-		return min(d, time.Minute)
 	}
 }
 

@@ -83,6 +83,32 @@ type Config struct {
 	Deadline time.Duration
 	// EnqueueGrace is how long a queued job may wait before the sweep re-sends its task.
 	EnqueueGrace time.Duration
+	// Heartbeat is how often a running job's runner records that it is alive; zero means
+	// 5 s, or StaleAfter/3 when that is shorter. A delivery of the job's task takes over a
+	// running job that missed three heartbeats (see Claim) without waiting for StaleAfter.
+	Heartbeat time.Duration
+}
+
+// heartbeat is how often a runner sends heartbeats.
+func (c Config) heartbeat() time.Duration {
+	d := c.Heartbeat
+	if d <= 0 {
+		d = 5 * time.Second
+		if c.StaleAfter > 0 {
+			d = min(d, c.StaleAfter/3)
+		}
+	}
+	return max(d, time.Millisecond)
+}
+
+// lostAfter is how long a running job may go without a heartbeat before a delivery of its
+// task takes it over: three missed heartbeats, and never more than StaleAfter.
+func (c Config) lostAfter() time.Duration {
+	d := 3 * c.heartbeat()
+	if c.StaleAfter > 0 {
+		d = min(d, c.StaleAfter)
+	}
+	return d
 }
 
 // DefaultConfig is the production tuning.
@@ -111,6 +137,10 @@ func (s *Service) WithMetrics(m *metrics.Metrics) *Service {
 	s.metrics = m
 	return s
 }
+
+// LostAfter is how long a running job may go without a heartbeat before a delivery of its
+// task takes it over from its (presumably dead) runner.
+func (s *Service) LostAfter() time.Duration { return s.cfg.lostAfter() }
 
 // NewService returns the job service. queue may be nil in processes that never enqueue.
 func NewService(pool *pgxpool.Pool, ledger *credits.Ledger, clk clock.Clock, queue Enqueuer, signals *Signals, cfg Config, log *slog.Logger) *Service {

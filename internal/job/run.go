@@ -5,28 +5,72 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/postgres"
 )
 
-// Claim makes the caller the job's runner: a queued job, or a running one whose runner
-// stopped sending heartbeats. It reports false when the job has ended, is being run by a
-// live runner, or has used all its attempts; the caller then does nothing.
+// BusyError says a delivery found its job held by a live runner (a fresh heartbeat). The
+// delivery should be retried after RetryIn: by then the heartbeat is stale if that runner
+// has died meanwhile, and the retry takes the job over.
+type BusyError struct {
+	ID      uuid.UUID
+	RetryIn time.Duration
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("job %s is held by a live runner; retry in %s", e.ID, e.RetryIn)
+}
+
+// lostMessage is what the caller is told about a job whose runners all died.
+const lostMessage = "The job could not finish: the worker running it stopped. Nothing was charged."
+
+// Claim makes the caller the job's runner: a queued job, or a running one whose runner is
+// gone: no heartbeat for LostAfter, which is what a redelivery of its task finds after a
+// worker was killed, could not store a result, or was shut down in the middle of a run. It
+// reports false when there is nothing to run: the job ended or does not exist, or its
+// runner is gone with no attempt left (the job is then failed and refunded here, as the
+// sweep would). A job whose runner is alive gives a *BusyError.
 func (s *Service) Claim(ctx context.Context, id uuid.UUID) (Job, bool, error) {
 	now := s.clock.Now()
+	lost := now.Add(-s.cfg.lostAfter())
 	j, err := scanJob(s.pool.QueryRow(ctx, `
 		UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, $2), heartbeat_at = $2
-		WHERE id = $1 AND attempts < $4 AND (status = 'queued' OR (status = 'running' AND heartbeat_at < $3))
-		RETURNING `+jobColumns, id, now, now.Add(-s.cfg.StaleAfter), s.cfg.MaxAttempts))
-	if errors.Is(err, errNotFound) {
-		cur, err := s.Load(ctx, id)
-		return cur, false, err
+		WHERE id = $1 AND attempts < $4
+			AND (status = 'queued' OR (status = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < $3)))
+		RETURNING `+jobColumns, id, now, lost, s.cfg.MaxAttempts))
+	if !errors.Is(err, errNotFound) {
+		return j, err == nil, err
 	}
-	return j, err == nil, err
+	var heartbeat *time.Time
+	err = s.pool.QueryRow(ctx, `SELECT `+jobColumns+`, heartbeat_at FROM jobs WHERE id = $1`, id).
+		Scan(&j.ID, &j.AccountID, &j.Kind, &j.Endpoint, &j.Request, &j.Cost, &j.Status, &j.Attempts,
+			&j.Result, &j.ErrorCode, &j.ErrorMessage, &j.RequestID, &j.CreatedAt, &j.FinishedAt, &heartbeat)
+	margin := s.cfg.heartbeat() / 4
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return Job{}, false, nil
+	case err != nil:
+		return j, false, fmt.Errorf("job: claim: %w", err)
+	case j.Done():
+		return j, false, nil
+	case j.Status == Running && heartbeat != nil && !heartbeat.Before(lost):
+		return j, false, &BusyError{ID: id, RetryIn: heartbeat.Sub(lost) + margin}
+	case j.Attempts >= s.cfg.MaxAttempts:
+		if _, err := s.Fail(ctx, id, apperr.JobFailed, lostMessage); err != nil {
+			return j, false, err
+		}
+		j, err = s.Load(ctx, id)
+		return j, false, err
+	}
+	// The job changed between the two statements; the next delivery will see it settled.
+	return j, false, &BusyError{ID: id, RetryIn: margin}
 }
 
 // Heartbeat records that the job's runner is alive.
@@ -38,13 +82,14 @@ func (s *Service) Heartbeat(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
-// KeepAlive sends heartbeats every StaleAfter/3 until the returned stop is called.
+// KeepAlive sends a heartbeat every Heartbeat interval until the returned stop is called
+// (stop may be called more than once).
 func (s *Service) KeepAlive(ctx context.Context, id uuid.UUID) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(s.cfg.StaleAfter / 3)
+		t := time.NewTicker(s.cfg.heartbeat())
 		defer t.Stop()
 		for {
 			select {
@@ -59,6 +104,10 @@ func (s *Service) KeepAlive(ctx context.Context, id uuid.UUID) (stop func()) {
 	}()
 	return func() { cancel(); <-done }
 }
+
+// ErrUnstorable marks a result PostgreSQL refuses to store (a data exception such as a NUL
+// character, or a size limit): storing it again cannot succeed.
+var ErrUnstorable = errors.New("job: result cannot be stored")
 
 // Complete stores the result and settles the reservation in one transaction. A job that
 // already ended is left as it is (false).
@@ -90,6 +139,10 @@ func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool,
 		Scan(&account, &cost, &callback, &settled)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil // the job had ended already
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "22") || strings.HasPrefix(pgErr.Code, "54")) {
+		return false, fmt.Errorf("job: complete: %w: %w", ErrUnstorable, err)
 	}
 	if err != nil {
 		return false, fmt.Errorf("job: complete: %w", err)
@@ -220,6 +273,18 @@ func (s *Service) Release(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
+// HandBack returns a running job to the queue after its run was stopped from outside (the
+// worker shutting down, or its queue lease lost), not counting the attempt: the next
+// delivery claims it at once. The job's Deadline still bounds how long it may take.
+func (s *Service) HandBack(ctx context.Context, id uuid.UUID) error {
+	_, err := s.pool.Exec(ctx, `UPDATE jobs SET status = 'queued', heartbeat_at = NULL, attempts = GREATEST(attempts - 1, 0)
+		WHERE id = $1 AND status = 'running'`, id)
+	if err != nil {
+		return fmt.Errorf("job: hand back: %w", err)
+	}
+	return nil
+}
+
 // SweepResult counts what a sweep did.
 type SweepResult struct{ Resent, Resumed, Refunded int }
 
@@ -231,7 +296,6 @@ type SweepResult struct{ Resent, Resumed, Refunded int }
 func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 	var r SweepResult
 	now := s.clock.Now()
-	lost := "The job could not finish: the worker running it stopped. Nothing was charged."
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, kind, status, attempts, created_at FROM jobs
 		WHERE (status = 'queued' AND created_at < $1) OR (status = 'running' AND heartbeat_at < $2)
@@ -258,7 +322,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 	for _, x := range list {
 		switch {
 		case now.Sub(x.created) > s.cfg.Deadline || x.attempts >= s.cfg.MaxAttempts:
-			if ok, err := s.Fail(ctx, x.id, "JOB_FAILED", lost); err != nil {
+			if ok, err := s.Fail(ctx, x.id, apperr.JobFailed, lostMessage); err != nil {
 				return r, err
 			} else if ok {
 				r.Refunded++
