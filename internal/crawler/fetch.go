@@ -106,8 +106,7 @@ func (c *Crawler) newCollector(ctx context.Context, t http.RoundTripper, front *
 	coll.DetectCharset, coll.TraceHTTP = false, false
 	coll.AllowedDomains, coll.DisallowedDomains = nil, nil
 	coll.URLFilters, coll.DisallowedURLFilters = nil, nil
-	// One byte over the limit, as MaxBodySize, so a too-large page is still told apart.
-	coll.WithTransport(&pageTransport{next: t, limit: c.cfg.MaxBodyBytes + 1})
+	coll.WithTransport(&pageTransport{next: t, limit: int64(coll.MaxBodySize)})
 	coll.SetRequestTimeout(c.cfg.RequestTimeout)
 	coll.SetRedirectHandler(c.pageRedirect(front))
 	rule := &colly.LimitRule{DomainGlob: "*", Parallelism: plan.parallel, Delay: plan.delay}
