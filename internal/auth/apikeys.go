@@ -18,6 +18,11 @@ import (
 // DefaultKeyName names a key when the caller gives no name.
 const DefaultKeyName = "Default"
 
+// MaxActiveKeys is how many keys an account may hold at once (neither revoked nor expired):
+// enough for a key per server or environment, and a bound on what one caller can make the
+// gate and the key list carry.
+const MaxActiveKeys = 100
+
 // Key is an API key as listed: never the key itself, which is not stored.
 type Key struct {
 	ID         uuid.UUID  `json:"id"`
@@ -68,6 +73,7 @@ func insertKey(ctx context.Context, q postgres.Querier, accountID uuid.UUID, nam
 }
 
 // CreateKey issues a new key for the account; the key is returned here and never again.
+// An account holding MaxActiveKeys active keys must revoke one first (VALIDATION_ERROR).
 func (a *Accounts) CreateKey(ctx context.Context, accountID uuid.UUID, name string, expiresInDays int) (Key, string, error) {
 	if expiresInDays < 0 || expiresInDays > 3650 {
 		return Key{}, "", apperr.Invalid("expires_in_days must be from 1 to 3650")
@@ -86,7 +92,23 @@ func (a *Accounts) CreateKey(ctx context.Context, accountID uuid.UUID, name stri
 		t := now.AddDate(0, 0, expiresInDays)
 		expires = &t
 	}
-	if err := insertKey(ctx, a.pool, accountID, name, key, expires, now); err != nil {
+	err = postgres.InTx(ctx, a.pool, func(tx pgx.Tx) error {
+		// The account row is locked (not against inserts referencing it) so that two
+		// creations at once cannot both pass the count.
+		var active int
+		if err := tx.QueryRow(ctx, `
+			SELECT (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL
+			        AND (k.expires_at IS NULL OR k.expires_at > $2))
+			FROM accounts a WHERE a.id = $1 FOR NO KEY UPDATE`, accountID, now).Scan(&active); err != nil {
+			return fmt.Errorf("auth: count keys: %w", err)
+		}
+		if active >= MaxActiveKeys {
+			return apperr.Invalid("An account can have at most %d active API keys; revoke one you no longer use "+
+				"(DELETE /v1/keys/{id}) before creating another.", MaxActiveKeys)
+		}
+		return insertKey(ctx, tx, accountID, name, key, expires, now)
+	})
+	if err != nil {
 		return Key{}, "", err
 	}
 	k, err := a.keyByDigest(ctx, Digest(key))
