@@ -160,6 +160,7 @@ func TestFaultOutageDuringLoad(t *testing.T) {
 	})
 	if err != nil {
 		t.Errorf("%v: %d job(s) still queued or running a minute after recovery", err, unfinished)
+		s.logStuckJobs(ctx, worker.logPath)
 	}
 
 	r := s.faultReport(ctx, calls, accounts)
@@ -414,10 +415,10 @@ func (r *faultReport) String() string {
 			sec(r.lastFinished.Sub(r.recoveredAt)), sec(r.lastFinished.Sub(r.restartAt)), sec(endWithin))
 	}
 
-	fmt.Fprintln(&b, "\ncredits\tgranted\tbalance\tsettled\trefunded\tstill reserved\tlost\t")
+	fmt.Fprintln(&b, "\ncredits\tgranted\tbalance\tsettled\trefunded\tstill reserved\tunaccounted\t")
 	for _, m := range r.accounts {
 		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", m.email, m.granted, m.balance, m.settled, m.refunded,
-			m.reserved, m.granted-m.balance-m.settled)
+			m.reserved, m.granted-m.balance-m.settled-m.reserved)
 	}
 	w.Flush()
 	fmt.Fprintf(&b, "api still running: %v, worker still running: %v\n", r.apiAlive, r.workerAlive)
@@ -596,4 +597,40 @@ func logErrors(path string) []logLine {
 		return out[i].count > out[j].count || out[i].count == out[j].count && out[i].text < out[j].text
 	})
 	return out
+}
+
+// logStuckJobs prints what the worker logged about a few jobs that never ended.
+func (s *stack) logStuckJobs(ctx context.Context, workerLog string) {
+	rows, err := s.db.Query(ctx, `SELECT id::text, status, attempts, heartbeat_at FROM jobs
+		WHERE status IN ('queued', 'running') ORDER BY created_at LIMIT 3`)
+	if err != nil {
+		s.t.Logf("stuck jobs: %v", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, status string
+		var attempts int
+		var heartbeat *time.Time
+		if err := rows.Scan(&id, &status, &attempts, &heartbeat); err != nil {
+			s.t.Logf("stuck jobs: %v", err)
+			return
+		}
+		s.t.Logf("job %s is %s after %d attempt(s), heartbeat %v; the worker logged:\n%s", id, status, attempts, heartbeat, grepLines(workerLog, id, 8))
+	}
+}
+
+// grepLines returns up to n lines of a file that contain s.
+func grepLines(path, s string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, s) && len(out) < n {
+			out = append(out, "  "+l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
