@@ -7,7 +7,7 @@ STRIPE_MOCK_VERSION := v0.203.0
 GOLANGCI_LINT_VERSION := v2.6.2
 BIN := bin
 
-.PHONY: help build run test fault bench bench-scale lint migrate seed clean
+.PHONY: help build run test fault fuzz bench bench-scale lint migrate seed clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -35,6 +35,20 @@ test: ## run all tests against the local PostgreSQL and Redis (installs the pinn
 
 fault: ## the fault proof alone, verbose: real api/worker binaries, PostgreSQL and Redis killed for 10 s during 200 calls
 	$(GO) test -count=1 -v -timeout 10m -run 'TestFaultOutageDuringLoad' ./internal/faulttest/
+
+FUZZTIME ?= 30s
+# Fuzz targets are found, not listed: packages whose tests declare a Fuzz function, then
+# `go test -list` for the exact names (go test -fuzz takes one target per run).
+fuzz: ## run every Fuzz* target in the repo for FUZZTIME each (default 30s)
+	@failed=; \
+	for pkg in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -r -n1 dirname | sort -u); do \
+		list=$$($(GO) test -list '^Fuzz' $$pkg) || { echo "$$list"; failed="$$failed $$pkg"; continue; }; \
+		for target in $$(echo "$$list" | grep '^Fuzz'); do \
+			echo "== $$pkg $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || failed="$$failed $$pkg:$$target"; \
+		done; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz targets failed:$$failed"; exit 1; fi
 
 bench: ## run the benchmarks (HTTP throughput and latency, job round trip, crawl rate)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...

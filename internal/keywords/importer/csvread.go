@@ -23,6 +23,33 @@ const sniffSize = 64 << 10
 // Planner writes two).
 const headerSearchLines = 10
 
+// maxRecordBytes bounds one CSV record (a row, quoted line breaks included). A keyword row
+// is a few hundred bytes; a file without line breaks, or a quote left open, would otherwise
+// be held in memory whole before the CSV reader could say anything about it.
+const maxRecordBytes = 1 << 20
+
+// errRecordTooLong ends an import whose file has a record over maxRecordBytes.
+var errRecordTooLong = fmt.Errorf("a row longer than %d bytes: a quote left open, or not a CSV file", maxRecordBytes)
+
+// recordLimit passes reads through until more than maxRecordBytes were read since the
+// last record ended (the table calls reset after each). The CSV reader reads ahead at most
+// its 4 KiB buffer, so a record is bounded within that much.
+type recordLimit struct {
+	r io.Reader
+	n int
+}
+
+func (l *recordLimit) Read(p []byte) (int, error) {
+	if l.n > maxRecordBytes {
+		return 0, errRecordTooLong
+	}
+	n, err := l.r.Read(p)
+	l.n += n
+	return n, err
+}
+
+func (l *recordLimit) reset() { l.n = 0 }
+
 // gunzip returns the decompressed stream of a gzip file (recognised by its magic bytes,
 // whatever its name), else r itself.
 func gunzip(r io.Reader) (io.Reader, error) {
@@ -74,6 +101,7 @@ func validUTF8Prefix(b []byte, truncated bool) bool {
 // table is an opened CSV file positioned after its header.
 type table struct {
 	r      *csv.Reader
+	limit  *recordLimit
 	header []string // normalised header names
 	raw    []string // header names as written, trimmed
 	comma  rune
@@ -89,12 +117,14 @@ func open(r io.Reader) (*table, error) {
 	br := bufio.NewReaderSize(decode(r), sniffSize)
 	sample, _ := br.Peek(sniffSize)
 	comma := sniffDelimiter(string(sample))
-	cr := csv.NewReader(br)
+	limit := &recordLimit{r: br}
+	cr := csv.NewReader(limit)
 	cr.Comma = comma
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = false
 	for i := 0; i < headerSearchLines; i++ {
 		rec, err := cr.Read()
+		limit.reset()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -113,7 +143,7 @@ func open(r io.Reader) (*table, error) {
 		}
 		if findColumn(names, keywordAliases) >= 0 {
 			cr.ReuseRecord = true // rows are converted before the next is read
-			return &table{r: cr, header: names, raw: raw, comma: comma}, nil
+			return &table{r: cr, limit: limit, header: names, raw: raw, comma: comma}, nil
 		}
 	}
 	return nil, fmt.Errorf("no header row with a keyword column (one of %s) in the first %d rows",

@@ -113,14 +113,7 @@ func ImportKeywords(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 	if err != nil {
 		return rep, fmt.Errorf("import keywords: %w", err)
 	}
-	cols := mapColumns(t.header, t.raw)
-	src := &rowSource{t: t, rep: &rep, progress: opts.Progress, row: func(line int, rec []string) ([]any, []string) {
-		m, problems := readMetrics(rec, cols, opts, t.comma == ';')
-		if len(problems) > 0 {
-			return nil, problems
-		}
-		return append([]any{line}, m.values()...), nil
-	}}
+	src, cols := keywordSource(t, &rep, opts)
 	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
 		if err := stage(ctx, tx, src); err != nil {
 			return err
@@ -151,24 +144,11 @@ func ImportRankings(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 	if err != nil {
 		return rep, fmt.Errorf("import rankings: %w", err)
 	}
-	cols := mapColumns(t.header, t.raw)
-	if cols.position < 0 {
-		return rep, fmt.Errorf("import rankings: no position column (one of %s)", strings.Join(positionAliases, ", "))
+	src, cols, err := rankingSource(t, &rep, opts)
+	if err != nil {
+		return rep, fmt.Errorf("import rankings: %w", err)
 	}
 	withMetrics := cols.hasMetrics()
-	src := &rowSource{t: t, rep: &rep, progress: opts.Progress, row: func(line int, rec []string) ([]any, []string) {
-		rk, problems := readRanking(rec, cols, opts, t.comma == ';')
-		m := metricsRow{keyword: rk.keyword, country: rk.country, language: rk.language}
-		if withMetrics {
-			var mp []string
-			m, mp = readMetrics(rec, cols, opts, t.comma == ';')
-			problems = appendNew(problems, mp)
-		}
-		if len(problems) > 0 {
-			return nil, problems
-		}
-		return append([]any{line}, append(m.values(), rk.domain, rk.position, rk.url)...), nil
-	}}
 	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
 		if err := stage(ctx, tx, src); err != nil {
 			return err
@@ -192,6 +172,42 @@ func ImportRankings(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 		tables = append(tables, "keyword_metrics")
 	}
 	return rep, analyze(ctx, pool, tables...)
+}
+
+// keywordSource streams a keyword file's valid rows as staging values, recording the
+// others in rep.
+func keywordSource(t *table, rep *Report, opts Options) (*rowSource, columns) {
+	cols := mapColumns(t.header, t.raw)
+	return &rowSource{t: t, rep: rep, progress: opts.Progress, row: func(line int, rec []string) ([]any, []string) {
+		m, problems := readMetrics(rec, cols, opts, t.comma == ';')
+		if len(problems) > 0 {
+			return nil, problems
+		}
+		return append([]any{line}, m.values()...), nil
+	}}, cols
+}
+
+// rankingSource streams a ranking file's valid rows (with the keyword metrics the file also
+// has) as staging values, recording the others in rep.
+func rankingSource(t *table, rep *Report, opts Options) (*rowSource, columns, error) {
+	cols := mapColumns(t.header, t.raw)
+	if cols.position < 0 {
+		return nil, cols, fmt.Errorf("no position column (one of %s)", strings.Join(positionAliases, ", "))
+	}
+	withMetrics := cols.hasMetrics()
+	return &rowSource{t: t, rep: rep, progress: opts.Progress, row: func(line int, rec []string) ([]any, []string) {
+		rk, problems := readRanking(rec, cols, opts, t.comma == ';')
+		m := metricsRow{keyword: rk.keyword, country: rk.country, language: rk.language}
+		if withMetrics {
+			var mp []string
+			m, mp = readMetrics(rec, cols, opts, t.comma == ';')
+			problems = appendNew(problems, mp)
+		}
+		if len(problems) > 0 {
+			return nil, problems
+		}
+		return append([]any{line}, append(m.values(), rk.domain, rk.position, rk.url)...), nil
+	}}, cols, nil
 }
 
 // values are a metrics row's staging columns after line, in stagingColumns order.
@@ -312,6 +328,7 @@ func (s *rowSource) Err() error { return s.err }
 func (t *table) next(rep *Report, errp *error) (line int, rec []string, ok bool) {
 	for {
 		rec, err := t.r.Read()
+		t.limit.reset()
 		if errors.Is(err, io.EOF) {
 			return 0, nil, false
 		}

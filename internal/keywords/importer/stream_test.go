@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -175,5 +176,56 @@ func TestImportRejectsRowsInTheStream(t *testing.T) {
 	}
 	if len(calls) == 0 || calls[len(calls)-1] != rep.Read {
 		t.Errorf("progress calls %v; the last must report all %d rows read", calls, rep.Read)
+	}
+}
+
+// endless is a 32 MiB run of one byte (as good as endless), counting what was read of it.
+type endless struct {
+	fill byte
+	read int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.read >= 32<<20 {
+		return 0, io.EOF
+	}
+	p = p[:min(len(p), 32<<20-e.read)]
+	for i := range p {
+		p[i] = e.fill
+	}
+	e.read += len(p)
+	return len(p), nil
+}
+
+// A quote left open, or a file without line breaks, would be read whole into one record:
+// a record is bounded, and the import fails saying why, having read little of the file.
+func TestImportBoundsOneRecord(t *testing.T) {
+	pool := testenv.Postgres(t)
+	ctx := context.Background()
+	for name, head := range map[string]string{
+		"open quote":       "keyword,volume\nbounded first,1\n\"bounded open,",
+		"no line break":    "keyword,volume\nbounded first,1\n",
+		"header unbounded": "keyword,volume",
+	} {
+		t.Run(name, func(t *testing.T) {
+			rest := &endless{fill: 'a'}
+			_, err := importer.ImportKeywords(ctx, pool, io.MultiReader(strings.NewReader(head), rest), importer.Options{Country: "gy"})
+			if err == nil || !strings.Contains(err.Error(), "a row longer than") {
+				t.Fatalf("err %v, want the row-length error", err)
+			}
+			if rest.read > 4<<20 {
+				t.Errorf("read %d bytes of the endless row before refusing it", rest.read)
+			}
+		})
+	}
+	if getMetrics(t, pool, "gy", "en", "bounded first") != nil {
+		t.Error("rows of a failed import were stored")
+	}
+	// Rows up to the bound still load, quoted line breaks included.
+	long := strings.Repeat("x", 900<<10)
+	file := "keyword,volume,serp_urls\n\"bounded long\nrow\",1,https://a.example/" + long + "\nbounded after,2,\n"
+	rep, err := importer.ImportKeywords(ctx, pool, strings.NewReader(file), importer.Options{Country: "gy"})
+	if err != nil || rep.Loaded != 2 {
+		t.Fatalf("report %+v, err %v", rep, err)
 	}
 }
