@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/job"
 )
 
 // Queues and their weights: analysis work for callers first, housekeeping after.
@@ -31,15 +32,41 @@ func NewRenewPeriodsTask() *asynq.Task {
 		asynq.Timeout(5*time.Minute), asynq.Unique(time.Minute))
 }
 
+// TypePurgeJobs deletes the jobs that ended more than JOB_RETENTION ago.
+const TypePurgeJobs = "jobs:purge"
+
+// NewPurgeJobsTask returns the periodic job retention task.
+func NewPurgeJobsTask() *asynq.Task {
+	return asynq.NewTask(TypePurgeJobs, nil, asynq.Queue(QueueMaintenance), asynq.MaxRetry(0),
+		asynq.Timeout(30*time.Minute), asynq.Unique(time.Hour))
+}
+
 // Maintenance handles housekeeping tasks.
 type Maintenance struct {
 	Ledger *credits.Ledger
 	Log    *slog.Logger
+	// Jobs and Retention purge ended jobs older than Retention; no purge without Jobs.
+	Jobs      *job.Service
+	Retention time.Duration
 }
 
 // Register adds the handlers to mux.
 func (m *Maintenance) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeRenewPeriods, m.renewPeriods)
+	if m.Jobs != nil {
+		mux.HandleFunc(TypePurgeJobs, m.purgeJobs)
+	}
+}
+
+func (m *Maintenance) purgeJobs(ctx context.Context, _ *asynq.Task) error {
+	n, err := m.Jobs.Purge(ctx, m.Retention)
+	if n > 0 {
+		m.Log.Info("ended jobs past retention deleted", "jobs", n, "retention", m.Retention.String())
+	}
+	if err != nil {
+		return fmt.Errorf("purge jobs: %w", err)
+	}
+	return nil
 }
 
 func (m *Maintenance) renewPeriods(ctx context.Context, _ *asynq.Task) error {

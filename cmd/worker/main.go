@@ -81,7 +81,7 @@ func run(ctx context.Context) error {
 	mux := asynq.NewServeMux()
 	var inflight jobs.InFlight
 	mux.Use(inflight.Middleware)
-	(&jobs.Maintenance{Ledger: ledger, Log: log}).Register(mux)
+	(&jobs.Maintenance{Ledger: ledger, Log: log, Jobs: jobService, Retention: cfg.JobRetention}).Register(mux)
 	(&jobs.Analysis{Jobs: jobService, Runner: builder, MaxAttempts: cfg.JobMaxAttempts, Log: log, Metrics: m}).Register(mux)
 	accounts := auth.NewAccounts(pool, ledger, clk, nil)
 	scheduler := &jobs.CallbackScheduler{Client: asynqClient, Log: log}
@@ -114,6 +114,9 @@ func run(ctx context.Context) error {
 	})
 	sched := asynq.NewScheduler(redisOpt, &asynq.SchedulerOpts{Logger: asynqLogger{log}})
 	if _, err := sched.Register("@every 1m", jobs.NewRenewPeriodsTask()); err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	if _, err := sched.Register("@every 1h", jobs.NewPurgeJobsTask()); err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
 	if err := srv.Start(mux); err != nil {

@@ -59,6 +59,7 @@ type Config struct {
 	JobTimeout         time.Duration
 	JobSweepInterval   time.Duration
 	JobRetryDelay      time.Duration
+	JobRetention       time.Duration
 	WorkerPollInterval time.Duration
 
 	CrawlerAllowPrivate bool
@@ -106,6 +107,7 @@ var vars = []struct {
 	{"JOB_TIMEOUT", "10m", false},
 	{"JOB_SWEEP_INTERVAL", "15s", false},
 	{"JOB_RETRY_DELAY", "2s", false},
+	{"JOB_RETENTION", "720h", false},
 	{"WORKER_POLL_INTERVAL", "2ms", false},
 	{"CRAWLER_ALLOW_PRIVATE", "false", false},
 	{"CRAWLER_USER_AGENT", "ContentStrategyBot/1.0 (+https://contentapi.dev/bot)", false},
@@ -191,6 +193,7 @@ func Load(getenv Getenv) (*Config, error) {
 		JobTimeout:              dur("JOB_TIMEOUT", time.Second),
 		JobSweepInterval:        dur("JOB_SWEEP_INTERVAL", 100*time.Millisecond),
 		JobRetryDelay:           dur("JOB_RETRY_DELAY", 0),
+		JobRetention:            dur("JOB_RETENTION", 24*time.Hour),
 		WorkerPollInterval:      dur("WORKER_POLL_INTERVAL", time.Millisecond),
 		CrawlerAllowPrivate:     boolean("CRAWLER_ALLOW_PRIVATE"),
 		CrawlerUserAgent:        get("CRAWLER_USER_AGENT"),
