@@ -220,7 +220,8 @@ func competitorList(list []string, domain string, min, max int, o Options) ([]st
 	return out, nil
 }
 
-// sitemapURL checks an optional sitemap address: absolute http(s), on the audited site.
+// sitemapURL checks an optional sitemap address: absolute http(s), on the audited site. Its
+// host is normalised as the domain is, and a fragment (never sent) is dropped.
 func sitemapURL(raw, domain string, o Options) (string, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
@@ -237,5 +238,6 @@ func sitemapURL(raw, domain string, o Options) (string, error) {
 	if stripWWW(host) != stripWWW(domain) {
 		return "", apperr.Invalid("sitemap_url must be on %s", domain)
 	}
+	u.Host, u.Fragment, u.RawFragment = host, "", ""
 	return u.String(), nil
 }

@@ -86,3 +86,10 @@ func TestCompetitorEqualToDomainRefused(t *testing.T) {
 		t.Fatalf("content map competitor equal to domain: %v", err)
 	}
 }
+
+func TestSitemapURLNormalised(t *testing.T) {
+	r := &AuditRequest{Domain: "Example.com", SitemapURL: "https://WWW.eXAmple.Com./sitemap.xml?x=1#top"}
+	if err := r.Normalize(Options{}); err != nil || r.SitemapURL != "https://www.example.com/sitemap.xml?x=1" {
+		t.Fatalf("sitemap_url %q, %v", r.SitemapURL, err)
+	}
+}

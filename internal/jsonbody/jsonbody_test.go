@@ -1,15 +1,14 @@
-package httpapi
+package jsonbody
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/contentapi/contentapi/internal/apperr"
-	"github.com/contentapi/contentapi/internal/billing"
 	"github.com/contentapi/contentapi/internal/report"
 )
 
-func TestDecodeBodyStrict(t *testing.T) {
+func TestDecodeStrict(t *testing.T) {
 	cases := []struct {
 		body string
 		into func() any
@@ -57,7 +56,7 @@ func TestDecodeBodyStrict(t *testing.T) {
 		{`{"domain":"\ud800.com"}`, research, "not valid JSON"},
 	}
 	for _, c := range cases {
-		err := decodeBody([]byte(c.body), c.into())
+		err := Decode([]byte(c.body), c.into())
 		if c.msg == "" {
 			if err != nil {
 				t.Errorf("%q: %v", c.body, err)
@@ -71,6 +70,18 @@ func TestDecodeBodyStrict(t *testing.T) {
 	}
 }
 
+// registerRequest is the body of POST /v1/auth/register.
+type registerRequest struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+// checkoutRequest has the shape of POST /v1/billing/checkout's body (free-form metadata).
+type checkoutRequest struct {
+	Plan     string         `json:"plan"`
+	Metadata map[string]any `json:"metadata"`
+}
+
 func research() any { return &report.ResearchRequest{} }
 func register() any { return &registerRequest{} }
-func checkout() any { return &billing.CheckoutRequest{} }
+func checkout() any { return &checkoutRequest{} }
