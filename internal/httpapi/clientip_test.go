@@ -22,7 +22,7 @@ func randomV4(t *testing.T) string {
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
 	}
-	return netip.AddrFrom4([4]byte{198, 18 + b[0]&1, b[1], byte(1 + b[0]>>1)}).String()
+	return netip.AddrFrom4([4]byte{198, 18 + b[0]&1, b[1], 1 + b[0]>>1}).String()
 }
 
 func randomV6Prefix(t *testing.T) string {

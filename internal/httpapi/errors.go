@@ -71,10 +71,10 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 		c.Set(fiber.HeaderXRequestID, id)
 	}
 	e := toAppError(err)
-	switch {
-	case e.Code == apperr.Internal:
+	switch e.Code {
+	case apperr.Internal:
 		s.Log.Error("internal error", "request_id", requestIDOf(c), "method", c.Method(), "path", c.Path(), "err", err)
-	case e.Code == apperr.ServiceUnavailable:
+	case apperr.ServiceUnavailable:
 		s.Log.Warn("service unavailable", "request_id", requestIDOf(c), "method", c.Method(), "path", c.Path(), "err", err)
 	}
 	status, ok := statusOf[e.Code]

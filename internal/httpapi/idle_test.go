@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -20,10 +21,15 @@ func readUntilClosed(t *testing.T, conn net.Conn) string {
 		t.Fatal(err)
 	}
 	got, err := io.ReadAll(conn)
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+	if timedOut(err) {
 		t.Fatalf("the server kept the connection open past its timeouts (read %q)", got)
 	}
 	return string(got)
+}
+
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // A connection that sends nothing, or stops in the middle of a request, or idles after an
@@ -76,7 +82,7 @@ func TestIdleConnectionsClosedSilently(t *testing.T) {
 		t.Fatal(err)
 	}
 	rest, err := io.ReadAll(br)
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+	if timedOut(err) {
 		t.Fatal("an idle keep-alive connection was not closed")
 	}
 	if len(rest) != 0 {
