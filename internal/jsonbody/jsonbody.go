@@ -33,7 +33,7 @@ func Decode(body []byte, v any) error {
 	if trimmed[0] != '{' { // null: any other value fails to decode into a struct
 		return apperr.Invalid("The request body must be a JSON object.")
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return apperr.Invalid("The request body must be a single JSON object.")
 	}
 	return checkStrings(body)
@@ -103,13 +103,16 @@ func jsonKind(t reflect.Type) string {
 
 // checkStrings refuses a body whose strings (member names included) hold a control character
 // other than tab, CR and LF, naming the field. The body has already been decoded, so it is
-// valid JSON.
+// valid JSON and reading it to the end meets only io.EOF.
 func checkStrings(body []byte) error {
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	for {
 		tok, err := dec.ReadToken()
-		if err != nil {
+		if errors.Is(err, io.EOF) {
 			return nil
+		}
+		if err != nil {
+			return jsonError(err)
 		}
 		if tok.Kind() != '"' || !hasControl(tok.String()) {
 			continue
