@@ -28,10 +28,15 @@ run: build ## run API and worker against local PostgreSQL and Redis (creates and
 	wait -n $$worker $$api; status=$$?; \
 	stop; exit $$status
 
+# The packages holding money and concurrency (job path, ledger, worker handlers, auth gate,
+# billing) run under the race detector, the others without it.
+RACE_PKGS := ./internal/job/... ./internal/credits/... ./jobs/... ./internal/auth/... ./internal/billing/...
+
 test: ## run all tests against the local PostgreSQL and Redis (installs the pinned stripe-mock)
 	test -x "$$($(GO) env GOPATH)/bin/stripe-mock" || $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 15m ./...
+	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vxF -f <($(GO) list $(RACE_PKGS)))
+	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS)
 
 fault: ## the fault proof alone, verbose: real api/worker binaries, PostgreSQL and Redis killed for 10 s during 200 calls
 	$(GO) test -count=1 -v -timeout 10m -run 'TestFaultOutageDuringLoad' ./internal/faulttest/

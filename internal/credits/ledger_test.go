@@ -97,6 +97,8 @@ func TestConcurrentReservationsNeverOverspend(t *testing.T) {
 	}
 }
 
+// The ledger's own Settle and Refund close a reservation once. Analysis calls settle through
+// job.Service.Complete and Fail instead, which internal/job's settle tests race each other.
 func TestSettleAndRefundHappenOnce(t *testing.T) {
 	ctx := context.Background()
 	clk := clock.NewManual(t0)
