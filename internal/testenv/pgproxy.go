@@ -66,7 +66,7 @@ func NewPGProxy(t testing.TB) *PGProxy {
 	if err != nil {
 		t.Fatalf("testenv: proxy: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("testenv: proxy: %v", err)
 	}
@@ -158,7 +158,7 @@ func (p *PGProxy) accept() {
 			}
 			continue
 		}
-		server, err := net.Dial("tcp", p.target)
+		server, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(context.Background(), "tcp", p.target)
 		if err != nil {
 			_ = client.Close()
 			continue
