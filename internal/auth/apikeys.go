@@ -94,12 +94,15 @@ func (a *Accounts) CreateKey(ctx context.Context, accountID uuid.UUID, name stri
 	}
 	err = postgres.InTx(ctx, a.pool, func(tx pgx.Tx) error {
 		// The account row is locked (not against inserts referencing it) so that two
-		// creations at once cannot both pass the count.
-		var active int
+		// creations at once cannot both pass the count; the count is a statement of its own,
+		// so its snapshot, taken after the lock, sees the key a creation before it committed.
+		var one, active int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, accountID).Scan(&one); err != nil {
+			return fmt.Errorf("auth: lock account: %w", err)
+		}
 		if err := tx.QueryRow(ctx, `
-			SELECT (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL
-			        AND (k.expires_at IS NULL OR k.expires_at > $2))
-			FROM accounts a WHERE a.id = $1 FOR NO KEY UPDATE`, accountID, now).Scan(&active); err != nil {
+			SELECT count(*) FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL
+				AND (expires_at IS NULL OR expires_at > $2)`, accountID, now).Scan(&active); err != nil {
 			return fmt.Errorf("auth: count keys: %w", err)
 		}
 		if active >= MaxActiveKeys {

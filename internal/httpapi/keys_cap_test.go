@@ -33,10 +33,10 @@ func TestActiveKeysAreCapped(t *testing.T) {
 		}
 	}
 
-	// Two slots left, five creations at once: two succeed.
+	// Two slots left, eight creations at once: two succeed.
 	var wg sync.WaitGroup
-	statuses := make(chan int, 5)
-	for i := 0; i < 5; i++ {
+	statuses := make(chan int, 8)
+	for i := 0; i < 8; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -54,7 +54,7 @@ func TestActiveKeysAreCapped(t *testing.T) {
 		}
 	}
 	if created != 2 {
-		t.Fatalf("%d of 5 concurrent creations succeeded with 2 slots left", created)
+		t.Fatalf("%d of 8 concurrent creations succeeded with 2 slots left", created)
 	}
 
 	r := do(t, "POST", s.URL+"/v1/keys", key, map[string]any{"name": "one too many"})
