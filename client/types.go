@@ -397,6 +397,38 @@ type Job struct {
 	Meta Meta            `json:"-"`
 }
 
+// ListJobsOptions selects a page of ListJobs; zero fields take the API's defaults.
+type ListJobsOptions struct {
+	Limit  int    // jobs per page, 1 to 100; 0 is the API's 20
+	Status string // only jobs in this status (JobQueued, ...); "" for all
+	Cursor string // NextCursor of the previous page; "" for the first page
+}
+
+// JobList is a page of the account's jobs, newest first.
+type JobList struct {
+	Jobs []JobSummary
+	// NextCursor is ListJobsOptions.Cursor for the next page; "" on the last page.
+	NextCursor string
+}
+
+// JobSummary is a job as ListJobs lists it.
+type JobSummary struct {
+	ID         string     `json:"job_id"`
+	Kind       string     `json:"kind"`     // keywords:research, ...
+	Endpoint   string     `json:"endpoint"` // /v1/keywords/research, ...
+	Status     string     `json:"status"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	Credits    JobCredits `json:"credits"`
+	StatusURL  string     `json:"status_url"`
+}
+
+// JobCredits is a job's price and what became of it.
+type JobCredits struct {
+	Cost   int    `json:"cost"`
+	Status string `json:"status"` // reserved (still running), charged or refunded
+}
+
 // Job statuses.
 const (
 	JobQueued    = "queued"

@@ -15,6 +15,7 @@ var endpoints = []struct{ route, text string }{
 	{"POST /v1/content/audit", "Crawl and audit a site's content (15 credits)"},
 	{"POST /v1/content/recommend", "Content recommendations with outlines (15 credits)"},
 	{"POST /v1/content-map", "Audit, rankings, gaps and recommendations in one call (25 credits)"},
+	{"GET /v1/jobs", "Your recent analysis jobs, newest first, with their credits (0 credits)"},
 	{"GET /v1/jobs/{id}", "Status and result of an analysis job (0 credits)"},
 	{"GET /v1/openapi.json", "The OpenAPI 3.1 description of this API (0 credits)"},
 	{"GET /docs", "Human-readable API reference (0 credits)"},

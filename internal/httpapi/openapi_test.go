@@ -304,6 +304,8 @@ func testEveryEndpoint(t *testing.T) {
 	expect(t, "job csv", call(t, "GET", u+"/v1/jobs/"+jobID, busy, nil, "Accept", "text/csv"), 200, "")
 	expect(t, "job unknown", call(t, "GET", u+"/v1/jobs/"+uuid.NewString(), busy, nil), 404, "NOT_FOUND")
 	expect(t, "job not an id", call(t, "GET", u+"/v1/jobs/nope", busy, nil), 404, "NOT_FOUND")
+	expect(t, "jobs list", call(t, "GET", u+"/v1/jobs?limit=2", busy, nil), 200, "")
+	expect(t, "jobs list unknown parameter", call(t, "GET", u+"/v1/jobs?before=x", busy, nil), 400, "VALIDATION_ERROR")
 	// A job still queued answers 202 (no worker picks up a job of this stack's second
 	// service, which enqueues nowhere).
 	parked := job.NewService(testPool(t), s.Ledger, s.Clock, dropQueue{}, job.NewSignals(testenvRedis(t)), job.DefaultConfig, quietLog())

@@ -135,6 +135,7 @@ func New(d Deps) *fiber.App {
 	v1.Post("/keys", s.authenticate, s.createKey)
 	v1.Delete("/keys/:id", s.authenticate, s.revokeKey)
 	s.billingRoutes(v1)
+	v1.Get("/jobs", s.authenticate, s.listJobs)
 	v1.Get("/jobs/:id", s.authenticate, s.getJob)
 	for _, spec := range report.Specs {
 		v1.Post(strings.TrimPrefix(spec.Endpoint, "/v1"), s.authenticate, s.analysis(spec))

@@ -1,0 +1,104 @@
+package job
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contentapi/contentapi/internal/apperr"
+)
+
+// Summary is a job as GET /v1/jobs lists it: what it was, how it stands and what it cost.
+type Summary struct {
+	ID         uuid.UUID
+	Kind       string
+	Endpoint   string
+	Status     string
+	CreatedAt  time.Time
+	FinishedAt *time.Time
+	Cost       int
+	// Credits is the reservation's state: reserved (not yet settled), charged or refunded.
+	Credits string
+}
+
+// ListQuery selects a page of an account's jobs, newest first.
+type ListQuery struct {
+	Limit  int
+	Status string // one of the job statuses, or "" for all
+	// After is the cursor of the last job of the previous page (its NextCursor); zero for
+	// the first page.
+	After Cursor
+}
+
+// Cursor is a position in an account's job list: the created_at and id of a job.
+type Cursor struct {
+	CreatedAt time.Time
+	ID        uuid.UUID
+}
+
+// String encodes the cursor for a query string.
+func (c Cursor) String() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.CreatedAt.UnixMicro(), 10) + "." + c.ID.String()))
+}
+
+// ParseCursor reads a cursor String gave; anything else is VALIDATION_ERROR.
+func ParseCursor(s string) (Cursor, error) {
+	bad := apperr.Invalid("cursor is not one this API gave: pass next_cursor of the previous page unchanged")
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return Cursor{}, bad
+	}
+	micros, id, ok := strings.Cut(string(raw), ".")
+	if !ok {
+		return Cursor{}, bad
+	}
+	us, err := strconv.ParseInt(micros, 10, 64)
+	if err != nil {
+		return Cursor{}, bad
+	}
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return Cursor{}, bad
+	}
+	return Cursor{CreatedAt: time.UnixMicro(us).UTC(), ID: u}, nil
+}
+
+// List returns a page of the account's jobs, newest first, and the cursor of the next page
+// (nil on the last). Jobs past JOB_RETENTION are no longer listed.
+func (s *Service) List(ctx context.Context, accountID uuid.UUID, q ListQuery) ([]Summary, *Cursor, error) {
+	var status *string
+	if q.Status != "" {
+		status = &q.Status
+	}
+	var afterAt *time.Time
+	if !q.After.CreatedAt.IsZero() {
+		afterAt = &q.After.CreatedAt
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT j.id, j.kind, j.endpoint, j.status, j.created_at, j.finished_at, j.cost,
+			CASE r.status WHEN 'settled' THEN 'charged' ELSE r.status END
+		FROM jobs j JOIN reservations r ON r.id = j.reservation_id
+		WHERE j.account_id = $1 AND ($2::text IS NULL OR j.status = $2)
+			AND ($3::timestamptz IS NULL OR (j.created_at, j.id) < ($3, $4))
+		ORDER BY j.created_at DESC, j.id DESC
+		LIMIT $5`, accountID, status, afterAt, q.After.ID, q.Limit+1)
+	if err != nil {
+		return nil, nil, fmt.Errorf("job: list: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Summary])
+	if err != nil {
+		return nil, nil, fmt.Errorf("job: list: %w", err)
+	}
+	if len(list) <= q.Limit {
+		return list, nil, nil
+	}
+	list = list[:q.Limit]
+	last := list[len(list)-1]
+	return list, &Cursor{CreatedAt: last.CreatedAt, ID: last.ID}, nil
+}
