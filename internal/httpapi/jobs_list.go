@@ -2,10 +2,8 @@ package httpapi
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/job"
@@ -16,21 +14,6 @@ const (
 	jobListLimit    = 20
 	jobListMaxLimit = 100
 )
-
-// jobSummary is one job of GET /v1/jobs.
-type jobSummary struct {
-	JobID      uuid.UUID  `json:"job_id"`
-	Kind       string     `json:"kind"`
-	Endpoint   string     `json:"endpoint"`
-	Status     string     `json:"status"`
-	CreatedAt  time.Time  `json:"created_at"`
-	FinishedAt *time.Time `json:"finished_at"`
-	Credits    struct {
-		Cost   int    `json:"cost"`
-		Status string `json:"status"`
-	} `json:"credits"`
-	StatusURL string `json:"status_url"`
-}
 
 // listJobs lists the caller's account's jobs, newest first, a page at a time: a caller whose
 // connection dropped finds the job (and whether it was charged) here.
@@ -43,19 +26,15 @@ func (s *server) listJobs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]jobSummary, len(list))
-	for i, j := range list {
-		o := &out[i]
-		o.JobID, o.Kind, o.Endpoint, o.Status, o.CreatedAt, o.FinishedAt = j.ID, j.Kind, j.Endpoint, j.Status, j.CreatedAt, j.FinishedAt
-		o.Credits.Cost, o.Credits.Status = j.Cost, j.Credits
-		o.StatusURL = s.PublicBaseURL + "/v1/jobs/" + j.ID.String()
+	for i := range list {
+		list[i].StatusURL = s.PublicBaseURL + "/v1/jobs/" + list[i].ID.String()
 	}
 	var cursor *string
 	if next != nil {
 		v := next.String()
 		cursor = &v
 	}
-	return c.JSON(fiber.Map{"success": true, "data": fiber.Map{"jobs": out, "next_cursor": cursor}})
+	return c.JSON(fiber.Map{"success": true, "data": fiber.Map{"jobs": list, "next_cursor": cursor}})
 }
 
 // jobListQuery reads ?limit, ?status and ?cursor, each at most once; any other parameter is

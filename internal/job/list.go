@@ -16,15 +16,23 @@ import (
 
 // Summary is a job as GET /v1/jobs lists it: what it was, how it stands and what it cost.
 type Summary struct {
-	ID         uuid.UUID
-	Kind       string
-	Endpoint   string
-	Status     string
-	CreatedAt  time.Time
-	FinishedAt *time.Time
-	Cost       int
-	// Credits is the reservation's state: reserved (not yet settled), charged or refunded.
-	Credits string
+	ID         uuid.UUID    `json:"job_id"`
+	Kind       string       `json:"kind"`
+	Endpoint   string       `json:"endpoint"`
+	Status     string       `json:"status"`
+	CreatedAt  time.Time    `json:"created_at"`
+	FinishedAt *time.Time   `json:"finished_at"`
+	Credits    CreditStatus `json:"credits"`
+	// StatusURL is GET /v1/jobs/{id}'s address, set by the HTTP layer (which knows the
+	// public base URL).
+	StatusURL string `json:"status_url"`
+}
+
+// CreditStatus is a job's price and what became of its reservation: reserved (the job has
+// not ended), charged or refunded.
+type CreditStatus struct {
+	Cost   int    `json:"cost"`
+	Status string `json:"status"`
 }
 
 // ListQuery selects a page of an account's jobs, newest first.
@@ -91,7 +99,11 @@ func (s *Service) List(ctx context.Context, accountID uuid.UUID, q ListQuery) ([
 	if err != nil {
 		return nil, nil, fmt.Errorf("job: list: %w", err)
 	}
-	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Summary])
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Summary, error) {
+		var j Summary
+		err := row.Scan(&j.ID, &j.Kind, &j.Endpoint, &j.Status, &j.CreatedAt, &j.FinishedAt, &j.Credits.Cost, &j.Credits.Status)
+		return j, err
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("job: list: %w", err)
 	}
