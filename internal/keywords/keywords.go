@@ -67,6 +67,15 @@ type GapsRequest struct {
 	Competitors []string
 	Country     string
 	Language    string
+	Limit       int // at most this many gaps; 0 means all of them
+}
+
+// GapList is a provider's answer to a GapsRequest: the first Limit gaps in the providers'
+// order (highest search volume first, unknown volumes last, then by keyword) and the number
+// of all gaps, counted before the limit.
+type GapList struct {
+	Gaps  []Gap `json:"gaps"`
+	Total int   `json:"total"`
 }
 
 // Provider is a source of keyword data.
@@ -77,8 +86,9 @@ type Provider interface {
 	Ideas(ctx context.Context, req IdeasRequest) ([]Keyword, error)
 	// Ranked returns keywords the domain ranks for, best position first.
 	Ranked(ctx context.Context, req RankedRequest) ([]Ranking, error)
-	// Gaps returns every gap (no limit), highest search volume first.
-	Gaps(ctx context.Context, req GapsRequest) ([]Gap, error)
+	// Gaps returns the first req.Limit gaps (all with 0), highest search volume first, and
+	// how many gaps there are in all.
+	Gaps(ctx context.Context, req GapsRequest) (GapList, error)
 }
 
 // ErrPermanent marks provider failures that retrying cannot fix (bad credentials, a request

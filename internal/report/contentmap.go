@@ -36,8 +36,8 @@ type MapRankings struct {
 	Keywords []KeywordRecord `json:"keywords"`
 }
 
-// MapGaps is the content map's competitor gaps: Count is every gap, Gaps the 100 best
-// opportunities (analysis.RankGaps order).
+// MapGaps is the content map's competitor gaps: Count is every gap, Gaps the first 100 by
+// search volume (unknown volumes last), as keyword gaps lists them.
 type MapGaps struct {
 	Count int         `json:"count"`
 	Gaps  []GapRecord `json:"gaps"`
@@ -129,7 +129,7 @@ func (b *Builder) ContentMap(ctx context.Context, r ContentMapRequest) (ContentM
 		out.CurrentRankings.Keywords = append(out.CurrentRankings.Keywords, rec)
 	}
 
-	out.CompetitorGaps.Count = len(g.gaps)
+	out.CompetitorGaps.Count = g.gapsTotal
 	for _, gap := range g.gaps[:min(len(g.gaps), mapGaps)] {
 		positions := gap.CompetitorPositions
 		if positions == nil {

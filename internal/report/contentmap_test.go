@@ -208,7 +208,7 @@ func TestContentMapSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gaps = len(g)
+	gaps = g.Total
 	if ranked == 0 || gaps == 0 {
 		t.Fatalf("sample data: %d rankings, %d gaps", ranked, gaps)
 	}

@@ -215,38 +215,38 @@ type GapsResult struct {
 	Source      string      `json:"source"`
 }
 
-// Gaps lists keywords the competitors rank for and the domain does not, best opportunities
-// first; total_gaps counts all of them before limit cuts the list.
+// Gaps lists keywords the competitors rank for and the domain does not, highest search
+// volume first (unknown volumes last); total_gaps counts all of them before limit cuts the
+// list.
 func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
-	gaps, err := b.gaps(ctx, r.Domain, r.Competitors, r.Country, r.Language)
+	list, err := b.gaps(ctx, r.Domain, r.Competitors, r.Country, r.Language, *r.Limit)
 	if err != nil {
 		return GapsResult{}, err
 	}
-	res := GapsResult{Domain: r.Domain, Competitors: r.Competitors, Gaps: []GapRecord{}, TotalGaps: len(gaps),
+	res := GapsResult{Domain: r.Domain, Competitors: r.Competitors, Gaps: []GapRecord{}, TotalGaps: list.Total,
 		Source: b.Keywords.Name()}
-	for i, g := range gaps {
-		if i == *r.Limit {
-			break
-		}
+	for _, g := range list.Gaps {
 		res.Gaps = append(res.Gaps, GapRecord{Keyword: g.Keyword.Keyword, SearchVolume: g.SearchVolume,
 			Difficulty: g.Difficulty, CompetitorPositions: g.CompetitorPositions})
 	}
 	return res, nil
 }
 
-// gaps asks the provider with data keys (no www.) and reports positions under the names the
-// caller gave.
-func (b *Builder) gaps(ctx context.Context, domain string, competitors []string, country, language string) ([]keywords.Gap, error) {
+// gaps asks the provider, with data keys (no www.), for the first limit gaps and their
+// count, and reports positions under the names the caller gave.
+func (b *Builder) gaps(ctx context.Context, domain string, competitors []string, country, language string, limit int) (keywords.GapList, error) {
 	keyed := make([]string, len(competitors))
 	name := make(map[string]string, len(competitors))
 	for i, c := range competitors {
 		keyed[i] = stripWWW(c)
 		name[keyed[i]] = c
 	}
-	gaps, err := b.Keywords.Gaps(ctx, keywords.GapsRequest{Domain: stripWWW(domain), Competitors: keyed, Country: country, Language: language})
+	list, err := b.Keywords.Gaps(ctx, keywords.GapsRequest{Domain: stripWWW(domain), Competitors: keyed,
+		Country: country, Language: language, Limit: limit})
 	if err != nil {
-		return nil, fmt.Errorf("keyword gaps: %w", err)
+		return keywords.GapList{}, fmt.Errorf("keyword gaps: %w", err)
 	}
+	gaps := list.Gaps
 	for i := range gaps {
 		renamed := make(map[string]int, len(gaps[i].CompetitorPositions))
 		for d, p := range gaps[i].CompetitorPositions {
@@ -257,5 +257,5 @@ func (b *Builder) gaps(ctx context.Context, domain string, competitors []string,
 		}
 		gaps[i].CompetitorPositions = renamed
 	}
-	return analysis.RankGaps(gaps), nil
+	return list, nil
 }

@@ -31,9 +31,9 @@ const (
 	seedIdeas    = 100
 	// parallelParts bounds the crawls and provider calls a plan runs at once.
 	parallelParts = 6
-	// planGaps is how many of the best competitor gaps (analysis.RankGaps order) a plan
-	// clusters into candidates: against a competitor with hundreds of thousands of gaps,
-	// clustering them all would take minutes for a plan of at most a few dozen topics.
+	// planGaps is how many competitor gaps (highest search volume first) a plan clusters
+	// into candidates: against a competitor with hundreds of thousands of gaps, clustering
+	// them all would take minutes for a plan of at most a few dozen topics.
 	planGaps = 500
 )
 
@@ -211,7 +211,8 @@ type gathered struct {
 	ideasWarn  []string // topics whose ideas failed while others worked
 
 	gapsTried bool
-	gaps      []keywords.Gap
+	gaps      []keywords.Gap // the first planGaps gaps, highest search volume first
+	gapsTotal int            // all of them
 	gapsErr   error
 
 	competitorPages []crawler.Page // content pages of every competitor crawled
@@ -308,12 +309,12 @@ func (b *Builder) gather(ctx context.Context, r strategyRequest, withCompetitorP
 	if len(r.Competitors) > 0 {
 		g.gapsTried = true
 		eg.Go(func() error {
-			gaps, err := b.gaps(ctx, r.Domain, r.Competitors, r.Country, r.Language)
+			list, err := b.gaps(ctx, r.Domain, r.Competitors, r.Country, r.Language, planGaps)
 			if err != nil {
 				g.gapsErr = err
 				return nil //nolint:nilerr // a failed part degrades the answer; warnings say so
 			}
-			g.gaps = gaps
+			g.gaps, g.gapsTotal = list.Gaps, list.Total
 			return nil
 		})
 	}
@@ -391,7 +392,7 @@ type strategy struct {
 // plan turns gathered data into recommendations (see Recommend).
 func (b *Builder) plan(r strategyRequest, g *gathered) strategy {
 	lang := r.Language
-	gaps := g.gaps[:min(len(g.gaps), planGaps)]
+	gaps := g.gaps
 	merged := analysis.MergeKeywords(lang, g.ideas, analysis.GapKeywords(gaps))
 	clusters := analysis.ClusterKeywords(merged, analysis.ClusterOptions{Language: lang})
 	cands := analysis.CandidatesFromClusters(clusters, gaps, lang)

@@ -275,9 +275,9 @@ func (p failingProvider) Ranked(ctx context.Context, r keywords.RankedRequest) (
 	return p.Provider.Ranked(ctx, r)
 }
 
-func (p failingProvider) Gaps(ctx context.Context, r keywords.GapsRequest) ([]keywords.Gap, error) {
+func (p failingProvider) Gaps(ctx context.Context, r keywords.GapsRequest) (keywords.GapList, error) {
 	if p.gaps != nil {
-		return nil, p.gaps
+		return keywords.GapList{}, p.gaps
 	}
 	return p.Provider.Gaps(ctx, r)
 }

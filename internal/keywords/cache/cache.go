@@ -110,8 +110,8 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 }
 
 // Gaps answers from the cache or from the provider.
-func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) ([]keywords.Gap, error) {
-	return through(ctx, p, "gaps", req, func() ([]keywords.Gap, error) { return p.next.Gaps(ctx, req) })
+func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.GapList, error) {
+	return through(ctx, p, "gaps", req, func() (keywords.GapList, error) { return p.next.Gaps(ctx, req) })
 }
 
 // Key returns the Redis key of a request to the named provider's method.

@@ -72,12 +72,12 @@ func (c *counting) Ranked(context.Context, keywords.RankedRequest) ([]keywords.R
 		{Keyword: keywords.Keyword{Keyword: "unknown metrics"}, Position: 14}}, nil
 }
 
-func (c *counting) Gaps(context.Context, keywords.GapsRequest) ([]keywords.Gap, error) {
+func (c *counting) Gaps(context.Context, keywords.GapsRequest) (keywords.GapList, error) {
 	if err := c.count("gaps"); err != nil {
-		return nil, err
+		return keywords.GapList{}, err
 	}
-	return []keywords.Gap{{Keyword: keywords.Keyword{Keyword: "burr grinder", Difficulty: f64(61)},
-		CompetitorPositions: map[string]int{"a.example": 2, "b.example": 4}}}, nil
+	return keywords.GapList{Gaps: []keywords.Gap{{Keyword: keywords.Keyword{Keyword: "burr grinder", Difficulty: f64(61)},
+		CompetitorPositions: map[string]int{"a.example": 2, "b.example": 4}}}, Total: 1}, nil
 }
 
 func TestRoundTrip(t *testing.T) {

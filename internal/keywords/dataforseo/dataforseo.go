@@ -252,10 +252,10 @@ func (c *Client) Ranked(ctx context.Context, req keywords.RankedRequest) ([]keyw
 // (intersections: false), and merges the answers so each keyword lists every competitor
 // that ranks with its position. Each call returns at most 1,000 keywords, the most
 // searched first.
-func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) ([]keywords.Gap, error) {
+func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.GapList, error) {
 	loc, lang, err := market(req.Country, req.Language)
 	if err != nil {
-		return nil, err
+		return keywords.GapList{}, err
 	}
 	domain := keywords.Domain(req.Domain)
 	var competitors []string
@@ -267,7 +267,7 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) ([]keywords
 	}
 	out := []keywords.Gap{}
 	if domain == "" || len(competitors) == 0 {
-		return out, nil
+		return keywords.GapList{Gaps: out}, nil
 	}
 	type compItem struct {
 		KeywordData keywordData `json:"keyword_data"`
@@ -300,7 +300,7 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) ([]keywords
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return keywords.GapList{}, err
 	}
 	index := map[string]int{}
 	for i, items := range answers {
@@ -332,12 +332,16 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) ([]keywords
 		}
 		return out[i].Keyword.Keyword < out[j].Keyword.Keyword
 	})
+	total := len(out)
+	if req.Limit > 0 && len(out) > req.Limit {
+		out = out[:req.Limit]
+	}
 	ks := make([]*keywords.Keyword, len(out))
 	for i := range out {
 		ks[i] = &out[i].Keyword
 	}
 	c.fillMissing(ctx, loc, lang, ks)
-	return out, nil
+	return keywords.GapList{Gaps: out, Total: total}, nil
 }
 
 // fillMissing, when configured, asks search_intent for keywords without an intent and

@@ -262,12 +262,16 @@ func TestRanked(t *testing.T) {
 func TestGaps(t *testing.T) {
 	f := newFake(t)
 	c := f.client(dataforseo.Config{})
-	got, err := c.Gaps(context.Background(), keywords.GapsRequest{
+	list, err := c.Gaps(context.Background(), keywords.GapsRequest{
 		Domain:      "www.ourbrew.example",
 		Competitors: []string{"grindhouse.example", "https://www.beanery.example/", "ourbrew.example"},
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	got := list.Gaps
+	if list.Total != len(got) {
+		t.Errorf("total %d, %d gaps listed without a limit", list.Total, len(got))
 	}
 	reqs := f.recorded()
 	if len(reqs) != 2 {

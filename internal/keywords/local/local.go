@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"unicode"
 
@@ -319,71 +318,6 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("local: ranked: %w", err)
-	}
-	return out, nil
-}
-
-// gapsSQL finds, in one pass, the keywords that at least one competitor ($4) ranks for
-// and the domain ($3) does not, with every competitor's best position as a JSON object: a
-// domain may rank with several URLs, and jsonb keeps the last value of a repeated key, so
-// the positions are aggregated worst first. Grouping the ranking rows once (not per domain,
-// then per keyword) lets the planner estimate the groups and hash-join the metrics, twice
-// as fast against a competitor with 700k rankings as nested look-ups.
-const gapsSQL = `
-WITH comp AS (
-    SELECT r.keyword_norm,
-           min(r.keyword) AS keyword,
-           jsonb_object_agg(r.domain, r.position ORDER BY r.position DESC) AS positions
-    FROM domain_rankings r
-    WHERE r.country = $1 AND r.language = $2 AND r.domain = ANY($4::text[])
-      AND NOT EXISTS (
-          SELECT 1 FROM domain_rankings d
-          WHERE d.domain = $3 AND d.country = $1 AND d.language = $2
-            AND d.keyword_norm = r.keyword_norm)
-    GROUP BY r.keyword_norm
-)
-SELECT coalesce(k.keyword, comp.keyword), k.search_volume, k.keyword_difficulty, k.cpc,
-       k.competition, k.search_intent, k.serp_urls, comp.positions
-FROM comp
-LEFT JOIN keyword_metrics k
-       ON k.country = $1 AND k.language = $2 AND k.keyword_norm = comp.keyword_norm
-ORDER BY k.search_volume DESC NULLS LAST, comp.keyword_norm`
-
-// Gaps returns every keyword a named competitor ranks for and the domain does not,
-// highest search volume first (unknown volumes last), then alphabetically.
-func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) ([]keywords.Gap, error) {
-	country, language := Market(req.Country, req.Language)
-	out := []keywords.Gap{}
-	domain := NormalizeDomain(req.Domain)
-	var competitors []string
-	for _, c := range req.Competitors {
-		c = NormalizeDomain(c)
-		if c != "" && c != domain && !slices.Contains(competitors, c) {
-			competitors = append(competitors, c)
-		}
-	}
-	if len(competitors) == 0 {
-		return out, nil
-	}
-	rows, err := p.pool.Query(ctx, gapsSQL, country, language, domain, competitors)
-	if err != nil {
-		return nil, fmt.Errorf("local: gaps: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var g keywords.Gap
-		var intent *string
-		if err := rows.Scan(&g.Keyword.Keyword, &g.SearchVolume, &g.Difficulty, &g.CPC, &g.Competition,
-			&intent, &g.SERPURLs, &g.CompetitorPositions); err != nil {
-			return nil, fmt.Errorf("local: gaps: %w", err)
-		}
-		if intent != nil {
-			g.Intent = *intent
-		}
-		out = append(out, g)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("local: gaps: %w", err)
 	}
 	return out, nil
 }

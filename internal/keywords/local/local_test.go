@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -220,13 +221,17 @@ func TestRanked(t *testing.T) {
 
 func TestGaps(t *testing.T) {
 	p := local.New(db(t))
-	got, err := p.Gaps(context.Background(), keywords.GapsRequest{
+	list, err := p.Gaps(context.Background(), keywords.GapsRequest{
 		Domain:      "www.ours.example",
 		Competitors: []string{"comp1.example", "https://www.COMP2.example/", "ours.example", "comp1.example"},
 		Country:     "ca", Language: "en",
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	got := list.Gaps
+	if list.Total != 4 {
+		t.Errorf("total %d, want 4", list.Total)
 	}
 	want := []struct {
 		kw  string
@@ -261,7 +266,7 @@ func TestGaps(t *testing.T) {
 	}
 
 	none, err := p.Gaps(context.Background(), keywords.GapsRequest{Domain: "ours.example", Country: "ca"})
-	if err != nil || none == nil || len(none) != 0 {
+	if err != nil || none.Gaps == nil || len(none.Gaps) != 0 || none.Total != 0 {
 		t.Errorf("no competitors: %v, %v", none, err)
 	}
 }
@@ -272,9 +277,13 @@ func TestGapsSample(t *testing.T) {
 	p := local.New(pool)
 	ctx := context.Background()
 	comps := []string{"brewguide-sample.example", "beanbox-sample.example"}
-	got, err := p.Gaps(ctx, keywords.GapsRequest{Domain: "coffee-sample.example", Competitors: comps})
+	list, err := p.Gaps(ctx, keywords.GapsRequest{Domain: "coffee-sample.example", Competitors: comps})
 	if err != nil {
 		t.Fatal(err)
+	}
+	got := list.Gaps
+	if list.Total != len(got) {
+		t.Errorf("total %d, %d gaps listed without a limit", list.Total, len(got))
 	}
 	rank := map[string]map[string]int{} // keyword → domain → position
 	rows, err := pool.Query(ctx, `SELECT domain, keyword, position FROM domain_rankings WHERE country = 'us' AND language = 'en'`)
@@ -337,5 +346,36 @@ func TestNormalizeDomain(t *testing.T) {
 	}
 	if got := local.CleanKeyword("  Cold \t brew\u00a0 coffee "); got != "Cold brew coffee" {
 		t.Errorf("CleanKeyword = %q", got)
+	}
+}
+
+// TestGapsPages checks that every limit gives the first gaps of the full list and the full
+// count, whichever way the page is chosen (the walk by volume, or the full sort when the
+// walk's page would end among unknown volumes).
+func TestGapsPages(t *testing.T) {
+	p := local.New(db(t))
+	req := keywords.GapsRequest{Domain: "ours.example", Competitors: []string{"comp1.example", "comp2.example"}, Country: "ca", Language: "en"}
+	all, err := p.Gaps(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for limit := 1; limit <= len(all.Gaps)+1; limit++ {
+		req.Limit = limit
+		page, err := p.Gaps(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Total != all.Total {
+			t.Errorf("limit %d: total %d, want %d", limit, page.Total, all.Total)
+		}
+		want := all.Gaps[:min(limit, len(all.Gaps))]
+		if len(page.Gaps) != len(want) {
+			t.Fatalf("limit %d: %d gaps, want %d", limit, len(page.Gaps), len(want))
+		}
+		for i := range want {
+			if page.Gaps[i].Keyword.Keyword != want[i].Keyword.Keyword || !maps.Equal(page.Gaps[i].CompetitorPositions, want[i].CompetitorPositions) {
+				t.Errorf("limit %d: gap %d = %+v, want %+v", limit, i, page.Gaps[i], want[i])
+			}
+		}
 	}
 }

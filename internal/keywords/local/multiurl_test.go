@@ -33,9 +33,13 @@ func TestSeveralURLsPerKeyword(t *testing.T) {
 		ranked[1].URL != "https://ours.example/blog/kettle" || ranked[1].Position != 9 {
 		t.Errorf("ranked %+v; want both URLs, best first", ranked)
 	}
-	gaps, err := p.Gaps(ctx, keywords.GapsRequest{Domain: "ours.example", Competitors: []string{"comp3.example"}, Country: "au", Language: "en"})
+	list, err := p.Gaps(ctx, keywords.GapsRequest{Domain: "ours.example", Competitors: []string{"comp3.example"}, Country: "au", Language: "en"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	gaps := list.Gaps
+	if list.Total != 1 {
+		t.Errorf("total %d, want the keyword counted once", list.Total)
 	}
 	if len(gaps) != 1 || gaps[0].Keyword.Keyword != "solo kettle" ||
 		!maps.Equal(gaps[0].CompetitorPositions, map[string]int{"comp3.example": 3}) {

@@ -1,0 +1,237 @@
+package local
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// Competitor gaps are answered in bounded work whatever the competitors' size: a large
+// publisher ranks for most of a market's keywords, and listing, joining and sorting all of
+// its gaps to show the first 50 took seconds. A gaps question is answered in three steps,
+// in one read-only snapshot:
+//
+//  1. Count: the gaps of each competitor not already counted for an earlier one, each
+//     term a walk of the rankings primary key (sorted by keyword) anti-joined to the
+//     domain's rankings, so the total is exact without grouping hundreds of thousands of
+//     rows in memory.
+//  2. Choose the page, the first Limit gaps by search volume. With few gaps (fewer than
+//     √(Limit × keywords in the table)) all of them are joined to their metrics and
+//     sorted. With many, the keyword table is read in volume order (an index) and each
+//     keyword is checked against the rankings until Limit gaps are found: the expected
+//     number read is Limit × keywords / gaps, small exactly when the gaps are many. The
+//     volume walk is used only when its page ends on a known volume; otherwise (gaps
+//     without metrics sort among the unknown volumes) the full sort answers.
+//  3. Read the chosen gaps: their metrics and each competitor's best position.
+
+// gapsWalkSQL is one term of the count: competitor $3's keywords that the domain ($4) and
+// the competitors before it ($5) do not rank for.
+const gapsCountTermSQL = `
+SELECT count(*) FROM (
+    SELECT DISTINCT r.keyword_norm FROM domain_rankings r
+    WHERE r.domain = $3 AND r.country = $1 AND r.language = $2
+      AND NOT EXISTS (
+          SELECT 1 FROM domain_rankings d
+          WHERE d.domain = ANY($4::text[]) AND d.country = $1 AND d.language = $2
+            AND d.keyword_norm = r.keyword_norm)
+) g`
+
+// gapsAllKeysSQL lists every gap's key with its volume, in the providers' order.
+const gapsAllKeysSQL = `
+WITH g AS (
+    SELECT DISTINCT r.keyword_norm FROM domain_rankings r
+    WHERE r.country = $1 AND r.language = $2 AND r.domain = ANY($4::text[])
+      AND NOT EXISTS (
+          SELECT 1 FROM domain_rankings d
+          WHERE d.domain = $3 AND d.country = $1 AND d.language = $2
+            AND d.keyword_norm = r.keyword_norm)
+)
+SELECT g.keyword_norm FROM g
+LEFT JOIN keyword_metrics k ON k.country = $1 AND k.language = $2 AND k.keyword_norm = g.keyword_norm
+ORDER BY k.search_volume DESC NULLS LAST, g.keyword_norm
+LIMIT $5`
+
+// gapsByVolumeSQL walks the keyword table by volume (keyword_metrics_volume_idx) and keeps
+// the first $5 keywords a competitor ranks for and the domain does not.
+const gapsByVolumeSQL = `
+SELECT k.keyword_norm, k.search_volume FROM keyword_metrics k
+WHERE k.country = $1 AND k.language = $2
+  AND EXISTS (
+      SELECT 1 FROM domain_rankings r
+      WHERE r.domain = ANY($4::text[]) AND r.country = $1 AND r.language = $2
+        AND r.keyword_norm = k.keyword_norm)
+  AND NOT EXISTS (
+      SELECT 1 FROM domain_rankings d
+      WHERE d.domain = $3 AND d.country = $1 AND d.language = $2
+        AND d.keyword_norm = k.keyword_norm)
+ORDER BY k.search_volume DESC NULLS LAST, k.keyword_norm
+LIMIT $5`
+
+// gapsReadSQL reads the chosen gaps ($4, in order) with their metrics and every named
+// competitor's ($3) best position: a domain may rank with several URLs, and jsonb keeps the
+// last value of a repeated key, so positions are aggregated worst first.
+const gapsReadSQL = `
+SELECT coalesce(k.keyword, p.keyword), k.search_volume, k.keyword_difficulty, k.cpc,
+       k.competition, k.search_intent, k.serp_urls, p.positions
+FROM unnest($4::text[]) WITH ORDINALITY AS g(keyword_norm, ord)
+CROSS JOIN LATERAL (
+    SELECT min(r.keyword) AS keyword,
+           jsonb_object_agg(r.domain, r.position ORDER BY r.position DESC) AS positions
+    FROM domain_rankings r
+    WHERE r.domain = ANY($3::text[]) AND r.country = $1 AND r.language = $2
+      AND r.keyword_norm = g.keyword_norm
+) p
+LEFT JOIN keyword_metrics k ON k.country = $1 AND k.language = $2 AND k.keyword_norm = g.keyword_norm
+ORDER BY g.ord`
+
+// Gaps returns the keywords a named competitor ranks for and the domain does not, highest
+// search volume first (unknown volumes last), then by keyword: the first req.Limit of them
+// (all with 0) and how many there are.
+func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.GapList, error) {
+	country, language := Market(req.Country, req.Language)
+	out := keywords.GapList{Gaps: []keywords.Gap{}}
+	domain := NormalizeDomain(req.Domain)
+	var competitors []string
+	for _, c := range req.Competitors {
+		c = NormalizeDomain(c)
+		if c != "" && c != domain && !slices.Contains(competitors, c) {
+			competitors = append(competitors, c)
+		}
+	}
+	if len(competitors) == 0 {
+		return out, nil
+	}
+	err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		// Sorted walks of the primary key, not hash tables of every ranking row; and no
+		// JIT compilation, which costs more than these short queries.
+		if _, err := tx.Exec(ctx, "SET LOCAL enable_hashagg = off; SET LOCAL jit = off"); err != nil {
+			return err
+		}
+		total, err := p.countGaps(ctx, tx, country, language, domain, competitors)
+		if err != nil || total == 0 {
+			return err
+		}
+		out.Total = total
+		keys, err := p.gapPage(ctx, tx, country, language, domain, competitors, req.Limit, total)
+		if err != nil {
+			return err
+		}
+		out.Gaps, err = readGaps(ctx, tx, country, language, competitors, keys)
+		return err
+	})
+	if err != nil {
+		return keywords.GapList{}, fmt.Errorf("local: gaps: %w", err)
+	}
+	return out, nil
+}
+
+// domainShareSQL reads the planner's statistics: the share of ranking rows of the most
+// common domains.
+const domainShareSQL = `
+SELECT v.domain, v.share
+FROM pg_stats s,
+     unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS v(domain, share)
+WHERE s.schemaname = current_schema() AND s.tablename = 'domain_rankings' AND s.attname = 'domain'`
+
+// countGaps counts the gaps term by term, the smallest competitor first (by the planner's
+// statistics): each term excludes the competitors before it, so the largest one, counted
+// last, is walked once against small exclusion sets instead of being the exclusion set of
+// every other term.
+func (p *Provider) countGaps(ctx context.Context, tx pgx.Tx, country, language, domain string, competitors []string) (int, error) {
+	share := map[string]float64{}
+	rows, err := tx.Query(ctx, domainShareSQL)
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+		var d string
+		var f float64
+		if err := rows.Scan(&d, &f); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		share[d] = f
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	competitors = slices.Clone(competitors)
+	slices.SortStableFunc(competitors, func(a, b string) int { return cmp.Compare(share[a], share[b]) })
+	total := 0
+	for i, c := range competitors {
+		excluded := append([]string{domain}, competitors[:i]...)
+		var n int
+		if err := tx.QueryRow(ctx, gapsCountTermSQL, country, language, c, excluded).Scan(&n); err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// gapPage returns the keys of the first limit gaps (all with 0) in order.
+func (p *Provider) gapPage(ctx context.Context, tx pgx.Tx, country, language, domain string, competitors []string, limit, total int) ([]string, error) {
+	if limit > 0 && limit < total {
+		var keywordRows float64
+		if err := tx.QueryRow(ctx, `SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'keyword_metrics'::regclass`).Scan(&keywordRows); err != nil {
+			return nil, err
+		}
+		if float64(total)*float64(total) > float64(limit)*keywordRows {
+			rows, err := tx.Query(ctx, gapsByVolumeSQL, country, language, domain, competitors, limit)
+			if err != nil {
+				return nil, err
+			}
+			type keyed struct {
+				key    string
+				volume *int64
+			}
+			page, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (keyed, error) {
+				var k keyed
+				return k, r.Scan(&k.key, &k.volume)
+			})
+			if err != nil {
+				return nil, err
+			}
+			if len(page) == limit && page[len(page)-1].volume != nil {
+				keys := make([]string, len(page))
+				for i, k := range page {
+					keys[i] = k.key
+				}
+				return keys, nil
+			}
+		}
+	}
+	var max *int // NULL: all of them
+	if limit > 0 {
+		max = &limit
+	}
+	return collectKeys(tx.Query(ctx, gapsAllKeysSQL, country, language, domain, competitors, max))
+}
+
+func readGaps(ctx context.Context, tx pgx.Tx, country, language string, competitors, keys []string) ([]keywords.Gap, error) {
+	out := make([]keywords.Gap, 0, len(keys))
+	rows, err := tx.Query(ctx, gapsReadSQL, country, language, competitors, keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g keywords.Gap
+		var intent *string
+		if err := rows.Scan(&g.Keyword.Keyword, &g.SearchVolume, &g.Difficulty, &g.CPC, &g.Competition,
+			&intent, &g.SERPURLs, &g.CompetitorPositions); err != nil {
+			return nil, err
+		}
+		if intent != nil {
+			g.Intent = *intent
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
