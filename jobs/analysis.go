@@ -28,6 +28,10 @@ type AnalysisPayload struct {
 // Queue enqueues analysis tasks with asynq. It implements job.Enqueuer.
 type Queue struct {
 	Client *asynq.Client
+	// Inspector, when set, lets a send find a finished task under the same id (archived
+	// after its retries ran out, or kept as completed) and replace it; without it such a
+	// task blocks its id until asynq drops it.
+	Inspector *asynq.Inspector
 	// Timeout bounds one run of a task.
 	Timeout time.Duration
 	// MaxRetry is the job's MaxAttempts; the task's retry budget adds RetryHeadroom. The
@@ -50,18 +54,38 @@ func NewAnalysisTask(kind string, id uuid.UUID, taskID string, timeout time.Dura
 		asynq.MaxRetry(maxRetry+RetryHeadroom), asynq.Timeout(timeout)), nil
 }
 
-// Enqueue puts the job's task on the analysis queue; a task already there under the same
-// id is not an error.
+// Enqueue puts the job's task on the analysis queue. A task id names one task in asynq
+// whatever its state: a send under the id of a task still to run (pending, scheduled,
+// waiting to retry, or being run) adds nothing and reports job.ErrQueued. A task that will
+// never run again (archived, or completed and kept) is replaced by a new one when an
+// Inspector is set: the job it names is not over, or nobody would send it. (ErrDuplicateTask
+// only concerns tasks enqueued with asynq.Unique, which analysis tasks are not.)
 func (q *Queue) Enqueue(ctx context.Context, kind string, id uuid.UUID, taskID string) error {
 	t, err := NewAnalysisTask(kind, id, taskID, q.Timeout, q.MaxRetry)
 	if err != nil {
 		return err
 	}
-	_, err = q.Client.EnqueueContext(ctx, t)
-	if errors.Is(err, asynq.ErrTaskIDConflict) {
-		return nil
+	for tries := 0; ; tries++ {
+		_, err = q.Client.EnqueueContext(ctx, t)
+		if !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return err
+		}
+		if q.Inspector == nil || tries > 0 {
+			return job.ErrQueued
+		}
+		info, err := q.Inspector.GetTaskInfo(QueueAnalysis, taskID)
+		switch {
+		case errors.Is(err, asynq.ErrTaskNotFound):
+			continue // gone meanwhile (completed): send again
+		case err != nil:
+			return fmt.Errorf("analysis task %s: %w", taskID, err)
+		case info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted:
+			return job.ErrQueued
+		}
+		if err := q.Inspector.DeleteTask(QueueAnalysis, taskID); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+			return fmt.Errorf("analysis task %s: replace the %s task: %w", taskID, info.State, err)
+		}
 	}
-	return err
 }
 
 // Runner builds an analysis answer.
@@ -141,20 +165,43 @@ func (a *Analysis) handle(ctx context.Context, t *asynq.Task) error {
 	}
 	a.Metrics.Job(j.Kind, "retried", time.Since(start))
 	log.Warn("job attempt failed; will retry", "err", runErr)
-	if err := a.Jobs.Release(bg, j.ID); err != nil {
-		return err
-	}
+	a.release(bg, j, log)
 	return runErr
 }
 
+// release hands the job back for its task's retry. A release that fails (PostgreSQL down)
+// is logged and tried again in the background, backing off to once a second, until it
+// succeeds, while this process lives: the task's retry may be lost with Redis in the same
+// outage, and a job released once PostgreSQL is back is queued again, which the sweep
+// re-sends within JOB_SWEEP_INTERVAL, where a job left running waits for its heartbeat to
+// go stale first. Release changes nothing once another runner took the job over.
+func (a *Analysis) release(ctx context.Context, j job.Job, log *slog.Logger) {
+	err := a.Jobs.Release(ctx, j.ID, j.Attempts)
+	if err == nil {
+		return
+	}
+	log.Error("job not handed back for its retry; trying again until PostgreSQL answers", "err", err)
+	go func() {
+		wait := 100 * time.Millisecond
+		for tries := 2; ; tries++ {
+			time.Sleep(wait)
+			wait = min(2*wait, time.Second)
+			if err := a.Jobs.Release(ctx, j.ID, j.Attempts); err == nil {
+				log.Info("job handed back for its retry after failed tries", "tries", tries)
+				return
+			}
+		}
+	}()
+}
+
 // store saves the result and settles, retrying while PostgreSQL is unreachable for twice
-// the time a runner may go without a heartbeat: the heartbeats go on meanwhile, so no other
-// worker takes the job, and a short outage costs no second run. A result PostgreSQL refuses
-// (ErrUnstorable) fails the job and refunds. Past the retries the job is handed back when
-// PostgreSQL answers again; if it does not, its heartbeat is stale by then, so the task's
-// redelivery takes the job over at once either way. Every failed write is logged.
+// StaleAfter: a short outage costs no second run (the heartbeats go on once PostgreSQL
+// answers, and a job the sweep resumed meanwhile is still settled by this result). A result
+// PostgreSQL refuses (ErrUnstorable) fails the job and refunds. Past the retries the job is
+// handed back (see release); its heartbeat is stale by then, so the task's redelivery takes
+// the job over at once either way. Every failed write is logged.
 func (a *Analysis) store(ctx context.Context, j job.Job, result any, stop func(), start time.Time, log *slog.Logger) error {
-	giveUp := time.Now().Add(2 * a.Jobs.LostAfter())
+	giveUp := time.Now().Add(2 * a.Jobs.StaleAfter())
 	wait := 100 * time.Millisecond
 	for tries := 1; ; tries++ {
 		_, err := a.Jobs.Complete(ctx, j.ID, result)
@@ -181,9 +228,7 @@ func (a *Analysis) store(ctx context.Context, j job.Job, result any, stop func()
 		}
 		if time.Now().After(giveUp) {
 			stop()
-			if rerr := a.Jobs.Release(ctx, j.ID); rerr != nil {
-				log.Warn("job not handed back; its heartbeat is stale, so a redelivery takes it over", "err", rerr)
-			}
+			a.release(ctx, j, log)
 			return err
 		}
 		time.Sleep(wait)

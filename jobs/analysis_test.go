@@ -61,7 +61,7 @@ func newHandler(t *testing.T, pool *pgxpool.Pool, runner Runner) *handler {
 	ctx := context.Background()
 	direct := testenv.Postgres(t)
 	rdb := testenv.Redis(t)
-	cfg := job.Config{MaxAttempts: 3, StaleAfter: time.Minute, Deadline: time.Hour, EnqueueGrace: time.Minute, Heartbeat: 100 * time.Millisecond}
+	cfg := job.Config{MaxAttempts: 3, StaleAfter: 300 * time.Millisecond, Deadline: time.Hour, EnqueueGrace: time.Minute}
 	logs := &logBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	svc := job.NewService(pool, credits.NewLedger(pool, clock.Real{}), clock.Real{},
@@ -230,5 +230,38 @@ func TestUnstorableResultFailsAndRefunds(t *testing.T) {
 	}
 	if logs := h.logs.String(); !strings.Contains(logs, "job result cannot be stored") || !strings.Contains(logs, h.job.ID.String()) {
 		t.Fatalf("not logged:\n%s", logs)
+	}
+}
+
+// A run fails while PostgreSQL is down, so its job cannot be handed back for the retry: the
+// failure is logged with the job id, and the release is tried again until PostgreSQL
+// answers, so the job is queued again (for the task's retry, or the sweep's re-send when
+// that retry was lost with Redis) instead of staying running until its heartbeat is stale.
+func TestFailedReleaseIsRetriedUntilPostgresAnswers(t *testing.T) {
+	proxy := testenv.NewPGProxy(t)
+	h := newHandler(t, proxy.Pool(t), runnerFunc(func(context.Context) (any, error) {
+		proxy.Cut()
+		return nil, errors.New("provider: connection reset")
+	}))
+	err := h.deliver(context.Background(), t)
+	if err == nil || errors.Is(err, asynq.SkipRetry) {
+		t.Fatalf("delivery: %v; want the run's error, retried", err)
+	}
+	logs := h.logs.String()
+	if !strings.Contains(logs, "job not handed back for its retry") || !strings.Contains(logs, h.job.ID.String()) {
+		t.Fatalf("the failed release was not logged with the job id:\n%s", logs)
+	}
+	if s, attempts, _ := h.row(t); s != job.Running || attempts != 1 {
+		t.Fatalf("job %s after %d attempts while PostgreSQL is down; want running", s, attempts)
+	}
+	proxy.Restore()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		s, attempts, r := h.row(t)
+		if s == job.Queued && attempts == 1 && r == "reserved" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s (attempts %d, reservation %s) 10 s after PostgreSQL came back; want queued again", s, attempts, r)
+		}
 	}
 }

@@ -71,7 +71,9 @@ func run(ctx context.Context) error {
 		return err
 	}
 	asynqClient := asynq.NewClientFromRedisClient(rdb)
-	queue := &jobs.Queue{Client: asynqClient, Timeout: cfg.JobTimeout, MaxRetry: cfg.JobMaxAttempts}
+	// The sweep's sends find tasks archived or completed under a job's id and replace them.
+	queue := &jobs.Queue{Client: asynqClient, Inspector: asynq.NewInspectorFromRedisClient(rdb),
+		Timeout: cfg.JobTimeout, MaxRetry: cfg.JobMaxAttempts}
 	jobService := job.NewService(pool, ledger, clk, queue, job.NewSignals(rdb), cfg.JobConfig(), log).WithMetrics(m)
 	crawlCfg := cfg.CrawlerConfig()
 	crawlCfg.OnPage = func(p crawler.Page) { m.CrawlPage(p.Status, p.Error != "") }

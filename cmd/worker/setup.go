@@ -88,7 +88,7 @@ func sweep(ctx context.Context, jobs *job.Service, every time.Duration, log *slo
 			if err != nil && ctx.Err() == nil {
 				log.Error("job sweep", "err", err)
 			} else if r != (job.SweepResult{}) {
-				log.Info("job sweep", "resent", r.Resent, "resumed", r.Resumed, "refunded", r.Refunded)
+				log.Info("job sweep", "resent", r.Resent, "resumed", r.Resumed, "refunded", r.Refunded, "unsent", r.Unsent)
 			}
 		}
 	}

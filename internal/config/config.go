@@ -103,9 +103,9 @@ var vars = []struct {
 	{"STRIPE_PRICE_SCALE_MONTHLY", "", false},
 	{"STRIPE_PRICE_SCALE_ANNUAL", "", false},
 	{"JOB_MAX_ATTEMPTS", "3", false},
-	{"JOB_STALE_AFTER", "90s", false},
+	{"JOB_STALE_AFTER", "15s", false},
 	{"JOB_TIMEOUT", "10m", false},
-	{"JOB_SWEEP_INTERVAL", "15s", false},
+	{"JOB_SWEEP_INTERVAL", "2s", false},
 	{"JOB_RETRY_DELAY", "2s", false},
 	{"JOB_RETENTION", "720h", false},
 	{"WORKER_POLL_INTERVAL", "2ms", false},
@@ -233,7 +233,8 @@ func (c *Config) MigrateURL() string {
 	return c.DatabaseURL
 }
 
-// JobConfig is the job path's tuning.
+// JobConfig is the job path's tuning. A queued job's task is sent again after two sweep
+// intervals (a send under the job's own task id never doubles a task still queued).
 func (c *Config) JobConfig() job.Config {
 	return job.Config{MaxAttempts: c.JobMaxAttempts, StaleAfter: c.JobStaleAfter,
 		Deadline: c.JobTimeout*time.Duration(c.JobMaxAttempts) + c.JobStaleAfter*2, EnqueueGrace: c.JobSweepInterval * 2}
@@ -244,13 +245,13 @@ func (c *Config) CrawlerConfig() crawler.Config {
 	return crawler.Config{UserAgent: c.CrawlerUserAgent, AllowPrivate: c.CrawlerAllowPrivate}
 }
 
-// AsynqRedis is REDIS_URL as asynq's connection option.
-func (c *Config) AsynqRedis() (asynq.RedisClientOpt, error) {
+// AsynqRedis is REDIS_URL as asynq's connection option, with RedisOptions' tuning.
+func (c *Config) AsynqRedis() (asynq.RedisConnOpt, error) {
 	o, err := c.RedisOptions()
 	if err != nil {
-		return asynq.RedisClientOpt{}, err
+		return nil, err
 	}
-	return asynq.RedisClientOpt{Addr: o.Addr, Username: o.Username, Password: o.Password, DB: o.DB, TLSConfig: o.TLSConfig}, nil
+	return redisConnOpt{o}, nil
 }
 
 // BillingConfigured reports whether Stripe keys are present.

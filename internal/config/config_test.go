@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contentapi/contentapi/internal/job"
 )
 
 func env(m map[string]string) Getenv { return func(k string) string { return m[k] } }
@@ -17,9 +19,15 @@ func TestDefaults(t *testing.T) {
 		c.CrawlerAllowPrivate || c.ThinContentWords != 300 || c.KeywordCacheTTL != 24*time.Hour {
 		t.Fatalf("defaults %+v", c)
 	}
-	if c.JobMaxAttempts != 3 || c.JobStaleAfter != 90*time.Second || c.JobTimeout != 10*time.Minute ||
-		c.JobSweepInterval != 15*time.Second || c.JobRetryDelay != 2*time.Second || c.WorkerPollInterval != 2*time.Millisecond {
+	if c.JobMaxAttempts != 3 || c.JobStaleAfter != 15*time.Second || c.JobTimeout != 10*time.Minute ||
+		c.JobSweepInterval != 2*time.Second || c.JobRetryDelay != 2*time.Second || c.WorkerPollInterval != 2*time.Millisecond {
 		t.Fatalf("job defaults %+v", c)
+	}
+	// The job path's production tuning is job.DefaultConfig's, apart from the deadline
+	// derived from JOB_TIMEOUT.
+	jc := c.JobConfig()
+	if d := job.DefaultConfig; jc.MaxAttempts != d.MaxAttempts || jc.StaleAfter != d.StaleAfter || jc.EnqueueGrace != d.EnqueueGrace {
+		t.Fatalf("job config %+v, want job.DefaultConfig's %+v", jc, d)
 	}
 	if c.BillingConfigured() {
 		t.Fatal("billing configured without keys")

@@ -88,6 +88,8 @@ func workerCommand(t *testing.T, f *fakeDataForSEO, maxAttempts int, env ...stri
 		"JOB_RETRY_DELAY=10ms",
 		"WORKER_POLL_INTERVAL=1ms",
 		"LOG_LEVEL=error",
+		// A port of its own: workers of this and other test packages run at the same time.
+		"METRICS_ADDR=127.0.0.1:0",
 	)
 	cmd.Env = append(cmd.Env, env...) // the last of duplicate keys wins
 	return cmd
@@ -190,9 +192,10 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	}
 }
 
-// slowSweep keeps the sweep out of the way: a job left running by a dead worker is only
+// slowSweep keeps the sweep out of the way (its first run 10 minutes after the worker
+// starts), with production's JOB_STALE_AFTER: a job left running by a dead worker is only
 // recovered by its task's redelivery.
-var slowSweep = []string{"JOB_STALE_AFTER=10m", "JOB_SWEEP_INTERVAL=1m"}
+var slowSweep = []string{"JOB_STALE_AFTER=15s", "JOB_SWEEP_INTERVAL=10m"}
 
 // startLoggedWorker runs a worker whose debug log the test reads back.
 func startLoggedWorker(t *testing.T, f *fakeDataForSEO, env ...string) *logLines {
@@ -239,7 +242,7 @@ func (l *logLines) firstDelivery(t *testing.T, id uuid.UUID) time.Time {
 // A worker killed with SIGKILL mid-job: asynq redelivers the task once the dead worker's
 // lease has expired (asynq's recoverer, every minute, takes leases expired 30 s ago), and
 // the redelivery takes the job over at once because the job's heartbeat is stale by then,
-// instead of dropping it until the sweep's JOB_STALE_AFTER (10 minutes here). The job ends
+// instead of dropping it until the sweep (10 minutes away here) resumes it. The job ends
 // within seconds of that redelivery. This test waits on asynq's own timers (about a minute).
 func TestKilledWorkersJobTakenOverOnRedelivery(t *testing.T) {
 	if testing.Short() {
@@ -254,7 +257,7 @@ func TestKilledWorkersJobTakenOverOnRedelivery(t *testing.T) {
 	j := h.wait(t, 150*time.Second, job.Succeeded)
 	redelivered := w2.firstDelivery(t, h.id)
 	took := j.FinishedAt.Sub(redelivered)
-	t.Logf("killed → redelivered %s, redelivered → finished %s (JOB_STALE_AFTER 10m)",
+	t.Logf("killed → redelivered %s, redelivered → finished %s (no sweep)",
 		redelivered.Sub(killed).Round(time.Millisecond), took.Round(time.Millisecond))
 	if took > 3*time.Second || j.Attempts != 2 {
 		t.Fatalf("finished %s after its task was redelivered, attempts %d; want within a few seconds, 2 attempts", took, j.Attempts)

@@ -12,7 +12,7 @@ import (
 	"github.com/contentapi/contentapi/internal/job"
 )
 
-// lostAfter is testCfg's: three 5 s heartbeats.
+// lostAfter is testCfg's StaleAfter: three 5 s heartbeats.
 const lostAfter = 15 * time.Second
 
 func claim(t *testing.T, h *harness, id uuid.UUID) (job.Job, bool, *job.BusyError) {
@@ -27,12 +27,12 @@ func claim(t *testing.T, h *harness, id uuid.UUID) (job.Job, bool, *job.BusyErro
 
 // A delivery that finds the job running with a fresh heartbeat is told to come back when
 // that heartbeat would be stale, not dropped; once three heartbeats are missed (the runner
-// was killed) the next delivery takes the job over, long before StaleAfter (90 s).
+// was killed) the next delivery takes the job over.
 func TestClaimTakesOverARunnerThatWentSilent(t *testing.T) {
 	clk := clock.NewManual(time.Now())
 	h := newHarness(t, harnessOpts{clock: clk})
-	if got := h.jobs.LostAfter(); got != lostAfter {
-		t.Fatalf("LostAfter %s, want %s", got, lostAfter)
+	if got := h.jobs.StaleAfter(); got != lostAfter {
+		t.Fatalf("StaleAfter %s, want %s", got, lostAfter)
 	}
 	j := h.submit(t, h.account(t, 0), "silent")
 	if _, ok, busy := claim(t, h, j.ID); !ok || busy != nil {
@@ -119,20 +119,21 @@ func TestHandBackKeepsTheAttempt(t *testing.T) {
 	}
 }
 
-// Heartbeats come every 5 s by default, sooner when StaleAfter is short; a job is lost
-// after three missed ones, never later than StaleAfter.
-func TestHeartbeatDefaults(t *testing.T) {
+// A running job is lost after StaleAfter without a heartbeat, for a delivery as for the
+// sweep (one threshold); unset, it is 15 s.
+func TestStaleAfterDefaults(t *testing.T) {
 	for _, c := range []struct {
 		cfg  job.Config
 		want time.Duration
 	}{
 		{job.DefaultConfig, 15 * time.Second},
+		{job.Config{}, 15 * time.Second},
 		{job.Config{StaleAfter: 900 * time.Millisecond}, 900 * time.Millisecond},
-		{job.Config{StaleAfter: time.Minute, Heartbeat: time.Second}, 3 * time.Second},
+		{job.Config{StaleAfter: time.Minute}, time.Minute},
 	} {
 		s := job.NewService(nil, nil, clock.Real{}, nil, nil, c.cfg, nil)
-		if got := s.LostAfter(); got != c.want {
-			t.Errorf("%+v: LostAfter %s, want %s", c.cfg, got, c.want)
+		if got := s.StaleAfter(); got != c.want {
+			t.Errorf("%+v: StaleAfter %s, want %s", c.cfg, got, c.want)
 		}
 	}
 }

@@ -67,52 +67,52 @@ type Job struct {
 func (j Job) Done() bool { return j.Status == Succeeded || j.Status == Failed }
 
 // Enqueuer puts a job's task on the queue. taskID names the task: the job id for the first
-// enqueue, so repeating it is harmless, and a new name when a crashed run is resumed.
+// enqueue, so repeating it is harmless, and a new name when a crashed run is resumed. A
+// task of that name still to run is not doubled: Enqueue then reports ErrQueued.
 type Enqueuer interface {
 	Enqueue(ctx context.Context, kind string, id uuid.UUID, taskID string) error
 }
+
+// ErrQueued says a send added nothing: the job's task is in the queue already.
+var ErrQueued = errors.New("job: task already queued")
 
 // Config tunes the job path.
 type Config struct {
 	// MaxAttempts is how many runs a job gets before it is failed and refunded.
 	MaxAttempts int
 	// StaleAfter is how long a running job may go without a heartbeat before it is
-	// considered lost (its worker died) and resumed or refunded.
+	// considered lost (its worker died, or could not reach PostgreSQL): a delivery of its
+	// task then takes it over (see Claim), and the sweep resumes it under a new task, or
+	// refunds it once its attempts are spent. Runners send a heartbeat every StaleAfter/3,
+	// at most 5 s apart, so a job is lost after three missed heartbeats at the least.
+	// Zero means 15 s.
 	StaleAfter time.Duration
 	// Deadline is the most a job may take from submission; then it is failed and refunded.
 	Deadline time.Duration
-	// EnqueueGrace is how long a queued job may wait before the sweep re-sends its task.
+	// EnqueueGrace is how long a queued job may wait before the sweep sends its task again
+	// (under the job's own task id, so a task still in the queue is not doubled).
 	EnqueueGrace time.Duration
-	// Heartbeat is how often a running job's runner records that it is alive; zero means
-	// 5 s, or StaleAfter/3 when that is shorter. A delivery of the job's task takes over a
-	// running job that missed three heartbeats (see Claim) without waiting for StaleAfter.
-	Heartbeat time.Duration
 }
 
-// heartbeat is how often a runner sends heartbeats.
+// defaultStaleAfter is StaleAfter's value when unset: three 5-s heartbeats.
+const defaultStaleAfter = 15 * time.Second
+
+// staleAfter is how long a running job may go without a heartbeat before it is lost.
+func (c Config) staleAfter() time.Duration {
+	if c.StaleAfter <= 0 {
+		return defaultStaleAfter
+	}
+	return c.StaleAfter
+}
+
+// heartbeat is how often a runner sends heartbeats: a third of StaleAfter, at most 5 s.
 func (c Config) heartbeat() time.Duration {
-	d := c.Heartbeat
-	if d <= 0 {
-		d = 5 * time.Second
-		if c.StaleAfter > 0 {
-			d = min(d, c.StaleAfter/3)
-		}
-	}
-	return max(d, time.Millisecond)
+	return max(min(5*time.Second, c.staleAfter()/3), time.Millisecond)
 }
 
-// lostAfter is how long a running job may go without a heartbeat before a delivery of its
-// task takes it over: three missed heartbeats, and never more than StaleAfter.
-func (c Config) lostAfter() time.Duration {
-	d := 3 * c.heartbeat()
-	if c.StaleAfter > 0 {
-		d = min(d, c.StaleAfter)
-	}
-	return d
-}
-
-// DefaultConfig is the production tuning.
-var DefaultConfig = Config{MaxAttempts: 3, StaleAfter: 90 * time.Second, Deadline: time.Hour, EnqueueGrace: 30 * time.Second}
+// DefaultConfig is the production tuning (the defaults of JOB_MAX_ATTEMPTS, JOB_STALE_AFTER
+// and JOB_SWEEP_INTERVAL, whose double is the enqueue grace).
+var DefaultConfig = Config{MaxAttempts: 3, StaleAfter: defaultStaleAfter, Deadline: time.Hour, EnqueueGrace: 4 * time.Second}
 
 // Service runs the job path.
 type Service struct {
@@ -138,9 +138,9 @@ func (s *Service) WithMetrics(m *metrics.Metrics) *Service {
 	return s
 }
 
-// LostAfter is how long a running job may go without a heartbeat before a delivery of its
-// task takes it over from its (presumably dead) runner.
-func (s *Service) LostAfter() time.Duration { return s.cfg.lostAfter() }
+// StaleAfter is how long a running job may go without a heartbeat before it is taken for
+// lost: a delivery of its task takes it over, the sweep resumes or refunds it.
+func (s *Service) StaleAfter() time.Duration { return s.cfg.staleAfter() }
 
 // NewService returns the job service. queue may be nil in processes that never enqueue.
 func NewService(pool *pgxpool.Pool, ledger *credits.Ledger, clk clock.Clock, queue Enqueuer, signals *Signals, cfg Config, log *slog.Logger) *Service {
@@ -187,10 +187,13 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (Job, error) {
 		}
 		s.ledger.Notify(ctx, sub.AccountID)
 		s.metrics.Credits("reserved", sub.Cost)
-		if err := s.queue.Enqueue(ctx, sub.Kind, j.ID, j.ID.String()); err != nil {
+		if err := s.queue.Enqueue(ctx, sub.Kind, j.ID, j.ID.String()); err != nil && !errors.Is(err, ErrQueued) {
 			s.log.Error("enqueue failed; refunding", "job_id", j.ID, "err", err)
 			const msg = "The job queue is unavailable. Nothing was charged; retry shortly."
-			if ok, ferr := s.Fail(ctx, j.ID, apperr.ServiceUnavailable, msg); ferr != nil || !ok {
+			// The caller is told nothing was done, so its Idempotency-Key is freed with the
+			// refund: a retry under the same key makes a new job instead of replaying this
+			// failure for 24 h.
+			if ok, ferr := s.fail(ctx, j.ID, apperr.ServiceUnavailable, msg, true); ferr != nil || !ok {
 				// Not refunded: the job stays queued and the sweep sends it again, so it may
 				// yet run and be charged. The caller gets its id, never "nothing was charged".
 				s.log.Error("refund after failed enqueue; the sweep will send the job", "job_id", j.ID, "err", ferr)

@@ -23,8 +23,9 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// testCfg is the job tuning of these tests: heartbeats every 5 s, lost after 15 s.
-var testCfg = job.Config{MaxAttempts: 3, StaleAfter: 90 * time.Second, Deadline: time.Hour, EnqueueGrace: 30 * time.Second}
+// testCfg is the job tuning of these tests, production's: heartbeats every 5 s, a running
+// job lost after 15 s without one, a queued job's task sent again after 4 s.
+var testCfg = job.DefaultConfig
 
 // harness is a job service over a pool (the test database, or a proxy in front of it), with
 // the real asynq queue on the package's Redis (no worker takes its tasks) and signals.
@@ -67,7 +68,8 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{pool: o.pool, clock: o.clock, ledger: credits.NewLedger(o.pool, o.clock)}
-	h.queue = &jobs.Queue{Client: asynq.NewClientFromRedisClient(rdb), Timeout: time.Minute, MaxRetry: o.cfg.MaxAttempts}
+	h.queue = &jobs.Queue{Client: asynq.NewClientFromRedisClient(rdb), Inspector: asynq.NewInspectorFromRedisClient(rdb),
+		Timeout: time.Minute, MaxRetry: o.cfg.MaxAttempts}
 	var q job.Enqueuer = h.queue
 	if o.queue != nil {
 		q = o.queue(q)

@@ -32,14 +32,14 @@ func (e *BusyError) Error() string {
 const lostMessage = "The job could not finish: the worker running it stopped. Nothing was charged."
 
 // Claim makes the caller the job's runner: a queued job, or a running one whose runner is
-// gone: no heartbeat for LostAfter, which is what a redelivery of its task finds after a
+// gone: no heartbeat for StaleAfter, which is what a redelivery of its task finds after a
 // worker was killed, could not store a result, or was shut down in the middle of a run. It
 // reports false when there is nothing to run: the job ended or does not exist, or its
 // runner is gone with no attempt left (the job is then failed and refunded here, as the
 // sweep would). A job whose runner is alive gives a *BusyError.
 func (s *Service) Claim(ctx context.Context, id uuid.UUID) (Job, bool, error) {
 	now := s.clock.Now()
-	lost := now.Add(-s.cfg.lostAfter())
+	lost := now.Add(-s.cfg.staleAfter())
 	j, err := scanJob(s.pool.QueryRow(ctx, `
 		UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, $2), heartbeat_at = $2
 		WHERE id = $1 AND attempts < $4
@@ -157,9 +157,18 @@ func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool,
 // Fail marks the job failed with a code and message for the caller and refunds its
 // reservation, in one transaction. A job that already ended is left as it is (false).
 func (s *Service) Fail(ctx context.Context, id uuid.UUID, code, message string) (bool, error) {
+	return s.fail(ctx, id, code, message, false)
+}
+
+// fail is Fail; freeKey also clears the job's Idempotency-Key in the same statement.
+func (s *Service) fail(ctx context.Context, id uuid.UUID, code, message string, freeKey bool) (bool, error) {
+	set := `status = 'failed', error_code = $2, error_message = $3`
+	if freeKey {
+		set += `, idempotency_key = NULL`
+	}
 	return s.finish(ctx, id, "refunded", func(tx pgx.Tx, reservation uuid.UUID) (uuid.UUID, bool, error) {
 		return s.ledger.RefundTx(ctx, tx, reservation)
-	}, `status = 'failed', error_code = $2, error_message = $3`, code, message)
+	}, set, code, message)
 }
 
 func (s *Service) finish(ctx context.Context, id uuid.UUID, event string, money func(pgx.Tx, uuid.UUID) (uuid.UUID, bool, error), set string, args ...any) (bool, error) {
@@ -264,9 +273,12 @@ func (s *Service) CallbackOf(ctx context.Context, id uuid.UUID) (Callback, error
 	return c, nil
 }
 
-// Release hands a running job back to the queue after a failed attempt that will be retried.
-func (s *Service) Release(ctx context.Context, id uuid.UUID) error {
-	_, err := s.pool.Exec(ctx, `UPDATE jobs SET status = 'queued', heartbeat_at = NULL WHERE id = $1 AND status = 'running'`, id)
+// Release hands a running job back to the queue after its run (the given attempt) failed
+// and will be retried. It changes nothing once the job ended or another runner took it
+// over (a later attempt), so a release retried long after the run is harmless.
+func (s *Service) Release(ctx context.Context, id uuid.UUID, attempt int) error {
+	_, err := s.pool.Exec(ctx, `UPDATE jobs SET status = 'queued', heartbeat_at = NULL
+		WHERE id = $1 AND status = 'running' AND attempts = $2`, id, attempt)
 	if err != nil {
 		return fmt.Errorf("job: release: %w", err)
 	}
@@ -285,21 +297,25 @@ func (s *Service) HandBack(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
-// SweepResult counts what a sweep did.
-type SweepResult struct{ Resent, Resumed, Refunded int }
+// SweepResult counts what a sweep did: jobs whose task was sent again, running jobs resumed
+// under a new task, jobs refunded; Unsent counts sends that failed (the queue unreachable),
+// tried again at the next sweep.
+type SweepResult struct{ Resent, Resumed, Refunded, Unsent int }
 
-// Sweep finds jobs a crash left behind: queued jobs whose task may never have reached the
-// queue are sent again (under their own task id, so a task still queued is not doubled);
-// running jobs whose runner stopped sending heartbeats are resumed under a new task id, or
-// failed and refunded once their attempts are spent; jobs past the deadline are refunded.
-// Every step is a conditional update, so sweeps on several workers at once are safe.
+// Sweep finds jobs a crash or an outage left behind: queued jobs whose task may never have
+// reached the queue, or was lost with it, are sent again (under their own task id, so a
+// task still queued is not doubled); running jobs without a heartbeat for StaleAfter are
+// resumed under a new task id, or failed and refunded once their attempts are spent; jobs
+// past the deadline are refunded. Every step is a conditional update, so sweeps on several
+// workers at once are safe. Its query reads the partial index of unfinished jobs.
 func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 	var r SweepResult
 	now := s.clock.Now()
+	stale := now.Add(-s.cfg.staleAfter())
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, kind, status, attempts, created_at FROM jobs
 		WHERE (status = 'queued' AND created_at < $1) OR (status = 'running' AND heartbeat_at < $2)
-		ORDER BY created_at LIMIT 500`, now.Add(-s.cfg.EnqueueGrace), now.Add(-s.cfg.StaleAfter))
+		ORDER BY created_at LIMIT 500`, now.Add(-s.cfg.EnqueueGrace), stale)
 	if err != nil {
 		return r, fmt.Errorf("job: sweep: %w", err)
 	}
@@ -319,6 +335,10 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 		list = append(list, x)
 	}
 	rows.Close()
+	if err := rows.Err(); err != nil {
+		return r, fmt.Errorf("job: sweep: %w", err)
+	}
+	var sendErr error
 	for _, x := range list {
 		switch {
 		case now.Sub(x.created) > s.cfg.Deadline || x.attempts >= s.cfg.MaxAttempts:
@@ -328,24 +348,32 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 				r.Refunded++
 			}
 		case x.status == Queued:
-			if err := s.queue.Enqueue(ctx, x.kind, x.id, x.id.String()); err == nil {
+			switch err := s.queue.Enqueue(ctx, x.kind, x.id, x.id.String()); {
+			case err == nil:
 				r.Resent++
+			case !errors.Is(err, ErrQueued):
+				r.Unsent++
+				sendErr = err
 			}
 		default:
 			// The dead runner's task is still held by the queue until its lease ends;
 			// a task under a new id lets another worker take the job now.
 			tag, err := s.pool.Exec(ctx, `UPDATE jobs SET status = 'queued', heartbeat_at = NULL
-				WHERE id = $1 AND status = 'running' AND heartbeat_at < $2`, x.id, now.Add(-s.cfg.StaleAfter))
+				WHERE id = $1 AND status = 'running' AND heartbeat_at < $2`, x.id, stale)
 			if err != nil {
 				return r, fmt.Errorf("job: sweep: %w", err)
 			}
 			if tag.RowsAffected() == 1 {
-				if err := s.queue.Enqueue(ctx, x.kind, x.id, fmt.Sprintf("%s:resume-%d", x.id, x.attempts)); err != nil {
-					s.log.Warn("sweep: resume enqueue", "job_id", x.id, "err", err)
-				}
 				r.Resumed++
+				if err := s.queue.Enqueue(ctx, x.kind, x.id, fmt.Sprintf("%s:resume-%d", x.id, x.attempts)); err != nil && !errors.Is(err, ErrQueued) {
+					r.Unsent++ // the job is queued: the next sweep sends it again
+					sendErr = err
+				}
 			}
 		}
+	}
+	if sendErr != nil {
+		s.log.Warn("sweep: tasks not sent; the next sweep tries again", "jobs", r.Unsent, "err", sendErr)
 	}
 	return r, nil
 }
