@@ -66,7 +66,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		args = args[1:]
 	}
 	args = args[1:]
-	if cmd == "migrate" {
+	switch cmd {
+	case "migrate": // on its own connection (DATABASE_MIGRATE_URL), before any pool exists
 		applied, err := postgres.Setup(ctx, cfg.MigrateURL())
 		if err != nil {
 			return err
