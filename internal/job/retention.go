@@ -11,7 +11,7 @@ import (
 const purgeBatch = 5000
 
 // Purge deletes the jobs that ended more than retention ago and returns how many it deleted.
-// Only jobs whose reservation is closed (settled or refunded) go, and their reservations
+// Cancelled between batches, it returns what it deleted and the context's error. Only jobs whose reservation is closed (settled or refunded) go, and their reservations
 // stay: the ledger, the balance and GET /v1/usage read reservations and grants, never jobs,
 // so the credit history is the same after a purge. A purged job's GET /v1/jobs/{id} is
 // NOT_FOUND. retention must exceed the Idempotency-Key window and the callbacks' 24 h of
@@ -29,8 +29,12 @@ func (s *Service) Purge(ctx context.Context, retention time.Duration) (int64, er
 			return total, fmt.Errorf("job: purge: %w", err)
 		}
 		total += tag.RowsAffected()
-		if tag.RowsAffected() < purgeBatch || ctx.Err() != nil {
+		if tag.RowsAffected() < purgeBatch {
 			return total, nil
+		}
+		// Stopped between batches (a worker shutting down): say so, so the task is run again.
+		if err := ctx.Err(); err != nil {
+			return total, fmt.Errorf("job: purge: %w", err)
 		}
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/clock"
@@ -121,26 +124,78 @@ func TestPurgeDeletesInBatches(t *testing.T) {
 	if ok, err := h.jobs.Complete(ctx, j.ID, map[string]any{}); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	// Copies of the ended job (each with a closed reservation of its own), enough for two
-	// batches and a part of a third.
-	pool := testenv.Postgres(t)
-	if _, err := pool.Exec(ctx, `
-		WITH n AS (SELECT gen_random_uuid() AS job, gen_random_uuid() AS res FROM generate_series(1, 12001)),
-		ins AS (INSERT INTO reservations (id, account_id, amount, endpoint, status, created_at, finished_at)
-			SELECT n.res, r.account_id, r.amount, r.endpoint, r.status, r.created_at, r.finished_at
-			FROM n, reservations r JOIN jobs j ON j.reservation_id = r.id WHERE j.id = $1)
-		INSERT INTO jobs (id, account_id, kind, endpoint, request, request_hash, reservation_id, cost, status, result, created_at, finished_at)
-		SELECT n.job, j.account_id, j.kind, j.endpoint, j.request, j.request_hash, n.res, j.cost, j.status, j.result, j.created_at, j.finished_at
-		FROM n, jobs j WHERE j.id = $1`, j.ID); err != nil {
-		t.Fatal(err)
-	}
+	// Copies of the ended job, enough for two batches and a part of a third.
+	copyEndedJob(t, j.ID, 12001)
 	clk.Advance(retention + time.Minute)
 	n, err := h.jobs.Purge(ctx, retention)
 	if err != nil || n < 12002 {
 		t.Fatalf("purged %d (%v), want at least 12002", n, err)
 	}
 	var left int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE account_id = $1`, acc).Scan(&left); err != nil || left != 0 {
+	if err := testenv.Postgres(t).QueryRow(ctx, `SELECT count(*) FROM jobs WHERE account_id = $1`, acc).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("%d jobs left (%v)", left, err)
+	}
+}
+
+// copyEndedJob inserts n copies of an ended job, each with a closed reservation of its own.
+func copyEndedJob(t *testing.T, id uuid.UUID, n int) {
+	t.Helper()
+	if _, err := testenv.Postgres(t).Exec(context.Background(), `
+		WITH n AS (SELECT gen_random_uuid() AS job, gen_random_uuid() AS res FROM generate_series(1, $2::int)),
+		ins AS (INSERT INTO reservations (id, account_id, amount, endpoint, status, created_at, finished_at)
+			SELECT n.res, r.account_id, r.amount, r.endpoint, r.status, r.created_at, r.finished_at
+			FROM n, reservations r JOIN jobs j ON j.reservation_id = r.id WHERE j.id = $1)
+		INSERT INTO jobs (id, account_id, kind, endpoint, request, request_hash, reservation_id, cost, status, result, created_at, finished_at)
+		SELECT n.job, j.account_id, j.kind, j.endpoint, j.request, j.request_hash, n.res, j.cost, j.status, j.result, j.created_at, j.finished_at
+		FROM n, jobs j WHERE j.id = $1`, id, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cancelAfterDelete is a query tracer that cancels a context once a DELETE statement has
+// run, as a worker's shutdown would between two purge batches.
+type cancelAfterDelete struct {
+	cancel context.CancelFunc
+}
+
+type deleteKey struct{}
+
+func (c *cancelAfterDelete) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	return context.WithValue(ctx, deleteKey{}, strings.HasPrefix(strings.TrimSpace(d.SQL), "DELETE"))
+}
+
+func (c *cancelAfterDelete) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	if isDelete, _ := ctx.Value(deleteKey{}).(bool); isDelete {
+		c.cancel()
+	}
+}
+
+// A purge cancelled between batches reports the cancellation (the task is then run again)
+// and what it deleted until then, instead of passing for a finished purge.
+func TestPurgeCancelledBetweenBatchesReportsIt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, dsn := testenv.PostgresDSN(t)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = &cancelAfterDelete{cancel: cancel}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	clk := clock.NewManual(time.Now().UTC())
+	h := newHarness(t, harnessOpts{clock: clk, pool: pool})
+	j := h.submit(t, h.account(t, 0), "cancelled purge")
+	if ok, err := h.jobs.Complete(context.Background(), j.ID, map[string]any{}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	copyEndedJob(t, j.ID, 5000) // two batches' worth
+	clk.Advance(retention + time.Minute)
+	n, err := h.jobs.Purge(ctx, retention)
+	if !errors.Is(err, context.Canceled) || n != 5000 {
+		t.Fatalf("purge cancelled after its first batch: %d deleted, err %v; want 5000 and context.Canceled", n, err)
 	}
 }
