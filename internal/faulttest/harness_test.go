@@ -66,7 +66,7 @@ func build(t *testing.T) binaries {
 			"github.com/contentapi/contentapi/cmd/worker",
 			"github.com/contentapi/contentapi/cmd/ctl").CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
@@ -107,7 +107,10 @@ func waitFor(what string, timeout, every time.Duration, cond func() (bool, error
 			last = err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not within %s (last error: %v)", what, timeout, last)
+			if last == nil {
+				return fmt.Errorf("%s: not within %s", what, timeout)
+			}
+			return fmt.Errorf("%s: not within %s (last error: %w)", what, timeout, last)
 		}
 		time.Sleep(every)
 	}
@@ -131,6 +134,14 @@ func start(name string, cmd *exec.Cmd) (*process, error) {
 	p := &process{name: name, cmd: cmd, done: make(chan struct{})}
 	go func() { p.err = cmd.Wait(); close(p.done) }()
 	return p, nil
+}
+
+// exitStatus describes how an exited process ended.
+func (p *process) exitStatus() string {
+	if p.err == nil {
+		return "exit status 0"
+	}
+	return p.err.Error()
 }
 
 func (p *process) exited() bool {
@@ -214,7 +225,7 @@ func (s *pgServer) start() error {
 	s.proc = p
 	return waitFor("PostgreSQL accepting connections", 60*time.Second, 20*time.Millisecond, func() (bool, error) {
 		if p.exited() {
-			return false, fmt.Errorf("postgres exited (%v): %w; log:\n%s", p.err, errGaveUp, tail(s.log.Name(), 20))
+			return false, fmt.Errorf("postgres exited (%s): %w; log:\n%s", p.exitStatus(), errGaveUp, tail(s.log.Name(), 20))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
@@ -271,7 +282,7 @@ func (s *redisServer) start() error {
 	defer c.Close()
 	return waitFor("redis-server answering PING", 30*time.Second, 10*time.Millisecond, func() (bool, error) {
 		if p.exited() {
-			return false, fmt.Errorf("redis-server exited (%v): %w; log:\n%s", p.err, errGaveUp, tail(s.log.Name(), 20))
+			return false, fmt.Errorf("redis-server exited (%s): %w; log:\n%s", p.exitStatus(), errGaveUp, tail(s.log.Name(), 20))
 		}
 		err := c.Ping(context.Background()).Err()
 		return err == nil, err
@@ -404,7 +415,7 @@ func (s *stack) waitReady(svc *service, url string) {
 	s.t.Helper()
 	err := waitFor(svc.name+" ready", 60*time.Second, 20*time.Millisecond, func() (bool, error) {
 		if svc.exited() {
-			return false, fmt.Errorf("%s exited (%v): %w; log:\n%s", svc.name, svc.err, errGaveUp, tail(svc.logPath, 20))
+			return false, fmt.Errorf("%s exited (%s): %w; log:\n%s", svc.name, svc.exitStatus(), errGaveUp, tail(svc.logPath, 20))
 		}
 		res, err := http.Get(url) //nolint:noctx // a local readiness probe
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -149,7 +150,7 @@ func launchRedis() (addr string, kill func(), err error) {
 			return "", nil, err
 		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		cmd := exec.CommandContext(context.Background(), bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
 			"--logfile", "")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -180,7 +181,10 @@ func waitRedis(addr string, exited <-chan error) error {
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
-			return fmt.Errorf("redis-server exited: %v", err)
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
+			return fmt.Errorf("redis-server exited: %w", err)
 		default:
 		}
 		if err := c.Ping(context.Background()).Err(); err == nil {
@@ -193,7 +197,7 @@ func waitRedis(addr string, exited <-chan error) error {
 }
 
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
 	}
