@@ -1,0 +1,563 @@
+package local
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// DefaultIdeasLimit is the number of ideas returned when a request sets no limit.
+const DefaultIdeasLimit = 50
+
+// Keyword ideas are the matches of the terms (the seeds and the topic). A keyword matches a
+// term when it is the term itself, when its stemmed words contain the term's (full-text
+// search with the language's configuration), or when it is trigram-similar to the term
+// (pg_trgm's % operator, similarity ≥ 0.3 by default). Its relevance is its best score over
+// the terms it matches:
+//
+//	relevance = 2 × (keyword is the term) + ts_rank(tsv, query) + similarity(keyword, term)
+//
+// so exact seeds come first, then keywords sharing the term's words, closer phrasings
+// before longer ones; ties go to the higher search volume.
+//
+// A market of at most ideasRankAll keywords has every match ranked. A larger one ranks a
+// bounded candidate set, because ranking every match does not scale (a common word matches
+// 5% of a million keywords) and neither does finding every trigram match of a phrase (the
+// trigram index scan of a three-word phrase reads dozens of long posting lists: 60–150 ms
+// at a million keywords, whatever the threshold). What bounds the work is that a keyword
+// of m distinct trigrams is at most min(n, m)/max(n, m) similar to a term of n, and one
+// holding the term's words is about that similar: the keywords are read by trigram count,
+// in tiers (a partial full-text and a partial trigram GIN index per tier, migration 00014),
+// the tiers nearest the term's count first. Per term, want = max(8 × limit, 400):
+//
+//   - full-text matches: whole tiers, nearest first, until want are found;
+//   - the want most similar trigram matches: tiers nearest first while their bound reaches
+//     the similarity of the want-th best found so far. A term of one word (one lexeme) is
+//     looked up in the trigram index; so is a phrase with a word no keyword of the market
+//     has (a misspelling: "expresso machine"). Another phrase is looked up in the
+//     full-text index, among the keywords sharing enough of its words to reach that
+//     similarity in the tier (the trigrams of a phrase are those of its words; see
+//     wordQuery). That misses keywords similar to a phrase of several words through a
+//     single shared word plus its stop words or a few shared letters ("how to make a
+//     budget" for "how to make cold brew at home"), which rank low when found.
+//
+// Of these, a term passes on its limit most relevant (and those tied with the last): only
+// they can be among the limit most relevant to all the terms. The keywords passed on and
+// the terms themselves are then ranked by the formula above against every term.
+
+// ideasRankAll is the market size up to which every match is ranked: the plain query reads
+// the market's rows, a few milliseconds for this many. (A variable for the tests.)
+var ideasRankAll = 5000
+
+// ideasTiers are the lower bounds of the trigram-count tiers: tier i holds the keywords with
+// ideasTiers[i] ≤ ntrgm < ideasTiers[i+1], the last every longer one. Migration 00014 has a
+// partial full-text and a partial trigram GIN index per tier with exactly these bounds.
+var ideasTiers = []int{0, 7, 9, 11, 13, 15, 17, 20, 23, 27, 32, 38, 45, 54}
+
+// tierRange returns tier i's bounds, inclusive.
+func tierRange(i int) (lo, hi int) {
+	if i+1 < len(ideasTiers) {
+		return ideasTiers[i], ideasTiers[i+1] - 1
+	}
+	return ideasTiers[i], math.MaxInt16
+}
+
+// tierPredicate is tier i's condition as its indexes' WHERE clause states it: the planner
+// uses a partial index only for a query that implies its predicate.
+func tierPredicate(i int) string {
+	if lo, hi := tierRange(i); hi < math.MaxInt16 {
+		return fmt.Sprintf("ntrgm BETWEEN %d AND %d", lo, hi)
+	}
+	return fmt.Sprintf("ntrgm >= %d", ideasTiers[i])
+}
+
+// tierBound is the highest trigram similarity a keyword of tier i can have to a term of n
+// trigrams.
+func tierBound(i, n int) float64 {
+	lo, hi := tierRange(i)
+	switch {
+	case n < lo:
+		return float64(n) / float64(lo)
+	case n > hi:
+		return float64(hi) / float64(n)
+	default:
+		return 1
+	}
+}
+
+// nearestTiers lists the tiers by their bound for a term of n trigrams, highest first, the
+// shorter first on a tie.
+func nearestTiers(n int) []int {
+	tiers := make([]int, len(ideasTiers))
+	for i := range tiers {
+		tiers[i] = i
+	}
+	slices.SortStableFunc(tiers, func(a, b int) int { return cmp.Compare(tierBound(b, n), tierBound(a, n)) })
+	return tiers
+}
+
+// ideasCandidates is how many candidates of each kind a term gathers. (A variable for the
+// tests.)
+var ideasCandidates = func(limit int) int { return max(8*limit, 400) }
+
+// ideasTierCap bounds the rows one tier look-up returns: a tier read whole is cut there.
+func ideasTierCap(want int) int { return 4 * want }
+
+// maxTermWords is how many of a term's words (the longest) the word look-up combines.
+const maxTermWords = 10
+
+// ideaTerm is a term with what its look-ups need.
+type ideaTerm struct {
+	text     string
+	trigrams int        // distinct trigrams
+	words    []termWord // words with a lexeme, longest first
+	stop     int        // trigrams of the words without one (stop words)
+	misspelt bool       // a word with a lexeme is in no keyword of the market
+}
+
+// termWord is a word of a term: its lexeme and its trigram count.
+type termWord struct {
+	lexeme   string
+	trigrams int
+}
+
+// wordQuery is the tsquery of the keywords of a tier whose lowest trigram count is lo that
+// can be at least bar similar to the term through the words they share with it: OR of the
+// smallest sets of its words with enough trigrams. Empty when no set has. A keyword sharing
+// s trigrams with the term and having m ≥ max(lo, s) is at most s/(n + max(lo, s) - s)
+// similar to it. The stop words, which the full-text index leaves out, count as shared
+// with two words or more ("how to make compost at home" for "how to make cold brew at
+// home"), not with one: that would read every keyword holding one common word.
+func (t ideaTerm) wordQuery(lo int, bar float64) string {
+	reaches := func(s int) bool {
+		s = min(s, t.trigrams)
+		return float64(s) >= bar*float64(t.trigrams+max(lo, s)-s)
+	}
+	ws := t.words
+	var sets []uint
+	for size := 1; size <= len(ws); size++ {
+		for set := uint(1); set < 1<<len(ws); set++ {
+			if bits.OnesCount(set) != size || slices.ContainsFunc(sets, func(s uint) bool { return set&s == s }) {
+				continue
+			}
+			s := 0
+			if size >= 2 {
+				s = t.stop
+			}
+			for i := range ws {
+				if set&(1<<i) != 0 {
+					s += ws[i].trigrams
+				}
+			}
+			if reaches(s) {
+				sets = append(sets, set)
+			}
+		}
+	}
+	if len(sets) == 0 {
+		return ""
+	}
+	return wordSetsQuery(ws, sets)
+}
+
+// wordSetsQuery is the tsquery OR of the sets (bit i: word i).
+func wordSetsQuery(ws []termWord, sets []uint) string {
+	quote := strings.NewReplacer(`\`, `\\`, `'`, `''`)
+	var or []string
+	for _, set := range sets {
+		var and []string
+		for i := range ws {
+			if set&(1<<i) != 0 {
+				and = append(and, "'"+quote.Replace(ws[i].lexeme)+"'")
+			}
+		}
+		or = append(or, strings.Join(and, " & "))
+	}
+	return strings.Join(or, " | ")
+}
+
+// A look-up reads tiers in the order given until it has $4 rows: $1 country, $2
+// language, $3 the term; a similarity look-up also returns each keyword's similarity and
+// takes the bar ($5) and, by words, each tier's word query ($6, …). The market is written
+// as a filter no B-tree index answers (both codes have two letters), so that the planner
+// reads the tier's GIN index whatever it believes of the market's size: a walk of the
+// market's key in a million-keyword table is what the tiers are there to avoid.
+type lookup int
+
+const (
+	fullTextLookup lookup = iota // the term's full-text matches
+	trigramLookup                // its trigram matches, from the trigram index
+	wordLookup                   // its trigram matches among the keywords matching a word query
+)
+
+// termQuery is the term's full-text query, computed once per statement.
+const termQuery = "(SELECT websearch_to_tsquery(keyword_ts_config($2), $3))"
+
+func lookupSQL(kind lookup, tiers []int) string {
+	var b strings.Builder
+	b.WriteString("SELECT key, sim, rank, tier FROM (")
+	for j, i := range tiers {
+		if j > 0 {
+			b.WriteString("\n    UNION ALL ")
+		}
+		sim, cond := "similarity(keyword, $3)", ""
+		switch kind {
+		case fullTextLookup:
+			cond = "tsv @@ " + termQuery
+		case trigramLookup:
+			cond = "keyword % $3 AND similarity(keyword, $3) >= $5"
+		case wordLookup:
+			cond = fmt.Sprintf("tsv @@ $%d::tsquery AND similarity(keyword, $3) >= $5", 6+j)
+		}
+		fmt.Fprintf(&b, "(SELECT keyword_norm AS key, %s AS sim, ts_rank(tsv, %s) AS rank, %d AS tier FROM keyword_metrics WHERE country || language = $1 || $2 AND %s AND %s)",
+			sim, termQuery, i, tierPredicate(i), cond)
+	}
+	b.WriteString(") u LIMIT $4")
+	return b.String()
+}
+
+// found is one row of a look-up: a keyword, its similarity to the term and its full-text
+// rank (their sum is its relevance to the term, short of the exact match's 2).
+type found struct {
+	key       string
+	sim, rank float32
+	tier      int
+}
+
+func readLookup(ctx context.Context, tx pgx.Tx, kind lookup, tiers []int, args ...any) ([]found, error) {
+	rows, err := tx.Query(ctx, lookupSQL(kind, tiers), args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (found, error) {
+		var f found
+		err := row.Scan(&f.key, &f.sim, &f.rank, &f.tier)
+		return f, err
+	})
+}
+
+// termCandidates gathers one term's candidates (see above).
+func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit int) ([]string, error) {
+	want := ideasCandidates(limit)
+	var keys []string
+	err := p.readTx(ctx, true, func(tx pgx.Tx) error {
+		args := []any{country, language, t.text}
+		tiers := nearestTiers(t.trigrams)
+		// Full-text matches: the nearest tiers until want, then the rest of the last one.
+		ft, err := readLookup(ctx, tx, fullTextLookup, tiers, append(args, want)...)
+		if err != nil {
+			return err
+		}
+		if len(ft) == want {
+			rest, err := readLookup(ctx, tx, fullTextLookup, []int{ft[want-1].tier}, append(args, ideasTierCap(want))...)
+			if err != nil {
+				return err
+			}
+			ft = append(ft, rest...)
+		}
+
+		// The most similar: the tiers that can hold a match at once, until want; if there
+		// are more, tier by tier from the last one read, the bar raised to the want-th
+		// best similarity found.
+		bar := threshold
+		kind := trigramLookup
+		if len(t.words) >= 2 && !t.misspelt {
+			kind = wordLookup
+		}
+		look := func(tiers []int, limit int) ([]found, error) {
+			a := append(slices.Clone(args), limit, bar)
+			var read []int
+			for _, i := range tiers {
+				if tierBound(i, t.trigrams) < bar {
+					continue
+				}
+				if kind == wordLookup {
+					lo, _ := tierRange(i)
+					q := t.wordQuery(lo, bar)
+					if q == "" {
+						continue
+					}
+					a = append(a, q)
+				}
+				read = append(read, i)
+			}
+			if len(read) == 0 {
+				return nil, nil
+			}
+			return readLookup(ctx, tx, kind, read, a...)
+		}
+		best, err := look(tiers, want)
+		if err != nil {
+			return err
+		}
+		if len(best) == want {
+			for _, i := range tiers[slices.Index(tiers, best[want-1].tier):] {
+				// Keep the want most similar and those tied with the last of them.
+				slices.SortStableFunc(best, func(a, b found) int { return cmp.Compare(b.sim, a.sim) })
+				cut := want
+				for cut < len(best) && cut < 2*want && best[cut].sim >= best[want-1].sim {
+					cut++
+				}
+				best = best[:cut]
+				bar = max(bar, float64(best[want-1].sim))
+				if tierBound(i, t.trigrams) < bar {
+					break
+				}
+				more, err := look([]int{i}, ideasTierCap(want))
+				if err != nil {
+					return err
+				}
+				for _, f := range more {
+					if !slices.ContainsFunc(best, func(b found) bool { return b.key == f.key }) {
+						best = append(best, f)
+					}
+				}
+			}
+		}
+		keys = mostRelevant(append(ft, best...), limit)
+		return nil
+	})
+	return keys, err
+}
+
+// mostRelevant returns the keys of the limit keywords most relevant to the term and of
+// those tied with the last of them. Only these can be among the limit most relevant to
+// all the terms: a keyword's relevance is its best over the terms, so one with limit
+// others before it for the term where it scores best has limit others before it overall.
+func mostRelevant(found []found, limit int) []string {
+	rel := make(map[string]float64, len(found))
+	for _, f := range found {
+		rel[f.key] = float64(f.sim) + float64(f.rank)
+	}
+	keys := slices.Collect(maps.Keys(rel))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(rel[b], rel[a]), strings.Compare(a, b)) })
+	n := min(limit, len(keys))
+	for n < len(keys) && n > 0 && rel[keys[n]] == rel[keys[n-1]] {
+		n++
+	}
+	return keys[:n]
+}
+
+// readTx runs f in a read-only transaction set for the ideas queries: no JIT (compiling
+// costs more than these queries take), and prepared statements' generic plans (a look-up's
+// plan does not depend on its values, and planning it against every partial index costs
+// more than running it). The tier look-ups (lookups true) also run without sequential
+// scans: with a LIMIT the planner would expect a common term's matches early in a scan of
+// the table, and for a rare term that reads a million rows where the index finds the few
+// matches at once.
+func (p *Provider) readTx(ctx context.Context, lookups bool, f func(tx pgx.Tx) error) error {
+	set := "SET LOCAL jit = off; SET LOCAL plan_cache_mode = force_generic_plan"
+	if lookups {
+		set += "; " + LookupSettings
+	}
+	return pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, set); err != nil {
+			return err
+		}
+		return f(tx)
+	})
+}
+
+// LookupSettings are the planner settings of the tier look-ups.
+const LookupSettings = "SET LOCAL enable_seqscan = off"
+
+// ideasTermsSQL describes the terms ($3): trigram count, and per word (as pg_trgm splits
+// them) its trigram count, its lexeme (empty for a stop word) and whether a keyword of the
+// market has it; and how many keywords the market has, counted up to $4.
+var ideasTermsSQL = func() string {
+	var has []string
+	for i := range ideasTiers {
+		has = append(has, `(SELECT FROM keyword_metrics WHERE country || language = $1 || $2 AND `+tierPredicate(i)+
+			` AND tsv @@ plainto_tsquery(keyword_ts_config($2), w.word))`)
+	}
+	return `
+WITH words AS (
+    SELECT t.i, w.i AS j, w.word
+    FROM unnest($3::text[]) WITH ORDINALITY AS t(term, i),
+         regexp_split_to_table(t.term, '[^[:alnum:]]+') WITH ORDINALITY AS w(word, i)
+    WHERE w.word <> ''
+)
+SELECT coalesce(array_length(show_trgm(t.term), 1), 0),
+       array(SELECT coalesce(array_length(show_trgm(w.word), 1), 0) FROM words w WHERE w.i = t.i ORDER BY w.j),
+       array(SELECT coalesce((tsvector_to_array(to_tsvector(keyword_ts_config($2), w.word)))[1], '')
+             FROM words w WHERE w.i = t.i ORDER BY w.j),
+       array(SELECT EXISTS (` + strings.Join(has, "\n        UNION ALL ") + `)
+             FROM words w WHERE w.i = t.i ORDER BY w.j),
+       coalesce(current_setting('pg_trgm.similarity_threshold', true)::float8, 0.3),
+       (SELECT count(*) FROM (SELECT FROM keyword_metrics WHERE country = $1 AND language = $2 LIMIT $4) s)
+FROM unnest($3::text[]) WITH ORDINALITY AS t(term, i)
+ORDER BY t.i`
+}()
+
+// candidates returns the keys of the terms' candidates, or nil when the market is small
+// enough to rank all its matches.
+func (p *Provider) candidates(ctx context.Context, country, language string, texts []string, limit int) ([]string, error) {
+	terms := make([]ideaTerm, len(texts))
+	var threshold float64
+	var size int
+	err := p.readTx(ctx, true, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, ideasTermsSQL, country, language, texts, ideasRankAll+1)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for i := 0; rows.Next(); i++ {
+			var weights []int
+			var lexemes []string
+			var known []bool
+			if err := rows.Scan(&terms[i].trigrams, &weights, &lexemes, &known, &threshold, &size); err != nil {
+				return err
+			}
+			terms[i].text = texts[i]
+			terms[i].words, terms[i].stop = termWords(weights, lexemes)
+			for j, l := range lexemes {
+				terms[i].misspelt = terms[i].misspelt || l != "" && !known[j]
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	if size <= ideasRankAll {
+		return nil, nil
+	}
+	found := make([][]string, len(terms))
+	var eg errgroup.Group
+	eg.SetLimit(4)
+	for i, t := range terms {
+		eg.Go(func() error {
+			var err error
+			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit)
+			return err
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	keys := []string{}
+	seen := make(map[string]bool)
+	for _, f := range found {
+		for _, k := range f {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys, nil
+}
+
+// termWords groups a term's words by lexeme (the heaviest word's count for one), longest
+// first, at most maxTermWords, and sums the trigram counts of those without one.
+func termWords(weights []int, lexemes []string) (words []termWord, stop int) {
+	at := make(map[string]int)
+	for i, l := range lexemes {
+		switch j, ok := at[l]; {
+		case l == "":
+			stop += weights[i]
+		case ok:
+			words[j].trigrams = max(words[j].trigrams, weights[i])
+		default:
+			at[l] = len(words)
+			words = append(words, termWord{l, weights[i]})
+		}
+	}
+	slices.SortStableFunc(words, func(a, b termWord) int { return cmp.Compare(b.trigrams, a.trigrams) })
+	return words[:min(len(words), maxTermWords)], stop
+}
+
+// ideasRankSQL ranks the keywords of the market that match a term ($3): all of them
+// (ideasAll) or those among the candidates $5 and the terms themselves (ideasAmong).
+const ideasRankSQL = `
+WITH terms AS (
+    SELECT t.term,
+           keyword_normalize(t.term) AS norm,
+           websearch_to_tsquery(keyword_ts_config($2), t.term) AS tsq
+    FROM unnest($3::text[]) AS t(term)
+)
+SELECT k.keyword, k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
+       k.search_intent, k.serp_urls, r.relevance
+FROM %s
+CROSS JOIN LATERAL (
+    SELECT max(CASE WHEN k.keyword_norm = terms.norm THEN 2 ELSE 0 END
+               + ts_rank(k.tsv, terms.tsq)
+               + similarity(k.keyword, terms.term)) AS relevance
+    FROM terms
+    WHERE k.keyword_norm = terms.norm OR k.tsv @@ terms.tsq OR k.keyword %% terms.term
+) r
+WHERE k.country = $1 AND k.language = $2 AND r.relevance IS NOT NULL
+ORDER BY r.relevance DESC, k.search_volume DESC NULLS LAST, k.keyword_norm
+LIMIT $4`
+
+var (
+	ideasAll   = fmt.Sprintf(ideasRankSQL, `keyword_metrics k`)
+	ideasAmong = fmt.Sprintf(ideasRankSQL, `(SELECT unnest($5::text[]) UNION SELECT norm FROM terms) c(key)
+JOIN keyword_metrics k ON (k.country, k.language, k.keyword_norm) = ($1, $2, c.key)`)
+)
+
+// Ideas returns keywords matching the topic or seeds, most relevant first, at most
+// req.Limit (DefaultIdeasLimit when 0). Seeds and topic together are searched as one list.
+func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
+	country, language := Market(req.Country, req.Language)
+	var texts []string
+	seen := make(map[string]bool)
+	for _, t := range append(append([]string{}, req.Seeds...), req.Topic) {
+		t = CleanKeyword(t)
+		if t == "" || seen[strings.ToLower(t)] {
+			continue
+		}
+		seen[strings.ToLower(t)] = true
+		texts = append(texts, t)
+	}
+	out := []keywords.Keyword{}
+	if len(texts) == 0 {
+		return out, nil
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = DefaultIdeasLimit
+	}
+	keys, err := p.candidates(ctx, country, language, texts, limit)
+	if err != nil {
+		return nil, fmt.Errorf("local: ideas: %w", err)
+	}
+	err = p.readTx(ctx, false, func(tx pgx.Tx) error {
+		sql, args := ideasAll, []any{country, language, texts, limit}
+		if keys != nil {
+			sql, args = ideasAmong, append(args, keys)
+		}
+		rows, err := tx.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k keywords.Keyword
+			var intent *string
+			if err := rows.Scan(&k.Keyword, &k.SearchVolume, &k.Difficulty, &k.CPC, &k.Competition,
+				&intent, &k.SERPURLs, &k.Relevance); err != nil {
+				return err
+			}
+			if intent != nil {
+				k.Intent = *intent
+			}
+			out = append(out, k)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("local: ideas: %w", err)
+	}
+	return out, nil
+}
