@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/keywords"
@@ -115,15 +117,31 @@ func bestRankings(ranked []keywords.Ranking) []keywords.Ranking {
 
 // Research finds keywords about the topic (or seeds), groups them into clusters and scores
 // each for the domain. With neither topic nor seeds, the domain's own best keywords are the
-// seeds.
+// seeds; otherwise the ideas are looked up while the domain's rankings are read.
 func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResult, error) {
-	ranked, err := b.Keywords.Ranked(ctx, keywords.RankedRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language})
-	if err != nil {
-		return ResearchResult{}, fmt.Errorf("ranked keywords: %w", err)
-	}
+	var ranked []keywords.Ranking
+	var ideas []keywords.Keyword
 	seeds := r.Keywords
 	topic := r.Topic
+	readRanked := func(ctx context.Context) (err error) {
+		ranked, err = b.Keywords.Ranked(ctx, keywords.RankedRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language})
+		if err != nil {
+			return fmt.Errorf("ranked keywords: %w", err)
+		}
+		return nil
+	}
+	readIdeas := func(ctx context.Context) (err error) {
+		ideas, err = b.Keywords.Ideas(ctx, keywords.IdeasRequest{Topic: topic, Seeds: seeds, Country: r.Country,
+			Language: r.Language, Limit: *r.Limit})
+		if err != nil {
+			return fmt.Errorf("keyword ideas: %w", err)
+		}
+		return nil
+	}
 	if topic == "" && len(seeds) == 0 {
+		if err := readRanked(ctx); err != nil {
+			return ResearchResult{}, err
+		}
 		best := bestRankings(ranked)
 		for i := 0; i < len(best) && i < 5; i++ {
 			seeds = append(seeds, best[i].Keyword.Keyword)
@@ -131,11 +149,16 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 		if len(seeds) == 0 {
 			return ResearchResult{}, apperr.Invalid("topic or keywords is required: there is no ranking data for %s to start from", r.Domain)
 		}
-	}
-	ideas, err := b.Keywords.Ideas(ctx, keywords.IdeasRequest{Topic: topic, Seeds: seeds, Country: r.Country,
-		Language: r.Language, Limit: *r.Limit})
-	if err != nil {
-		return ResearchResult{}, fmt.Errorf("keyword ideas: %w", err)
+		if err := readIdeas(ctx); err != nil {
+			return ResearchResult{}, err
+		}
+	} else {
+		eg, ctx := errgroup.WithContext(ctx)
+		eg.Go(func() error { return readRanked(ctx) })
+		eg.Go(func() error { return readIdeas(ctx) })
+		if err := eg.Wait(); err != nil {
+			return ResearchResult{}, err
+		}
 	}
 	if len(ideas) > *r.Limit {
 		ideas = ideas[:*r.Limit]

@@ -1,0 +1,66 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// ideasFirst is the real provider whose Ranked answers only once Ideas has been called.
+type ideasFirst struct {
+	keywords.Provider
+	asked chan struct{}
+}
+
+func (p ideasFirst) Ideas(ctx context.Context, r keywords.IdeasRequest) ([]keywords.Keyword, error) {
+	close(p.asked)
+	return p.Provider.Ideas(ctx, r)
+}
+
+func (p ideasFirst) Ranked(ctx context.Context, r keywords.RankedRequest) ([]keywords.Ranking, error) {
+	select {
+	case <-p.asked:
+		return p.Provider.Ranked(ctx, r)
+	case <-ctx.Done():
+		return nil, errors.New("ideas were not asked while the rankings were read")
+	}
+}
+
+// With a topic, the ideas do not wait for the domain's rankings: both are read at once.
+func TestResearchReadsIdeasWithRankings(t *testing.T) {
+	b := newBuilder(t)
+	b.Keywords = ideasFirst{Provider: b.Keywords, asked: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := ResearchRequest{Domain: "coffee-sample.example", Topic: "cold brew"}
+	if err := r.Normalize(Options{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Research(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.TotalKeywords == 0 {
+		t.Errorf("no ideas: %+v", res)
+	}
+}
+
+// A failure of either read fails the answer and names the read.
+func TestResearchReadFails(t *testing.T) {
+	b := newBuilder(t)
+	r := ResearchRequest{Domain: "coffee-sample.example", Topic: "cold brew"}
+	if err := r.Normalize(Options{}); err != nil {
+		t.Fatal(err)
+	}
+	b.Keywords = failingProvider{Provider: newBuilder(t).Keywords, ranked: errOutage}
+	if _, err := b.Research(context.Background(), r); !errors.Is(err, errOutage) || err.Error() != "ranked keywords: "+errOutage.Error() {
+		t.Errorf("rankings failing: %v", err)
+	}
+	b.Keywords = failingProvider{Provider: newBuilder(t).Keywords, ideas: errOutage}
+	if _, err := b.Research(context.Background(), r); !errors.Is(err, errOutage) || err.Error() != "keyword ideas: "+errOutage.Error() {
+		t.Errorf("ideas failing: %v", err)
+	}
+}
