@@ -3,7 +3,6 @@ package importer
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/klauspost/compress/gzip"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
@@ -51,7 +51,8 @@ func (l *recordLimit) Read(p []byte) (int, error) {
 func (l *recordLimit) reset() { l.n = 0 }
 
 // gunzip returns the decompressed stream of a gzip file (recognised by its magic bytes,
-// whatever its name), else r itself.
+// whatever its name), else r itself. klauspost/compress inflates about twice as fast as
+// compress/gzip, with the same API.
 func gunzip(r io.Reader) (io.Reader, error) {
 	br := bufio.NewReader(r)
 	head, _ := br.Peek(2)

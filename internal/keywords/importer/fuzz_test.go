@@ -44,18 +44,22 @@ func FuzzReadFile(f *testing.F) {
 		}
 		var rep Report
 		var src *rowSource
+		cols := mapColumns(tbl.header, tbl.raw)
 		if rankings {
-			if src, _, err = rankingSource(tbl, &rep, Options{Domain: "fallback.example"}); err != nil {
-				return
+			if cols.position < 0 {
+				return // refused before reading rows
 			}
+			src = rankingSource(tbl, cols, &rep, Options{Domain: "fallback.example"}, newKeyer(true))
 		} else {
-			src, _ = keywordSource(tbl, &rep, Options{})
+			src = keywordSource(tbl, cols, &rep, Options{}, newKeyer(true))
 		}
 		loaded := 0
 		for src.Next() {
 			loaded++
-			vals, _ := src.Values()
-			checkStorable(t, vals)
+			checkStorable(t, src.cur, rankings)
+			if vals, _ := src.Values(); len(vals) != len(src.columns()) {
+				t.Fatalf("%d values for the columns %v", len(vals), src.columns())
+			}
 		}
 		if src.Err() != nil {
 			return // a read error fails the whole import
@@ -75,40 +79,41 @@ func FuzzReadFile(f *testing.F) {
 }
 
 // checkStorable fails when a staging row holds a value PostgreSQL would refuse or the
-// readers promise never to produce.
-func checkStorable(t *testing.T, vals []any) {
+// readers promise never to produce, or a key that is not the keyword's.
+func checkStorable(t *testing.T, r stagedRow, rankings bool) {
 	t.Helper()
-	if line, ok := vals[0].(int); !ok || line < 1 {
-		t.Fatalf("row without a line number: %v", vals)
+	if r.line < 1 {
+		t.Fatalf("row without a line number: %+v", r)
 	}
 	text := func(s string) {
 		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-			t.Fatalf("unstorable text %q in %v", s, vals)
+			t.Fatalf("unstorable text %q in %+v", s, r)
 		}
 	}
-	for i, v := range vals[1:] {
-		switch v := v.(type) {
-		case string:
-			text(v)
-			if i == 0 && (v == "" || utf8.RuneCountInString(v) > maxKeywordLength) {
-				t.Fatalf("keyword %q", v)
-			}
-		case *string:
-			if v != nil {
-				text(*v)
-			}
-		case []string:
-			for _, s := range v {
-				text(s)
-			}
+	text(r.keyword)
+	if r.keyword == "" || utf8.RuneCountInString(r.keyword) > maxKeywordLength {
+		t.Fatalf("keyword %q", r.keyword)
+	}
+	for _, p := range []*string{r.intent, r.url} {
+		if p != nil {
+			text(*p)
 		}
 	}
-	if len(vals) == len(stagingColumns) {
-		if d, _ := vals[10].(string); !validHost(d) {
-			t.Fatalf("ranking row with domain %q", d)
+	for _, s := range r.serp {
+		text(s)
+	}
+	switch {
+	case isASCII(r.keyword) && r.norm != strings.ToLower(r.keyword):
+		t.Fatalf("keyword %q normalised to %q", r.keyword, r.norm)
+	case !isASCII(r.keyword) && (r.norm != "" || !r.seen):
+		t.Fatalf("keyword %q normalised in Go (%q, seen %v)", r.keyword, r.norm, r.seen)
+	}
+	if rankings {
+		if !validHost(r.domain) {
+			t.Fatalf("ranking row with domain %q", r.domain)
 		}
-		if p, _ := vals[11].(int); p < 1 {
-			t.Fatalf("ranking row with position %d", p)
+		if r.position < 1 {
+			t.Fatalf("ranking row with position %d", r.position)
 		}
 	}
 }

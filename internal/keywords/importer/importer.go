@@ -6,8 +6,9 @@
 // Columns are found by header, case-insensitively, through the aliases in parse.go. A cell
 // that is empty, "-" or "n/a" is unknown and stored as NULL, never as 0. A row that cannot
 // be read is rejected with its line number and the reason; the other rows load. A whole
-// file loads in one transaction: COPY into a temporary table, then one
-// INSERT … ON CONFLICT DO UPDATE, so re-importing a file updates its rows.
+// file loads in one transaction: COPY into a temporary table, then statements that
+// update the changed rows and insert the new ones (load.go), or, for a file larger than
+// the table, a new table that replaces it (swap.go); re-importing a file writes nothing.
 package importer
 
 import (
@@ -113,12 +114,14 @@ func ImportKeywords(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 	if err != nil {
 		return rep, fmt.Errorf("import keywords: %w", err)
 	}
-	src, cols := keywordSource(t, &rep, opts)
+	cols := mapColumns(t.header, t.raw)
 	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
-		if err := stage(ctx, tx, src); err != nil {
+		goNorm, err := goNormalizes(ctx, tx)
+		if err != nil {
 			return err
 		}
-		c, err := upsertMetrics(ctx, tx, cols, opts)
+		src := keywordSource(t, cols, &rep, opts, newKeyer(goNorm))
+		c, err := loadKeywords(ctx, tx, src, cols, opts)
 		rep.Loaded, rep.Unchanged = c.distinct, c.distinct-c.written
 		return err
 	})
@@ -144,23 +147,19 @@ func ImportRankings(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 	if err != nil {
 		return rep, fmt.Errorf("import rankings: %w", err)
 	}
-	src, cols, err := rankingSource(t, &rep, opts)
-	if err != nil {
-		return rep, fmt.Errorf("import rankings: %w", err)
+	cols := mapColumns(t.header, t.raw)
+	if cols.position < 0 {
+		return rep, fmt.Errorf("import rankings: no position column (one of %s)", strings.Join(positionAliases, ", "))
 	}
 	withMetrics := cols.hasMetrics()
 	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
-		if err := stage(ctx, tx, src); err != nil {
-			return err
-		}
-		c, err := upsertRankings(ctx, tx, cols, opts)
+		goNorm, err := goNormalizes(ctx, tx)
 		if err != nil {
 			return err
 		}
+		src := rankingSource(t, cols, &rep, opts, newKeyer(goNorm))
+		c, err := loadRankings(ctx, tx, src, cols, opts)
 		rep.Loaded, rep.Unchanged = c.distinct, c.distinct-c.written
-		if withMetrics {
-			_, err = upsertMetrics(ctx, tx, cols, opts)
-		}
 		return err
 	})
 	if err != nil {
@@ -174,88 +173,56 @@ func ImportRankings(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 	return rep, analyze(ctx, pool, tables...)
 }
 
-// keywordSource streams a keyword file's valid rows as staging values, recording the
-// others in rep.
-func keywordSource(t *table, rep *Report, opts Options) (*rowSource, columns) {
-	cols := mapColumns(t.header, t.raw)
-	return &rowSource{t: t, rep: rep, progress: opts.Progress, row: func(line int, rec []string) ([]any, []string) {
-		m, problems := readMetrics(rec, cols, opts, t.comma == ';')
-		if len(problems) > 0 {
-			return nil, problems
-		}
-		return append([]any{line}, m.values()...), nil
-	}}, cols
+// stagedRow is a valid row of a file as it is copied into the staging table.
+type stagedRow struct {
+	line int
+	metricsRow
+	domain   string // rankings only
+	position int
+	url      *string
+	// norm is keyword_normalize(keyword), "" when PostgreSQL is to compute it; seen says
+	// that the row's key may repeat an earlier row's (see keyer).
+	norm string
+	seen bool
+}
+
+// keywordSource streams a keyword file's valid rows as staging rows, recording the others
+// in rep.
+func keywordSource(t *table, cols columns, rep *Report, opts Options, k *keyer) *rowSource {
+	return &rowSource{t: t, rep: rep, keys: k, progress: opts.Progress, metrics: true,
+		row: func(line int, rec []string, s *stagedRow) []string {
+			m, problems := readMetrics(rec, cols, opts, t.comma == ';')
+			if len(problems) > 0 {
+				return problems
+			}
+			*s = stagedRow{line: line, metricsRow: m}
+			s.norm, s.seen = k.key(m.keyword, m.country, m.language, "")
+			return nil
+		}}
 }
 
 // rankingSource streams a ranking file's valid rows (with the keyword metrics the file also
-// has) as staging values, recording the others in rep.
-func rankingSource(t *table, rep *Report, opts Options) (*rowSource, columns, error) {
-	cols := mapColumns(t.header, t.raw)
-	if cols.position < 0 {
-		return nil, cols, fmt.Errorf("no position column (one of %s)", strings.Join(positionAliases, ", "))
-	}
+// has) as staging rows, recording the others in rep. A row's key for repeats is its domain
+// and keyword: rows of one domain and keyword with different URLs are looked at together.
+func rankingSource(t *table, cols columns, rep *Report, opts Options, k *keyer) *rowSource {
 	withMetrics := cols.hasMetrics()
-	return &rowSource{t: t, rep: rep, progress: opts.Progress, row: func(line int, rec []string) ([]any, []string) {
-		rk, problems := readRanking(rec, cols, opts, t.comma == ';')
-		m := metricsRow{keyword: rk.keyword, country: rk.country, language: rk.language}
-		if withMetrics {
-			var mp []string
-			m, mp = readMetrics(rec, cols, opts, t.comma == ';')
-			problems = appendNew(problems, mp)
-		}
-		if len(problems) > 0 {
-			return nil, problems
-		}
-		return append([]any{line}, append(m.values(), rk.domain, rk.position, rk.url)...), nil
-	}}, cols, nil
-}
-
-// values are a metrics row's staging columns after line, in stagingColumns order.
-func (m metricsRow) values() []any {
-	return []any{m.keyword, m.country, m.language, m.volume, m.difficulty, m.cpc, m.competition, m.intent, m.serp}
-}
-
-// stagingColumns are the columns of the staging table a file's valid rows are copied into;
-// a keyword file leaves the ranking columns (domain, position, url) out.
-var stagingColumns = []string{"line", "keyword", "country", "language", "search_volume", "keyword_difficulty",
-	"cpc", "competition", "search_intent", "serp_urls", "domain", "position", "url"}
-
-// stage copies the file's valid rows into the temporary table import_rows (dropped at
-// commit) and gathers its statistics for the upserts' plans.
-func stage(ctx context.Context, tx pgx.Tx, src *rowSource) error {
-	// The staging table lives in temp_buffers (default 8MB: a large file would go through
-	// the disk page by page); the upserts sort the staged rows and the GIN indexes merge
-	// their pending lists in work_mem, and a larger pending list merges less often. These
-	// hold for this transaction only; temp_buffers can be set before the session's first
-	// temporary table, which the staging table is.
-	for _, set := range []string{`SET LOCAL temp_buffers = '256MB'`, `SET LOCAL work_mem = '256MB'`,
-		`SET LOCAL gin_pending_list_limit = '64MB'`} {
-		if _, err := tx.Exec(ctx, set); err != nil {
-			return fmt.Errorf("%s: %w", set, err)
-		}
-	}
-	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_rows (
-		line int, keyword text, country text, language text, search_volume bigint,
-		keyword_difficulty double precision, cpc double precision, competition double precision,
-		search_intent text, serp_urls text[], domain text, position int, url text,
-		norm text GENERATED ALWAYS AS (keyword_normalize(keyword)) STORED,
-		url_hash uuid GENERATED ALWAYS AS (md5(coalesce(url, ''))::uuid) STORED) ON COMMIT DROP`); err != nil {
-		return fmt.Errorf("create staging table: %w", err)
-	}
-	n, err := src.columns()
-	if err != nil {
-		return err
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_rows"}, stagingColumns[:n], src); err != nil {
-		return fmt.Errorf("copy rows: %w", err)
-	}
-	if src.progress != nil {
-		src.progress(src.rep.Read)
-	}
-	if _, err := tx.Exec(ctx, `ANALYZE import_rows`); err != nil {
-		return fmt.Errorf("analyze staging table: %w", err)
-	}
-	return nil
+	var hosts hostCache
+	return &rowSource{t: t, rep: rep, keys: k, progress: opts.Progress, metrics: withMetrics, rankings: true,
+		row: func(line int, rec []string, s *stagedRow) []string {
+			rk, problems := readRanking(rec, cols, opts, t.comma == ';', &hosts)
+			m := metricsRow{keyword: rk.keyword, country: rk.country, language: rk.language}
+			if withMetrics {
+				var mp []string
+				m, mp = readMetrics(rec, cols, opts, t.comma == ';')
+				problems = appendNew(problems, mp)
+			}
+			if len(problems) > 0 {
+				return problems
+			}
+			*s = stagedRow{line: line, metricsRow: m, domain: rk.domain, position: rk.position, url: rk.url}
+			s.norm, s.seen = k.key(m.keyword, m.country, m.language, rk.domain)
+			return nil
+		}}
 }
 
 // analyze refreshes the planner's statistics of the tables an import changed: without
@@ -269,35 +236,37 @@ func analyze(ctx context.Context, pool *pgxpool.Pool, tables ...string) error {
 	return nil
 }
 
-// rowSource feeds COPY from the CSV reader one row at a time: each valid row becomes the
-// staging values row returns, each invalid one a rejection in rep.
+// rowSource feeds COPY from the CSV reader one row at a time: each valid row becomes a
+// staging row, each invalid one a rejection in rep.
 type rowSource struct {
 	t        *table
 	rep      *Report
-	row      func(line int, rec []string) ([]any, []string)
+	keys     *keyer
+	row      func(line int, rec []string, s *stagedRow) (problems []string)
 	progress func(read int)
+	// metrics and rankings say which groups of staging columns the rows fill.
+	metrics, rankings bool
 
-	first []any // a row read ahead by columns
-	vals  []any
-	err   error
+	cur    stagedRow
+	vals   []any
+	copied int // valid rows handed to COPY
+	err    error
 }
 
-// columns reads up to the first valid row to learn how many staging columns the rows
-// have (0 when the file has none).
-func (s *rowSource) columns() (int, error) {
-	if !s.Next() {
-		return len(stagingColumns), s.err
+// columns are the staging columns the rows fill, in the order of Values.
+func (s *rowSource) columns() []string {
+	c := []string{"line", "keyword", "country", "language"}
+	if s.metrics {
+		c = append(c, metricColumns...)
 	}
-	s.first = s.vals
-	return len(s.vals), nil
+	if s.rankings {
+		c = append(c, "domain", "position", "url", "url_hash")
+	}
+	return append(c, "norm", "seen")
 }
 
 // Next advances to the next valid row, recording invalid ones.
 func (s *rowSource) Next() bool {
-	if s.first != nil {
-		s.vals, s.first = s.first, nil
-		return true
-	}
 	for {
 		line, rec, ok := s.t.next(s.rep, &s.err)
 		if !ok {
@@ -306,18 +275,30 @@ func (s *rowSource) Next() bool {
 		if s.progress != nil && s.rep.Read%ProgressEvery == 0 {
 			s.progress(s.rep.Read)
 		}
-		vals, problems := s.row(line, rec)
-		if len(problems) > 0 {
+		if problems := s.row(line, rec, &s.cur); len(problems) > 0 {
 			s.rep.reject(line, strings.Join(problems, "; "))
 			continue
 		}
-		s.vals = vals
+		s.copied++
 		return true
 	}
 }
 
-// Values returns the current row's staging values.
-func (s *rowSource) Values() ([]any, error) { return s.vals, nil }
+// Values returns the current row's staging values; the slice is reused by the next call
+// (COPY encodes a row before asking for the next).
+func (s *rowSource) Values() ([]any, error) {
+	r := &s.cur
+	v := append(s.vals[:0], r.line, r.keyword, r.country, r.language)
+	if s.metrics {
+		v = append(v, r.volume, r.difficulty, r.cpc, r.competition, r.intent, r.serp)
+	}
+	if s.rankings {
+		v = append(v, r.domain, r.position, r.url, urlHash(r.url))
+	}
+	v = append(v, textOrNull(r.norm), r.seen)
+	s.vals = v
+	return v, nil
+}
 
 // Err reports a read error that ended the file early.
 func (s *rowSource) Err() error { return s.err }
@@ -399,8 +380,9 @@ func readMetrics(rec []string, cols columns, opts Options, decimalComma bool) (m
 	return m, problems
 }
 
-// readRanking reads the domain, keyword, position and URL of a record.
-func readRanking(rec []string, cols columns, opts Options, decimalComma bool) (rankingRow, []string) {
+// readRanking reads the domain, keyword, position and URL of a record. hosts remembers the
+// last domain cell read (a ranking file lists a domain's rows together).
+func readRanking(rec []string, cols columns, opts Options, decimalComma bool, hosts *hostCache) (rankingRow, []string) {
 	var rk rankingRow
 	var problems []string
 	note := func(err error) {
@@ -423,8 +405,8 @@ func readRanking(rec []string, cols columns, opts Options, decimalComma bool) (r
 	}
 	switch d := cell(rec, cols.domain); {
 	case !isUnknown(d):
-		rk.domain = local.NormalizeDomain(d)
-		if !validHost(rk.domain) {
+		var ok bool
+		if rk.domain, ok = hosts.domain(d); !ok {
 			problems = append(problems, fmt.Sprintf("domain: %q is not a host name", d))
 		}
 	case rk.url != nil && validHost(hostOf(*rk.url)):
@@ -440,6 +422,21 @@ func readRanking(rec []string, cols columns, opts Options, decimalComma bool) (r
 	return rk, problems
 }
 
+// hostCache remembers the last domain cell and what it normalised to.
+type hostCache struct {
+	raw, host string
+	ok        bool
+}
+
+// domain returns the normalised host of a domain cell and whether it is a host name.
+func (c *hostCache) domain(raw string) (string, bool) {
+	if raw != c.raw {
+		c.raw, c.host = raw, local.NormalizeDomain(raw)
+		c.ok = validHost(c.host)
+	}
+	return c.host, c.ok
+}
+
 // hostOf returns the normalised host of an absolute URL ("https://…" or "www.…"), or "".
 func hostOf(u string) string {
 	if !strings.Contains(u, "://") && !strings.HasPrefix(strings.ToLower(u), "www.") {
@@ -453,7 +450,7 @@ var hostPattern = regexp.MustCompile(`^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-
 func validHost(h string) bool { return h != "" && len(h) <= 253 && hostPattern.MatchString(h) }
 
 func readKeyword(rec []string, cols columns) (string, error) {
-	kw := local.CleanKeyword(cell(rec, cols.keyword))
+	kw := cleanKeyword(cell(rec, cols.keyword))
 	switch {
 	case kw == "":
 		return "", errors.New("keyword is empty")
@@ -463,6 +460,18 @@ func readKeyword(rec []string, cols columns) (string, error) {
 		return "", fmt.Errorf("keyword: longer than %d characters", maxKeywordLength)
 	}
 	return kw, nil
+}
+
+// cleanKeyword is local.CleanKeyword, without its allocations for the usual keyword:
+// printable ASCII words separated by single spaces, returned as it is.
+func cleanKeyword(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < ' ' || c >= 0x7f || c == ' ' && (i == 0 || i == len(s)-1 || s[i-1] == ' ') {
+			return local.CleanKeyword(s)
+		}
+	}
+	return s
 }
 
 func readMarket(rec []string, cols columns, opts Options) (country, language string, err error) {
@@ -488,117 +497,6 @@ func appendNew(a, b []string) []string {
 
 // metricColumns are the keyword_metrics columns an import may set.
 var metricColumns = []string{"search_volume", "keyword_difficulty", "cpc", "competition", "search_intent", "serp_urls"}
-
-// counts are what an upsert found: distinct rows in the file, and rows it inserted or
-// changed.
-type counts struct{ distinct, written int }
-
-// upsertMetrics upserts the staged rows into keyword_metrics; of a file's rows for the
-// same keyword the last one wins. Columns the file has overwrite the stored values (a
-// blank cell stores NULL: the newest source says it does not know); columns it lacks keep
-// theirs, unless the row changes between synthetic and real, when every column is replaced
-// so sample values never mix with real ones. A row equal to the stored one is not
-// rewritten.
-func upsertMetrics(ctx context.Context, tx pgx.Tx, cols columns, opts Options) (counts, error) {
-	present := map[string]bool{
-		"search_volume":      cols.volume >= 0,
-		"keyword_difficulty": cols.difficulty >= 0,
-		"cpc":                cols.cpc >= 0,
-		"competition":        cols.competition >= 0,
-		"search_intent":      cols.intent >= 0,
-		"serp_urls":          cols.serp >= 0,
-	}
-	set := append([]string{"keyword"}, metricColumns...)
-	sql := `WITH src AS (
-		SELECT DISTINCT ON (country, language, norm)
-			keyword, country, language, search_volume, keyword_difficulty, cpc, competition,
-			search_intent, serp_urls
-		FROM import_rows
-		ORDER BY country, language, norm, line DESC
-	), written AS (
-		INSERT INTO keyword_metrics AS t (keyword, country, language, search_volume, keyword_difficulty,
-			cpc, competition, search_intent, serp_urls, source, synthetic, updated_at)
-		SELECT keyword, country, language, search_volume, keyword_difficulty, cpc, competition,
-			search_intent, serp_urls, $1, $2, now()
-		FROM src
-		ON CONFLICT (country, language, keyword_norm) DO UPDATE SET ` + upsertSet(set, present) + `
-		WHERE ` + changed(set, present) + `
-		RETURNING 1
-	)
-	SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM written)`
-	var c counts
-	if err := tx.QueryRow(ctx, sql, source(opts), opts.Synthetic).Scan(&c.distinct, &c.written); err != nil {
-		return c, fmt.Errorf("upsert keywords: %w", err)
-	}
-	return c, nil
-}
-
-// upsertRankings upserts the staged rows into domain_rankings, one row per domain,
-// keyword and URL (the best position of the file's rows for it), after deleting the
-// stored URLs of the file's domains and keywords that the file no longer lists.
-func upsertRankings(ctx context.Context, tx pgx.Tx, cols columns, opts Options) (counts, error) {
-	var c counts
-	// Only a stored row can be stale; an import into keys the table does not hold yet (the
-	// first load) costs one probe per staged key.
-	if _, err := tx.Exec(ctx, `DELETE FROM domain_rankings d
-		WHERE EXISTS (SELECT 1 FROM import_rows s
-		              WHERE s.domain = d.domain AND s.country = d.country AND s.language = d.language
-		                AND s.norm = d.keyword_norm)
-		  AND NOT EXISTS (SELECT 1 FROM import_rows s
-		                  WHERE s.domain = d.domain AND s.country = d.country AND s.language = d.language
-		                    AND s.norm = d.keyword_norm AND s.url_hash = d.url_hash)`); err != nil {
-		return c, fmt.Errorf("delete stale rankings: %w", err)
-	}
-	set := []string{"keyword", "position", "url"}
-	present := map[string]bool{"position": true, "url": cols.url >= 0}
-	sql := `WITH src AS (
-		SELECT DISTINCT ON (domain, country, language, norm, url_hash)
-			domain, keyword, country, language, position, url
-		FROM import_rows
-		ORDER BY domain, country, language, norm, url_hash, position, line DESC
-	), written AS (
-		INSERT INTO domain_rankings AS t (domain, keyword, country, language, position, url, source, synthetic, updated_at)
-		SELECT domain, keyword, country, language, position, url, $1, $2, now()
-		FROM src
-		ON CONFLICT (domain, country, language, keyword_norm, url_hash) DO UPDATE SET ` + upsertSet(set, present) + `
-		WHERE ` + changed(set, present) + `
-		RETURNING 1
-	)
-	SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM written)`
-	if err := tx.QueryRow(ctx, sql, source(opts), opts.Synthetic).Scan(&c.distinct, &c.written); err != nil {
-		return c, fmt.Errorf("upsert rankings: %w", err)
-	}
-	return c, nil
-}
-
-// upsertSet builds the SET list of an ON CONFLICT DO UPDATE on the table aliased t from
-// fixed column names (no input reaches the SQL text): present columns and "keyword" take
-// the new value; absent ones keep the stored value unless the row switches between
-// synthetic and real.
-func upsertSet(columns []string, present map[string]bool) string {
-	var b strings.Builder
-	for _, c := range columns {
-		if c == "keyword" || present[c] {
-			fmt.Fprintf(&b, "%[1]s = EXCLUDED.%[1]s, ", c)
-		} else {
-			fmt.Fprintf(&b, "%[1]s = CASE WHEN t.synthetic <> EXCLUDED.synthetic THEN EXCLUDED.%[1]s ELSE t.%[1]s END, ", c)
-		}
-	}
-	b.WriteString("source = EXCLUDED.source, synthetic = EXCLUDED.synthetic, updated_at = EXCLUDED.updated_at")
-	return b.String()
-}
-
-// changed is the WHERE of the same upsert: true when upsertSet would change a value, so
-// that importing a file again rewrites nothing.
-func changed(columns []string, present map[string]bool) string {
-	var stored, incoming []string
-	for _, c := range append(slices.Clone(columns), "source", "synthetic") {
-		if c == "keyword" || c == "source" || c == "synthetic" || present[c] {
-			stored, incoming = append(stored, "t."+c), append(incoming, "EXCLUDED."+c)
-		}
-	}
-	return "(" + strings.Join(stored, ", ") + ") IS DISTINCT FROM (" + strings.Join(incoming, ", ") + ")"
-}
 
 func source(opts Options) string {
 	if s := strings.TrimSpace(opts.Source); s != "" {
