@@ -9,3 +9,6 @@ func AlwaysNewTable(t testing.TB, beforeSwapHook func()) {
 	alwaysNewTable, beforeSwap = true, beforeSwapHook
 	t.Cleanup(func() { alwaysNewTable, beforeSwap = false, nil })
 }
+
+// WritersLock is the advisory lock an import holds.
+const WritersLock = writersLock

@@ -26,7 +26,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contentapi/contentapi/internal/keywords/local"
-	"github.com/contentapi/contentapi/internal/postgres"
 )
 
 // DefaultSource is the source recorded when Options.Source is empty.
@@ -115,21 +114,17 @@ func ImportKeywords(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 		return rep, fmt.Errorf("import keywords: %w", err)
 	}
 	cols := mapColumns(t.header, t.raw)
-	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
-		goNorm, err := goNormalizes(ctx, tx)
+	err = importFile(ctx, pool, &rep, func(ctx context.Context, l *loader) (counts, error) {
+		goNorm, err := goNormalizes(ctx, l.tx)
 		if err != nil {
-			return err
+			return counts{}, err
 		}
-		src := keywordSource(t, cols, &rep, opts, newKeyer(goNorm))
-		c, err := loadKeywords(ctx, tx, src, cols, opts)
-		rep.Loaded, rep.Unchanged = c.distinct, c.distinct-c.written
-		return err
-	})
+		return l.loadKeywords(ctx, keywordSource(t, cols, &rep, opts, newKeyer(goNorm)), cols, opts)
+	}, "keyword_metrics")
 	if err != nil {
 		return rep, fmt.Errorf("import keywords: %w", err)
 	}
-	rep.Merged = rep.Read - rep.RejectedRows - rep.Loaded
-	return rep, analyze(ctx, pool, "keyword_metrics")
+	return rep, nil
 }
 
 // ImportRankings loads the positions of domains for keywords from a CSV file (gzip-
@@ -151,26 +146,70 @@ func ImportRankings(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 	if cols.position < 0 {
 		return rep, fmt.Errorf("import rankings: no position column (one of %s)", strings.Join(positionAliases, ", "))
 	}
-	withMetrics := cols.hasMetrics()
-	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
-		goNorm, err := goNormalizes(ctx, tx)
+	tables := []string{"domain_rankings"}
+	if cols.hasMetrics() {
+		tables = append(tables, "keyword_metrics")
+	}
+	err = importFile(ctx, pool, &rep, func(ctx context.Context, l *loader) (counts, error) {
+		goNorm, err := goNormalizes(ctx, l.tx)
 		if err != nil {
-			return err
+			return counts{}, err
 		}
-		src := rankingSource(t, cols, &rep, opts, newKeyer(goNorm))
-		c, err := loadRankings(ctx, tx, src, cols, opts)
-		rep.Loaded, rep.Unchanged = c.distinct, c.distinct-c.written
-		return err
-	})
+		return l.loadRankings(ctx, rankingSource(t, cols, &rep, opts, newKeyer(goNorm)), cols, opts)
+	}, tables...)
 	if err != nil {
 		return rep, fmt.Errorf("import rankings: %w", err)
 	}
-	rep.Merged = rep.Read - rep.RejectedRows - rep.Loaded
-	tables := []string{"domain_rankings"}
-	if withMetrics {
-		tables = append(tables, "keyword_metrics")
+	return rep, nil
+}
+
+// importFile runs load in one transaction, holding the keyword data writers' lock
+// (LockKeywordData) from before the file is read until its new tables, if any, are
+// switched in; then it analyses the tables and completes rep.
+func importFile(ctx context.Context, pool *pgxpool.Pool, rep *Report, load func(context.Context, *loader) (counts, error), tables ...string) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
 	}
-	return rep, analyze(ctx, pool, tables...)
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, writersLock); err != nil {
+		return fmt.Errorf("wait for other imports: %w", err)
+	}
+	defer func() {
+		if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, writersLock); err != nil {
+			_ = conn.Conn().Close(context.WithoutCancel(ctx)) // the session's lock goes with it
+		}
+	}()
+	l := &loader{pool: pool}
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		l.tx = tx
+		c, err := load(ctx, l)
+		rep.Loaded, rep.Unchanged = c.distinct, c.distinct-c.written
+		return err
+	})
+	if err == nil {
+		err = l.switchTables(ctx)
+	}
+	if err != nil {
+		l.abandon(ctx)
+		return err
+	}
+	rep.Merged = rep.Read - rep.RejectedRows - rep.Loaded
+	return analyze(ctx, pool, tables...)
+}
+
+// writersLock is the advisory lock of the writers of keyword data.
+const writersLock int64 = 0x6b6579776f726473 // "keywords"
+
+// LockKeywordData waits, in tx, for the imports running to end and keeps others from
+// starting until tx ends. A writer of keyword_metrics or domain_rankings other than the
+// importer (the sample set) takes it first: an import may hold the tables over several
+// transactions.
+func LockKeywordData(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, writersLock); err != nil {
+		return fmt.Errorf("wait for keyword imports: %w", err)
+	}
+	return nil
 }
 
 // stagedRow is a valid row of a file as it is copied into the staging table.

@@ -9,18 +9,22 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// A file loads in one transaction:
+// A file loads in one transaction, with the keyword data writers' advisory lock held
+// (importFile):
 //
 //  1. COPY streams its valid rows, with their keys computed in Go (keys.go), into the
 //     temporary table import_rows.
 //  2. Rows of the file that share a key are merged there. Only the keys of rows marked
 //     "seen" are looked at, not the whole file sorted.
-//  3. With the target tables locked against other writers (SHARE ROW EXCLUSIVE: readers
-//     go on reading the committed rows), one statement updates the stored rows whose
-//     values differ and one inserts the rows not stored yet. A stored row equal to the
-//     file's is only read, never written, so importing a file again writes nothing.
+//  3. With the target table locked against other writers (SHARE ROW EXCLUSIVE: readers
+//     go on reading the committed rows), one join of the file with the stored rows of its
+//     groups finds the rows to insert, update or (rankings) delete, and statements by
+//     ctid or key write only those. A stored row equal to the file's is only read, never
+//     written, so importing a file again writes nothing. Or, for a file larger than the
+//     table, the rows are written into a new table that replaces the old one after the
+//     commit (swap.go).
 //
-// The table is analysed after the commit (ImportKeywords, ImportRankings).
+// The tables are analysed at the end (importFile).
 
 // counts are what a load found: distinct rows in the file, and rows it inserted or
 // changed.
@@ -67,14 +71,14 @@ func stage(ctx context.Context, tx pgx.Tx, src *rowSource) error {
 
 // loadKeywords stages a keyword file and writes it into keyword_metrics; of a file's rows
 // for the same keyword the last one wins.
-func loadKeywords(ctx context.Context, tx pgx.Tx, src *rowSource, cols columns, opts Options) (counts, error) {
+func (l *loader) loadKeywords(ctx context.Context, src *rowSource, cols columns, opts Options) (counts, error) {
 	var c counts
 	var err error
 	key := []string{"country", "language", "norm"}
-	if c.distinct, err = prepare(ctx, tx, src, key, key, "line DESC", "keyword_metrics"); err != nil {
+	if c.distinct, err = l.prepare(ctx, src, key, key, "line DESC"); err != nil {
 		return c, err
 	}
-	c.written, err = metricsTarget(cols).write(ctx, tx, "import_rows", c.distinct, false, opts)
+	c.written, err = metricsTarget(cols).write(ctx, l, "import_rows", c.distinct, false, opts)
 	return c, err
 }
 
@@ -82,18 +86,15 @@ func loadKeywords(ctx context.Context, tx pgx.Tx, src *rowSource, cols columns, 
 // it carries into keyword_metrics): one row per domain, keyword and URL, the best position
 // of the file's rows for it. The stored URLs of the file's domains and keywords that the
 // file no longer lists are deleted.
-func loadRankings(ctx context.Context, tx pgx.Tx, src *rowSource, cols columns, opts Options) (counts, error) {
+func (l *loader) loadRankings(ctx context.Context, src *rowSource, cols columns, opts Options) (counts, error) {
 	var c counts
 	var err error
+	tx := l.tx
 	group := []string{"domain", "country", "language", "norm"}
-	tables := "domain_rankings"
-	if src.metrics {
-		tables = "keyword_metrics, domain_rankings"
-	}
-	if c.distinct, err = prepare(ctx, tx, src, group, append(group, "url_hash"), "position, line DESC", tables); err != nil {
+	if c.distinct, err = l.prepare(ctx, src, group, append(group, "url_hash"), "position, line DESC"); err != nil {
 		return c, err
 	}
-	if c.written, err = rankingsTarget(cols).write(ctx, tx, "import_rows", c.distinct, src.keys.repeats > 0, opts); err != nil {
+	if c.written, err = rankingsTarget(cols).write(ctx, l, "import_rows", c.distinct, src.keys.repeats > 0, opts); err != nil {
 		return c, err
 	}
 	if src.metrics {
@@ -107,22 +108,22 @@ func loadRankings(ctx context.Context, tx pgx.Tx, src *rowSource, cols columns, 
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM import_metrics`).Scan(&n); err != nil {
 			return c, fmt.Errorf("count keyword metrics: %w", err)
 		}
-		if _, err := metricsTarget(cols).write(ctx, tx, "import_metrics", n, false, opts); err != nil {
+		if _, err := metricsTarget(cols).write(ctx, l, "import_metrics", n, false, opts); err != nil {
 			return c, err
 		}
 	}
 	return c, nil
 }
 
-// prepare stages the file, merges its rows of the same key (the first of them in order
-// is kept) and locks the tables (a list) against other writers: readers go on reading. It
-// returns the distinct rows staged.
+// prepare stages the file and merges its rows of the same key (the first of them in
+// order is kept). It returns the distinct rows staged.
 //
 // Only the groups (rows of the same group columns) of rows marked seen are looked at: they
 // go into import_groups, and the rows that lose the merge are deleted from it and from
 // import_rows. A ranking file's group is its domain and keyword, so import_groups also
 // holds every keyword with several URLs.
-func prepare(ctx context.Context, tx pgx.Tx, src *rowSource, group, key []string, order, tables string) (int, error) {
+func (l *loader) prepare(ctx context.Context, src *rowSource, group, key []string, order string) (int, error) {
+	tx := l.tx
 	if err := stage(ctx, tx, src); err != nil {
 		return 0, err
 	}
@@ -150,9 +151,6 @@ func prepare(ctx context.Context, tx pgx.Tx, src *rowSource, group, key []string
 	}
 	if _, err := tx.Exec(ctx, `ANALYZE import_rows`); err != nil {
 		return 0, fmt.Errorf("analyze staging table: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `LOCK TABLE `+tables+` IN SHARE ROW EXCLUSIVE MODE`); err != nil {
-		return 0, fmt.Errorf("lock %s: %w", tables, err)
 	}
 	return src.copied - merged, nil
 }
@@ -243,13 +241,18 @@ func (tg target) allColumns() []string {
 // stored one is not written. With withURL, the stored rows of a group whose URL the file
 // does not list are deleted; repeats says whether import_groups holds the groups with
 // several rows in the file.
-func (tg target) write(ctx context.Context, tx pgx.Tx, from string, distinct int, repeats bool, opts Options) (int, error) {
+func (tg target) write(ctx context.Context, l *loader, from string, distinct int, repeats bool, opts Options) (int, error) {
+	tx := l.tx
 	bulk, err := bulkLoad(ctx, tx, tg.table, tg.allColumns(), distinct)
 	if err != nil {
 		return 0, err
 	}
 	if bulk {
-		return tg.writeNewTable(ctx, tx, from, opts)
+		return tg.writeNewTable(ctx, l, from, opts)
+	}
+	// Other writers wait; readers go on reading the committed rows.
+	if _, err := tx.Exec(ctx, `LOCK TABLE `+tg.table+` IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+		return 0, fmt.Errorf("lock %s: %w", tg.table, err)
 	}
 	// One join of the file with the stored rows of its groups finds every row to write:
 	// the staged rows with no stored row (new), the stored rows with the staged row's URL
@@ -343,15 +346,18 @@ func (tg target) values(merged bool) string {
 	return strings.Join(v, ", ")
 }
 
-// writeNewTable writes the target as a new table (swap.go): the stored rows of the
-// groups the file does not have, then the file's rows merged with the stored ones (a
-// stored row of a group that the file does not list is left behind). A row equal to the
-// stored one keeps its updated_at; the others are written now, and counted.
-func (tg target) writeNewTable(ctx context.Context, tx pgx.Tx, from string, opts Options) (int, error) {
-	newTable, err := createNewTable(ctx, tx, tg.table)
+// writeNewTable writes the target as a new table (swap.go), switched in after the commit:
+// the stored rows of the groups the file does not have, then the file's rows merged with
+// the stored ones (a stored row of a group that the file does not list is left behind). A
+// row equal to the stored one keeps its updated_at; the others are written now, and
+// counted.
+func (tg target) writeNewTable(ctx context.Context, l *loader, from string, opts Options) (int, error) {
+	tx := l.tx
+	nt, err := l.createNewTable(ctx, tg.table)
 	if err != nil {
 		return 0, err
 	}
+	newTable := nt.name
 	list := strings.Join(tg.allColumns(), ", ")
 	if _, err := exec(ctx, tx, "copy "+tg.table, `INSERT INTO `+newTable+` (`+list+`)
 		SELECT `+list+` FROM `+tg.table+` t
@@ -369,7 +375,7 @@ func (tg target) writeNewTable(ctx context.Context, tx pgx.Tx, from string, opts
 	if err != nil {
 		return 0, fmt.Errorf("write %s: %w", newTable, err)
 	}
-	return written, swapIn(ctx, tx, tg.table, newTable)
+	return written, nil
 }
 
 // exec runs a statement of the load and returns the rows it wrote.

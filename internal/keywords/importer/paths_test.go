@@ -197,6 +197,25 @@ func TestNewTableKeepsDefinitionAndReaders(t *testing.T) {
 			t.Errorf("read during the import: %v", err)
 		}
 		seen = append(seen, n)
+		// Writers wait: other imports and the sample set on the advisory lock, anyone on
+		// the table's lock (checked while keyword_metrics is switched, the first time).
+		var free bool
+		if err := pool.QueryRow(rctx, `SELECT pg_try_advisory_xact_lock($1)`, importer.WritersLock).Scan(&free); err != nil || free {
+			t.Errorf("the writers' lock was free (%v)", err)
+		}
+		if len(seen) > 1 {
+			return
+		}
+		err := pgx.BeginFunc(rctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(rctx, `SET LOCAL lock_timeout = '50ms'`); err != nil {
+				return err
+			}
+			_, err := tx.Exec(rctx, `UPDATE keyword_metrics SET cpc = 1 WHERE country = 'xr'`)
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), "lock timeout") {
+			t.Errorf("a write during the import: %v, want a lock timeout", err)
+		}
 	})
 	file := "keyword,volume\nalready here,6\nnew one,1\nnew two,2\n"
 	if _, err := importer.ImportKeywords(ctx, pool, strings.NewReader(file), importer.Options{Country: "xr"}); err != nil {
@@ -312,4 +331,33 @@ func TestImportMergesPendingIndexEntries(t *testing.T) {
 	if indexes == 0 || pages != 0 {
 		t.Errorf("%d pending pages left in %d GIN indexes", pages, indexes)
 	}
+}
+
+// An import that fails after writing its new table leaves the old table as it was and no
+// new table behind, and the next import runs.
+func TestNewTableAbandoned(t *testing.T) {
+	pool := testenv.Postgres(t)
+	ctx := context.Background()
+	if _, err := importer.ImportKeywords(ctx, pool, strings.NewReader("keyword,volume\nkept as is,5\n"), importer.Options{Country: "xf"}); err != nil {
+		t.Fatal(err)
+	}
+	failing, cancel := context.WithCancel(ctx)
+	importer.AlwaysNewTable(t, cancel) // the import is cancelled before its switch
+	_, err := importer.ImportKeywords(failing, pool, strings.NewReader("keyword,volume\nkept as is,6\nnever stored,1\n"), importer.Options{Country: "xf"})
+	if err == nil {
+		t.Fatal("the cancelled import succeeded")
+	}
+	checkMetrics(t, getMetrics(t, pool, "xf", "en", "kept as is"), "kept as is", i64(5), nil, nil, nil, nil)
+	if getMetrics(t, pool, "xf", "en", "never stored") != nil {
+		t.Error("a row of the cancelled import was stored")
+	}
+	var stray int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE relname LIKE '%\_import%'`).Scan(&stray); err != nil || stray != 0 {
+		t.Errorf("%d relations left named *_import* (%v)", stray, err)
+	}
+	importer.AlwaysNewTable(t, nil)
+	if _, err := importer.ImportKeywords(ctx, pool, strings.NewReader("keyword,volume\nkept as is,7\n"), importer.Options{Country: "xf"}); err != nil {
+		t.Fatal(err)
+	}
+	checkMetrics(t, getMetrics(t, pool, "xf", "en", "kept as is"), "kept as is", i64(7), nil, nil, nil, nil)
 }

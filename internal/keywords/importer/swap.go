@@ -8,16 +8,21 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
 )
 
 // A file larger than the table it loads into is written as a new table rather than row by
 // row into the old one: the rows the file does not replace are copied, the file's rows
-// added, the indexes built once over the whole (a GIN index built in one pass costs a
-// fraction of a million inserts into it), and the new table takes the old one's name in a
-// moment at the end. Until then the API reads the old table as before: the import holds
-// only a lock against other writers. The switch needs the table to itself
-// (ACCESS EXCLUSIVE) for milliseconds; it waits at most swapLockTimeout for running
-// queries at a time, letting the queries queued behind it through before it tries again.
+// added and committed, the indexes built once over the whole, on two connections at a
+// time (a GIN index built in one pass costs a fraction of a million inserts into it), and
+// the new table takes the old one's name in a moment at the end. Until then the API reads
+// the old table as before: from before the copy to the switch, a transaction of the
+// import's holds it against other writers only, and the writers' advisory lock keeps other
+// imports out. The switch needs the table to itself (ACCESS EXCLUSIVE) for milliseconds; it
+// waits at most swapLockTimeout for running queries at a time, letting the queries queued
+// behind it through before it tries again. An import that fails or is killed before the
+// switch leaves the old table as it was.
 //
 // Nothing is lost in the switch: the new table is made LIKE the old one (columns,
 // defaults, generated columns, CHECK constraints, storage, comments), with its storage
@@ -74,24 +79,18 @@ func bulkLoad(ctx context.Context, tx pgx.Tx, table string, columns []string, di
 // newTableSuffix names the table an import builds before it takes the old one's name.
 const newTableSuffix = "_import"
 
-// createNewTable creates table+newTableSuffix like table, without indexes, and returns its
-// name.
-func createNewTable(ctx context.Context, tx pgx.Tx, table string) (string, error) {
-	name := table + newTableSuffix
-	if _, err := tx.Exec(ctx, `CREATE TABLE `+name+` (LIKE `+table+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
-		return "", fmt.Errorf("create %s: %w", name, err)
-	}
-	var opts []string
-	if err := tx.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = $1::regclass`, table).Scan(&opts); err != nil {
-		return "", fmt.Errorf("read storage parameters of %s: %w", table, err)
-	}
-	if len(opts) > 0 {
-		// reloptions are name=value pairs as PostgreSQL prints them back.
-		if _, err := tx.Exec(ctx, `ALTER TABLE `+name+` SET (`+strings.Join(opts, ", ")+`)`); err != nil {
-			return "", fmt.Errorf("copy storage parameters of %s: %w", table, err)
-		}
-	}
-	return name, nil
+// indexBuilders is how many connections build a new table's indexes at a time: a GIN
+// index is built by one process, and the tier indexes of keyword_metrics are 28.
+const indexBuilders = 2
+
+// newTable is a table an import wrote to take the place of table once its indexes are
+// built. guard, a transaction of its own, holds table against other writers from before
+// the rows were copied until the switch, which it makes.
+type newTable struct {
+	table, name string
+	indexes     []index
+	conn        *pgxpool.Conn
+	guard       pgx.Tx
 }
 
 // index is an index of the old table to build on the new one.
@@ -101,12 +100,51 @@ type index struct {
 	conName    string
 	def        string // pg_get_indexdef from " USING " on
 	unique     bool
+	tmp        string // its name until the switch
 }
 
-// swapIn builds the indexes of table on its new table, then switches the two: the old
-// table is dropped and the new one takes its name and its indexes' names.
-func swapIn(ctx context.Context, tx pgx.Tx, table, newTable string) error {
-	rows, err := tx.Query(ctx, `SELECT ic.relname, coalesce(con.contype::text, ''), coalesce(con.conname, ''),
+// loader is the state of one import: its transaction and the new tables to switch in
+// after it commits.
+type loader struct {
+	pool *pgxpool.Pool
+	tx   pgx.Tx
+	news []*newTable
+}
+
+// createNewTable locks table against other writers in a transaction of its own, then,
+// in the import's, creates table+newTableSuffix like table, without indexes.
+func (l *loader) createNewTable(ctx context.Context, table string) (*newTable, error) {
+	nt := &newTable{table: table, name: table + newTableSuffix}
+	var err error
+	if nt.conn, err = l.pool.Acquire(ctx); err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	l.news = append(l.news, nt) // abandon releases it
+	if nt.guard, err = nt.conn.Begin(ctx); err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	if _, err := nt.guard.Exec(ctx, `LOCK TABLE `+table+` IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", table, err)
+	}
+	// A table of that name is left by an import that was killed: under the writers' lock
+	// no other import is using it.
+	if _, err := l.tx.Exec(ctx, `DROP TABLE IF EXISTS `+nt.name); err != nil {
+		return nil, fmt.Errorf("drop %s: %w", nt.name, err)
+	}
+	if _, err := l.tx.Exec(ctx, `CREATE TABLE `+nt.name+` (LIKE `+table+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
+		return nil, fmt.Errorf("create %s: %w", nt.name, err)
+	}
+	var opts []string
+	if err := l.tx.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = $1::regclass`, table).Scan(&opts); err != nil {
+		return nil, fmt.Errorf("read storage parameters of %s: %w", table, err)
+	}
+	if len(opts) > 0 {
+		// reloptions are name=value pairs as PostgreSQL prints them back.
+		if _, err := l.tx.Exec(ctx, `ALTER TABLE `+nt.name+` SET (`+strings.Join(opts, ", ")+`)`); err != nil {
+			return nil, fmt.Errorf("copy storage parameters of %s: %w", table, err)
+		}
+	}
+	rows, err := l.tx.Query(ctx, `SELECT ic.relname, coalesce(con.contype::text, ''), coalesce(con.conname, ''),
 			substr(pg_get_indexdef(i.indexrelid), strpos(pg_get_indexdef(i.indexrelid), ' USING ')),
 			i.indisunique
 		FROM pg_index i
@@ -115,52 +153,100 @@ func swapIn(ctx context.Context, tx pgx.Tx, table, newTable string) error {
 		WHERE i.indrelid = $1::regclass
 		ORDER BY ic.relname`, table)
 	if err != nil {
-		return fmt.Errorf("read indexes of %s: %w", table, err)
+		return nil, fmt.Errorf("read indexes of %s: %w", table, err)
 	}
-	idx, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (index, error) {
+	nt.indexes, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (index, error) {
 		var x index
 		return x, r.Scan(&x.name, &x.constraint, &x.conName, &x.def, &x.unique)
 	})
 	if err != nil {
-		return fmt.Errorf("read indexes of %s: %w", table, err)
+		return nil, fmt.Errorf("read indexes of %s: %w", table, err)
 	}
-	// maintenance_work_mem holds an index build's sort and a GIN build's entries.
-	if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '512MB'`); err != nil {
-		return fmt.Errorf("set maintenance_work_mem: %w", err)
+	for i := range nt.indexes {
+		nt.indexes[i].tmp = fmt.Sprintf("%s_%d", nt.name, i)
 	}
-	for i, x := range idx {
-		unique := ""
-		if x.unique {
-			unique = "UNIQUE "
+	return nt, nil
+}
+
+// switchTables builds the indexes of the new tables, indexBuilders at a time, then
+// switches each in for its old table: the old table is dropped, the new one takes its
+// name, its indexes' and constraints' names and its triggers. The import's transaction
+// has committed the new tables' rows.
+func (l *loader) switchTables(ctx context.Context) error {
+	for len(l.news) > 0 {
+		nt := l.news[0]
+		if err := l.buildIndexes(ctx, nt); err != nil {
+			return err
 		}
-		tmp := fmt.Sprintf("%s_%d", newTable, i)
-		if _, err := tx.Exec(ctx, `CREATE `+unique+`INDEX `+tmp+` ON `+newTable+x.def); err != nil {
-			return fmt.Errorf("build index %s: %w", x.name, err)
+		if err := nt.switchIn(ctx); err != nil {
+			return err
 		}
+		nt.conn.Release()
+		l.news = l.news[1:]
 	}
-	if err := copyTriggers(ctx, tx, table, newTable); err != nil {
+	return nil
+}
+
+// buildIndexes builds the indexes of nt, each in a transaction of its own on one of
+// indexBuilders connections.
+func (l *loader) buildIndexes(ctx context.Context, nt *newTable) error {
+	todo := make(chan index, len(nt.indexes))
+	for _, x := range nt.indexes {
+		todo <- x
+	}
+	close(todo)
+	g, ctx := errgroup.WithContext(ctx)
+	for range min(indexBuilders, len(nt.indexes)) {
+		g.Go(func() error {
+			for x := range todo {
+				unique := ""
+				if x.unique {
+					unique = "UNIQUE "
+				}
+				err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+					// maintenance_work_mem holds a build's sort or a GIN build's entries.
+					if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
+						return err
+					}
+					_, err := tx.Exec(ctx, `CREATE `+unique+`INDEX `+x.tmp+` ON `+nt.name+x.def)
+					return err
+				})
+				if err != nil {
+					return fmt.Errorf("build index %s: %w", x.name, err)
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// switchIn replaces the old table by the new one in the guard's transaction.
+func (nt *newTable) switchIn(ctx context.Context) error {
+	tx := nt.guard
+	if err := copyTriggers(ctx, tx, nt.table, nt.name); err != nil {
 		return err
 	}
 	if beforeSwap != nil {
 		beforeSwap()
 	}
-	if err := lockForSwap(ctx, tx, table); err != nil {
+	if err := lockForSwap(ctx, tx, nt.table); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `DROP TABLE `+table); err != nil {
-		return fmt.Errorf("drop old %s: %w", table, err)
+	if _, err := tx.Exec(ctx, `DROP TABLE `+nt.table); err != nil {
+		return fmt.Errorf("drop old %s: %w", nt.table, err)
 	}
-	if _, err := tx.Exec(ctx, `ALTER TABLE `+newTable+` RENAME TO `+table); err != nil {
-		return fmt.Errorf("rename %s: %w", newTable, err)
+	if _, err := tx.Exec(ctx, `ALTER TABLE `+nt.name+` RENAME TO `+nt.table); err != nil {
+		return fmt.Errorf("rename %s: %w", nt.name, err)
 	}
-	for i, x := range idx {
-		tmp := pgx.Identifier{fmt.Sprintf("%s_%d", newTable, i)}.Sanitize()
+	for _, x := range nt.indexes {
+		tmp := pgx.Identifier{x.tmp}.Sanitize()
 		var sql string
 		switch x.constraint {
 		case "p":
-			sql = `ALTER TABLE ` + table + ` ADD CONSTRAINT ` + pgx.Identifier{x.conName}.Sanitize() + ` PRIMARY KEY USING INDEX ` + tmp
+			sql = `ALTER TABLE ` + nt.table + ` ADD CONSTRAINT ` + pgx.Identifier{x.conName}.Sanitize() + ` PRIMARY KEY USING INDEX ` + tmp
 		case "u":
-			sql = `ALTER TABLE ` + table + ` ADD CONSTRAINT ` + pgx.Identifier{x.conName}.Sanitize() + ` UNIQUE USING INDEX ` + tmp
+			sql = `ALTER TABLE ` + nt.table + ` ADD CONSTRAINT ` + pgx.Identifier{x.conName}.Sanitize() + ` UNIQUE USING INDEX ` + tmp
 		default:
 			sql = `ALTER INDEX ` + tmp + ` RENAME TO ` + pgx.Identifier{x.name}.Sanitize()
 		}
@@ -168,7 +254,24 @@ func swapIn(ctx context.Context, tx pgx.Tx, table, newTable string) error {
 			return fmt.Errorf("name index %s: %w", x.name, err)
 		}
 	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("switch in %s: %w", nt.table, err)
+	}
 	return nil
+}
+
+// abandon gives up the new tables not switched in: their guards roll back and the tables
+// (committed when the import's transaction was) are dropped.
+func (l *loader) abandon(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	for _, nt := range l.news {
+		if nt.guard != nil {
+			_ = nt.guard.Rollback(ctx)
+		}
+		nt.conn.Release()
+		_, _ = l.pool.Exec(ctx, `DROP TABLE IF EXISTS `+nt.name)
+	}
+	l.news = nil
 }
 
 // lockForSwap takes table for the switch, waiting at most swapLockTimeout at a time for

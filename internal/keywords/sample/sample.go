@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/contentapi/contentapi/internal/keywords/importer"
 	"github.com/contentapi/contentapi/internal/postgres"
 )
 
@@ -95,6 +96,11 @@ func IsEmpty(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
 func Seed(ctx context.Context, pool *pgxpool.Pool) (keywordRows, rankingRows int, err error) {
 	kws, rks := Keywords(), Rankings()
 	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
+		// An import may hold the tables over several transactions (a large file is
+		// switched in as a new table): wait for it.
+		if err := importer.LockKeywordData(ctx, tx); err != nil {
+			return err
+		}
 		b := &pgx.Batch{}
 		for _, k := range kws {
 			b.Queue(`INSERT INTO keyword_metrics (keyword, country, language, search_volume,
