@@ -359,6 +359,14 @@ func (tg target) writeNewTable(ctx context.Context, l *loader, from string, opts
 	}
 	newTable := nt.name
 	list := strings.Join(tg.allColumns(), ", ")
+	var stored bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+tg.table+`)`).Scan(&stored); err != nil {
+		return 0, fmt.Errorf("read %s: %w", tg.table, err)
+	}
+	if !stored { // the first load: nothing to copy or compare
+		return exec(ctx, tx, "write "+newTable, `INSERT INTO `+newTable+` (`+list+`)
+			SELECT `+tg.values(false)+`, $1, $2, now() FROM `+from+` s`, source(opts), opts.Synthetic)
+	}
 	if _, err := exec(ctx, tx, "copy "+tg.table, `INSERT INTO `+newTable+` (`+list+`)
 		SELECT `+list+` FROM `+tg.table+` t
 		WHERE NOT EXISTS (SELECT 1 FROM `+from+` s WHERE `+tg.groupJoin()+`)`); err != nil {

@@ -111,15 +111,58 @@ func tableState(t *testing.T, pool *pgxpool.Pool, c string) string {
 	return s
 }
 
+// schemaPool returns a pool whose unqualified tables are empty copies of keyword_metrics
+// and domain_rankings (indexes and triggers too) in a schema of their own.
+func schemaPool(t *testing.T, schema string) *pgxpool.Pool {
+	t.Helper()
+	pool, dsn := testenv.PostgresDSN(t)
+	ctx := context.Background()
+	for _, table := range []string{"keyword_metrics", "domain_rankings"} {
+		if _, err := pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+schema+`;
+			CREATE TABLE `+schema+`.`+table+` (LIKE public.`+table+` INCLUDING ALL)`); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := pool.Query(ctx, `SELECT replace(pg_get_triggerdef(oid), ' ON public.', ' ON `+schema+`.')
+			FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal`, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range defs {
+			if _, err := pool.Exec(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema + ", public"
+	p, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Close()
+		_, _ = pool.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+	})
+	return p
+}
+
 // A file is written row by row into the table or as a new table that replaces it
-// (swap.go); both give the same rows, the same reports and the same updated_at changes.
+// (swap.go), into an empty table first; both give the same rows, the same reports and the
+// same updated_at changes.
 func TestNewTableWritesWhatRowsWrite(t *testing.T) {
-	pool := testenv.Postgres(t)
-	rowsLog := loadScenario(t, pool, "xa")
-	rowsState := tableState(t, pool, "xa")
+	rowsPool, tablePool := schemaPool(t, "by_rows"), schemaPool(t, "by_table")
+	rowsLog := loadScenario(t, rowsPool, "xa")
+	rowsState := tableState(t, rowsPool, "xa")
 	importer.AlwaysNewTable(t, nil)
-	tableLog := loadScenario(t, pool, "xb")
-	if tableState := tableState(t, pool, "xb"); tableState != rowsState {
+	tableLog := loadScenario(t, tablePool, "xa")
+	if tableState := tableState(t, tablePool, "xa"); tableState != rowsState {
 		t.Errorf("rows written differ:\nrow by row:\n%s\nnew table:\n%s", rowsState, tableState)
 	}
 	if !slices.Equal(rowsLog, tableLog) {
@@ -140,14 +183,14 @@ func TestNewTableWritesWhatRowsWrite(t *testing.T) {
 	if !slices.Equal(rowsLog, want) {
 		t.Errorf("imports:\n%s\nwant:\n%s", strings.Join(rowsLog, "\n"), strings.Join(want, "\n"))
 	}
-	for _, c := range []string{"xa", "xb"} {
-		checkMetrics(t, getMetrics(t, pool, c, "en", "budget app"), "budget app", i64(210), nil, f64(2.6), nil, str("commercial"))
-		checkMetrics(t, getMetrics(t, pool, c, "en", "made up"), "made up", i64(10), f64(5), nil, nil, nil)
-		if got := getURLs(t, pool, "brew.example", c, "budget app"); !slices.Equal(got, []string{"https://brew.example/c"}) {
-			t.Errorf("%s: budget app URLs %v", c, got)
+	for _, p := range []*pgxpool.Pool{rowsPool, tablePool} {
+		checkMetrics(t, getMetrics(t, p, "xa", "en", "budget app"), "budget app", i64(210), nil, f64(2.6), nil, str("commercial"))
+		checkMetrics(t, getMetrics(t, p, "xa", "en", "made up"), "made up", i64(10), f64(5), nil, nil, nil)
+		if got := getURLs(t, p, "brew.example", "xa", "budget app"); !slices.Equal(got, []string{"https://brew.example/c"}) {
+			t.Errorf("budget app URLs %v", got)
 		}
-		if pos, _ := getPosition(t, pool, "brew.example", c, "kelvin"); pos != 2 {
-			t.Errorf("%s: kelvin position %d, want 2", c, pos)
+		if pos, _ := getPosition(t, p, "brew.example", "xa", "kelvin"); pos != 2 {
+			t.Errorf("kelvin position %d, want 2", pos)
 		}
 	}
 }
