@@ -151,7 +151,7 @@ func (l *loader) createNewTable(ctx context.Context, table string) (*newTable, e
 		JOIN pg_class ic ON ic.oid = i.indexrelid
 		LEFT JOIN pg_constraint con ON con.conindid = i.indexrelid AND con.conrelid = i.indrelid
 		WHERE i.indrelid = $1::regclass
-		ORDER BY ic.relname`, table)
+		ORDER BY ic.relam = (SELECT oid FROM pg_am WHERE amname = 'btree') DESC, ic.relname`, table)
 	if err != nil {
 		return nil, fmt.Errorf("read indexes of %s: %w", table, err)
 	}
@@ -188,7 +188,8 @@ func (l *loader) switchTables(ctx context.Context) error {
 }
 
 // buildIndexes builds the indexes of nt, each in a transaction of its own on one of
-// indexBuilders connections.
+// indexBuilders connections: the B-trees first (the longest builds, over every row), then
+// the others as the builders come free.
 func (l *loader) buildIndexes(ctx context.Context, nt *newTable) error {
 	todo := make(chan index, len(nt.indexes))
 	for _, x := range nt.indexes {
