@@ -285,9 +285,12 @@ type OutlineSection struct {
 	TalkingPoints []string `json:"talking_points"`
 }
 
-// Recommendation is a recommended article.
+// Recommendation is a recommended article or page improvement.
 type Recommendation struct {
-	Priority            int              `json:"priority"`
+	Priority int `json:"priority"`
+	// Action is "improve" (the domain's page at URL) or "create" (a new article).
+	Action              string           `json:"action"`
+	URL                 *string          `json:"url"`
 	Title               string           `json:"title"`
 	TargetKeyword       string           `json:"target_keyword"`
 	SearchVolume        *int64           `json:"search_volume"`
@@ -337,6 +340,8 @@ type ContentMapRequest struct {
 // MapRecommendation is a recommendation in a content map.
 type MapRecommendation struct {
 	Priority          int      `json:"priority"`
+	Action            string   `json:"action"` // "improve" (the page at URL) or "create"
+	URL               *string  `json:"url"`
 	TargetKeyword     string   `json:"target_keyword"`
 	SearchVolume      *int64   `json:"search_volume"`
 	KeywordDifficulty *float64 `json:"keyword_difficulty"`

@@ -11,11 +11,17 @@ import (
 )
 
 // FocusBoost is added to a candidate's opportunity score, for ranking only, when its stems
-// include every stem of one of the request's focus topics.
+// include every stem of one of the request's focus topics (OnTopicAll).
 const FocusBoost = 15
 
 // MaxRelated is how many related keywords a recommendation lists.
 const MaxRelated = 10
+
+// What a recommendation asks for: a new article, or work on a page the site has.
+const (
+	ActionCreate  = "create"
+	ActionImprove = "improve"
+)
 
 // Candidate is a keyword that could become a piece of content.
 type Candidate struct {
@@ -31,21 +37,32 @@ type Candidate struct {
 
 // Site is what is known about the domain the recommendations are for.
 type Site struct {
-	// Rankings are the keywords the domain ranks for.
+	// Rankings are the keywords the domain ranks for, with their URLs.
 	Rankings []keywords.Ranking
-	// PageTitles are the titles and H1s of the domain's existing pages.
-	PageTitles []string
+	// Pages are the domain's indexable pages.
+	Pages []SitePage
 	// Language is the content's language code; "" means English.
 	Language string
 	// Year dates commercial titles ("Best X in 2026"); 0 leaves them undated.
 	Year int
 }
 
-// Recommendation is one piece of content to create.
+// SitePage is one of the domain's pages: its URL, title and H1.
+type SitePage struct {
+	URL, Title, H1 string
+}
+
+// Recommendation is one piece of content to create, or a page to improve.
 type Recommendation struct {
 	// Priority is 1 for the most worthwhile, then 2, 3, … without gaps.
 	Priority int
-	// Title is the proposed article title.
+	// Action is ActionImprove when the site has a page for the target (it ranks for the
+	// keyword, or a page's title or H1 covers it), else ActionCreate.
+	Action string
+	// URL is the page to improve: the URL ranking best for the target, else the page
+	// covering it; "" for ActionCreate, or when the ranking data names no URL.
+	URL string
+	// Title is the proposed article title (for an improvement, the title to aim the page at).
 	Title string
 	// TargetKeyword is the keyword the content targets, with its metrics.
 	TargetKeyword keywords.Keyword
@@ -56,7 +73,8 @@ type Recommendation struct {
 	Intent string
 	// Outline is the article's H2 sections.
 	Outline []Section
-	// Related are the cluster's other keywords, highest volume first, at most 10.
+	// Related are the cluster's other keywords, highest volume first, at most 10; never a
+	// keyword the site ranks for with another URL.
 	Related []string
 	// Position is the domain's current position for the target keyword (0 = not ranking).
 	Position int
@@ -64,52 +82,86 @@ type Recommendation struct {
 	CompetitorPositions map[string]int
 }
 
-// Recommend turns candidates into a prioritised content plan for a site. brand is the
-// brand_context (see ParseBrand); limit ≤ 0 means no limit.
-//
-//   - Excluded: candidates the domain ranks #1–3 for (keyword normalised with
-//     NormalizePhrase) and topics an existing page covers, i.e. whose stem set is equal to
-//     or contained in the stems of one of Site.PageTitles.
-//   - Candidates normalising to the same phrase are merged: the higher-volume one is kept
-//     (then higher relevance, then alphabetical).
-//   - Rank = OpportunityScore(keyword, the domain's best position for it) + FocusBoost (15)
-//     when the keyword's stems include all stems of a focus topic; ties go to the higher
-//     volume, then the number of competitors ranking, then alphabetical.
-//   - Priorities run 1..n without gaps; at most limit recommendations.
-//
-// Titles use Title (English templates; other languages get the keyword capitalised);
-// outlines use BuildOutline; Related lists the cluster's other keywords by volume.
-func Recommend(cands []Candidate, site Site, brand string, focusTopics []string, limit int) []Recommendation {
-	lang := site.Language
-	positions := make(map[string]int)
-	for _, r := range site.Rankings {
+// siteRank is the domain's best position for a keyword and the URL holding it.
+type siteRank struct {
+	pos int
+	url string
+}
+
+// siteRanks maps each normalised keyword the domain ranks for to its best position; at
+// equal positions a named URL wins, then the first in alphabetical order.
+func siteRanks(rankings []keywords.Ranking, lang string) map[string]siteRank {
+	out := make(map[string]siteRank)
+	for _, r := range rankings {
 		key := NormalizePhrase(r.Keyword.Keyword, lang)
 		if key == "" || r.Position < 1 {
 			continue
 		}
-		if p, ok := positions[key]; !ok || r.Position < p {
-			positions[key] = r.Position
+		prev, ok := out[key]
+		if !ok || r.Position < prev.pos || r.Position == prev.pos && (prev.url == "" || r.URL != "" && r.URL < prev.url) {
+			out[key] = siteRank{r.Position, r.URL}
 		}
 	}
-	var covered [][]string
-	for _, t := range site.PageTitles {
-		if s := stemSet(t, lang); len(s) > 0 {
-			covered = append(covered, s)
+	return out
+}
+
+// Recommend turns candidates into a prioritised content plan for a site. brand is the
+// brand_context (see ParseBrand); limit ≤ 0 means no limit.
+//
+//   - Each candidate's target (keyword normalised with NormalizePhrase) is:
+//     ranked #1–3 by the domain: dropped, there is little left to gain;
+//     ranked #4 or lower: ActionImprove of the URL ranking best for it (striking distance,
+//     #4–20, scores highest);
+//     not ranked, but the domain ranks for another keyword of its cluster: ActionImprove of
+//     the URL ranking best among them (that page covers the topic);
+//     not ranked, but one of Site.Pages has a title or H1 whose stems include all of the
+//     keyword's: ActionImprove of that page (the first by URL);
+//     otherwise: ActionCreate. A new article is thus never proposed for a keyword the
+//     domain ranks for, which would compete with its own ranking page.
+//   - With focus topics, only candidates on one of them (MatchTopics: all the topic's
+//     stems, or its head word's) are kept: the plan is then shorter than limit when the data
+//     holds fewer on-topic candidates.
+//   - Candidates normalising to the same phrase are merged: the higher-volume one is kept
+//     (then higher relevance, then alphabetical).
+//   - Rank = OpportunityScore(keyword, the domain's best position for it) + FocusBoost (15)
+//     when the keyword holds all stems of a focus topic; ties go to the higher volume, then
+//     the number of competitors ranking, then alphabetical.
+//   - Priorities run 1..n without gaps; at most limit recommendations.
+//
+// Related keywords and the outline's keyword sections leave out the cluster's keywords the
+// domain ranks for with a URL other than the recommendation's: those belong to other pages.
+// Titles use Title (English templates; other languages get the keyword capitalised);
+// outlines use BuildOutline; Related lists the cluster's other keywords by volume.
+func Recommend(cands []Candidate, site Site, brand string, focusTopics []string, limit int) []Recommendation {
+	lang := site.Language
+	ranks := siteRanks(site.Rankings, lang)
+	type page struct {
+		url    string
+		titles [][]string
+	}
+	var pages []page
+	for _, p := range site.Pages {
+		pg := page{url: p.URL}
+		for _, t := range []string{p.Title, p.H1} {
+			if s := stemSet(t, lang); len(s) > 0 {
+				pg.titles = append(pg.titles, s)
+			}
+		}
+		if len(pg.titles) > 0 {
+			pages = append(pages, pg)
 		}
 	}
-	var focus [][]string
-	for _, t := range focusTopics {
-		if s := stemSet(t, lang); len(s) > 0 {
-			focus = append(focus, s)
-		}
-	}
+	slices.SortStableFunc(pages, func(a, b page) int { return strings.Compare(a.url, b.url) })
 
 	type scored struct {
-		c     Candidate
-		key   string
-		pos   int
-		score int
-		rank  int
+		c      Candidate
+		key    string
+		pos    int
+		action string
+		url    string
+		note   string // an improvement's page and standing
+		score  int
+		rank   int
 	}
 	best := make(map[string]*scored)
 	for _, c := range cands {
@@ -118,19 +170,32 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 			continue
 		}
 		key := strings.Join(set, " ")
-		pos := positions[key]
-		if pos >= 1 && pos <= 3 {
-			continue
+		s := &scored{c: c, key: key, action: ActionCreate}
+		if r, ok := ranks[key]; ok {
+			if r.pos <= 3 {
+				continue
+			}
+			s.pos, s.action, s.url = r.pos, ActionImprove, r.url
+			s.note = improveNote(s.url, fmt.Sprintf("ranks #%d for %s", r.pos, quote(readablePhrase(c.Keyword.Keyword))))
+		} else if kw, r, ok := clusterPage(c.Cluster, ranks, lang); ok {
+			s.action, s.url = ActionImprove, r.url
+			s.note = improveNote(s.url, fmt.Sprintf("ranks #%d for %s, a keyword of the same topic", r.pos, quote(readablePhrase(kw))))
+		} else if i := slices.IndexFunc(pages, func(p page) bool {
+			return slices.ContainsFunc(p.titles, func(t []string) bool { return subset(set, t) })
+		}); i >= 0 {
+			s.action, s.url = ActionImprove, pages[i].url
+			s.note = improveNote(s.url, "has a title that already covers "+quote(readablePhrase(c.Keyword.Keyword)))
 		}
-		if slices.ContainsFunc(covered, func(page []string) bool { return subset(set, page) }) {
+		match := MatchTopics(c.Keyword.Keyword, focusTopics, lang)
+		if len(focusTopics) > 0 && match == OffTopic {
 			continue
 		}
 		if prev, ok := best[key]; ok && compareKeywords(prev.c.Keyword, c.Keyword) <= 0 {
 			continue
 		}
-		s := &scored{c: c, key: key, pos: pos, score: OpportunityScore(c.Keyword, pos)}
+		s.score = OpportunityScore(c.Keyword, s.pos)
 		s.rank = s.score
-		if slices.ContainsFunc(focus, func(topic []string) bool { return subset(topic, set) }) {
+		if match == OnTopicAll {
 			s.rank += FocusBoost
 		}
 		best[key] = s
@@ -155,28 +220,64 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 	out := make([]Recommendation, len(list))
 	for i, s := range list {
 		k := s.c.Keyword
+		// Keywords another URL of the site ranks for are that page's business.
+		cluster := slices.DeleteFunc(slices.Clone(s.c.Cluster), func(ck keywords.Keyword) bool {
+			key := NormalizePhrase(ck.Keyword, lang)
+			r, ok := ranks[key]
+			return ok && key != s.key && (s.url == "" || r.url != s.url)
+		})
 		intent := Intent(k)
 		title := Title(k.Keyword, intent, brand, site.Year)
 		if !english {
 			title = upperFirst(readablePhrase(k.Keyword))
 		}
-		outline := BuildOutline(k, s.c.Cluster, s.c.CompetitorH2s, brand, intent)
-		if note := competitorNote(k.Keyword, s.c.CompetitorPositions); note != "" && len(outline) > 0 {
-			outline[0].TalkingPoints = append(outline[0].TalkingPoints, note)
+		outline := BuildOutline(k, cluster, s.c.CompetitorH2s, brand, intent)
+		if len(outline) > 0 {
+			if s.note != "" {
+				outline[0].TalkingPoints = append([]string{s.note}, outline[0].TalkingPoints...)
+			}
+			if note := competitorNote(k.Keyword, s.c.CompetitorPositions); note != "" {
+				outline[0].TalkingPoints = append(outline[0].TalkingPoints, note)
+			}
 		}
 		out[i] = Recommendation{
 			Priority:            i + 1,
+			Action:              s.action,
+			URL:                 s.url,
 			Title:               title,
 			TargetKeyword:       k,
 			OpportunityScore:    s.score,
 			Intent:              intent,
 			Outline:             outline,
-			Related:             RelatedKeywords(k, s.c.Cluster, lang, MaxRelated),
+			Related:             RelatedKeywords(k, cluster, lang, MaxRelated),
 			Position:            s.pos,
 			CompetitorPositions: s.c.CompetitorPositions,
 		}
 	}
 	return out
+}
+
+// improveNote says which page an improvement works on and why that page.
+func improveNote(url, standing string) string {
+	page := "the page"
+	if url != "" {
+		page = RelativePath(url)
+	}
+	return fmt.Sprintf("Improve %s, which %s: work these sections into it rather than starting a new page that would compete with it.", page, standing)
+}
+
+// clusterPage is the domain's best-ranked keyword of a cluster and its ranking, when the
+// domain ranks for one: the page holding that ranking covers the cluster's topic.
+func clusterPage(cluster []keywords.Keyword, ranks map[string]siteRank, lang string) (string, siteRank, bool) {
+	var best siteRank
+	kw, found := "", false
+	for _, k := range cluster {
+		r, ok := ranks[NormalizePhrase(k.Keyword, lang)]
+		if ok && (!found || r.pos < best.pos || r.pos == best.pos && k.Keyword < kw) {
+			best, kw, found = r, k.Keyword, true
+		}
+	}
+	return kw, best, found
 }
 
 // competitorNote names the competitors ranking for a keyword, best first.
@@ -326,27 +427,32 @@ func GapKeywords(gaps []keywords.Gap) []keywords.Keyword {
 	return out
 }
 
-// CandidatesFromClusters makes one candidate per cluster: its strongest keyword as target,
-// the cluster as context and the competitor positions of the target from gaps (matched with
-// NormalizePhrase). Competitor headings are left to the caller, who crawls the pages.
-func CandidatesFromClusters(clusters []Cluster, gaps []keywords.Gap, lang string) []Candidate {
+// CandidatesFromClusters makes a plan's candidates from clusters. Per cluster: one for
+// each of its keywords the domain ranks for below #3 (Recommend proposes improving the
+// ranking page), and one for its strongest keyword the domain does not rank for (a new
+// article, unless a page covers it). Each has the cluster as context and its keyword's
+// competitor positions from gaps (matched with NormalizePhrase). Competitor headings are
+// left to the caller, who crawls the pages.
+func CandidatesFromClusters(clusters []Cluster, gaps []keywords.Gap, rankings []keywords.Ranking, lang string) []Candidate {
 	positions := make(map[string]map[string]int)
 	for _, g := range gaps {
 		if len(g.CompetitorPositions) > 0 {
 			positions[NormalizePhrase(g.Keyword.Keyword, lang)] = g.CompetitorPositions
 		}
 	}
-	out := make([]Candidate, 0, len(clusters))
+	ranks := siteRanks(rankings, lang)
+	var out []Candidate
 	for _, c := range clusters {
-		if len(c.Keywords) == 0 {
-			continue
+		unranked := false
+		for _, k := range c.Keywords {
+			key := NormalizePhrase(k.Keyword, lang)
+			r, ranked := ranks[key]
+			if ranked && r.pos <= 3 || !ranked && unranked {
+				continue
+			}
+			unranked = unranked || !ranked
+			out = append(out, Candidate{Keyword: k, Cluster: c.Keywords, CompetitorPositions: positions[key]})
 		}
-		t := c.Keywords[0]
-		out = append(out, Candidate{
-			Keyword:             t,
-			Cluster:             c.Keywords,
-			CompetitorPositions: positions[NormalizePhrase(t.Keyword, lang)],
-		})
 	}
 	return out
 }

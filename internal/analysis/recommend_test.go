@@ -21,33 +21,133 @@ func targets(recs []Recommendation) []string {
 	return out
 }
 
-func TestRecommendExclusions(t *testing.T) {
+func TestRecommendActions(t *testing.T) {
 	cands := []Candidate{
 		cand(kwvd("cold brew coffee", 40000, 40)),
 		cand(kwvd("cold brew ratio", 3000, 20)),
 		cand(kwvd("iced coffee recipe", 9000, 30)),
 		cand(kwvd("french press", 12000, 35)),
 		cand(kwvd("espresso tamper", 800, 10)),
+		cand(kwvd("moka pot", 5000, 30)),
 	}
 	site := Site{
 		Rankings: []keywords.Ranking{
-			rank("Cold Brew Coffee", 40000, 2, "https://acme.com/cold-brew"), // top 3: excluded
-			rank("french press", 12000, 7, "https://acme.com/fp"),            // striking distance: kept
+			rank("Cold Brew Coffee", 40000, 2, "https://acme.com/cold-brew"), // top 3: dropped
+			rank("french press", 12000, 9, "https://acme.com/fp-guide"),      // striking distance
+			rank("french press", 12000, 7, "https://acme.com/fp"),            // its best URL
+			rank("moka pot", 5000, 45, "https://acme.com/brewing"),           // ranks, far down
 		},
-		PageTitles: []string{"Iced Coffee Recipes for Summer | Acme", "About Acme"}, // covers "iced coffee recipe"
+		Pages: []SitePage{
+			{URL: "https://acme.com/summer", Title: "Iced Coffee Recipes for Summer | Acme"}, // covers "iced coffee recipe"
+			{URL: "https://acme.com/about", Title: "About Acme", H1: "Who we are"},
+		},
 	}
 	got := Recommend(cands, site, "", nil, 0)
-	if want := []string{"french press", "cold brew ratio", "espresso tamper"}; !slices.Equal(targets(got), want) {
-		t.Fatalf("targets %q, want %q", targets(got), want)
+	type want struct {
+		target, action, url string
+		pos                 int
 	}
-	if got[0].Position != 7 || got[0].OpportunityScore != OpportunityScore(cands[3].Keyword, 7) {
-		t.Errorf("french press: position %d score %d; want the site's position 7 in the score", got[0].Position, got[0].OpportunityScore)
+	var gotRows []want
+	for _, r := range got {
+		gotRows = append(gotRows, want{r.TargetKeyword.Keyword, r.Action, r.URL, r.Position})
+	}
+	wantRows := []want{
+		{"french press", ActionImprove, "https://acme.com/fp", 7},
+		{"moka pot", ActionImprove, "https://acme.com/brewing", 45},
+		{"iced coffee recipe", ActionImprove, "https://acme.com/summer", 0},
+		{"cold brew ratio", ActionCreate, "", 0},
+		{"espresso tamper", ActionCreate, "", 0},
+	}
+	if !reflect.DeepEqual(gotRows, wantRows) {
+		t.Fatalf("got  %v\nwant %v", gotRows, wantRows)
+	}
+	if got[0].OpportunityScore != OpportunityScore(cands[3].Keyword, 7) {
+		t.Errorf("french press: score %d; want the site's position 7 in the score", got[0].OpportunityScore)
+	}
+	if p := got[0].Outline[0].TalkingPoints[0]; !strings.Contains(p, "/fp, which ranks #7") {
+		t.Errorf("an improvement's first point names the page and its position: %q", p)
+	}
+	if p := got[3].Outline[0].TalkingPoints[0]; strings.Contains(p, "Improve") {
+		t.Errorf("a new article is not an improvement: %q", p)
 	}
 	for i, r := range got {
 		if r.Priority != i+1 {
 			t.Errorf("priority %d at index %d", r.Priority, i)
 		}
 	}
+}
+
+// A new article never targets, lists or outlines a keyword the site ranks for with a page
+// of its own; an improvement keeps the keywords of its own page.
+func TestRecommendNoCannibalization(t *testing.T) {
+	cluster := []keywords.Keyword{
+		kwv("cold brew", 9000), kwv("how long to steep cold brew", 2000), kwv("cold brew ratio", 1500),
+		kwv("cold brew concentrate", 800), kwv("is cold brew stronger than coffee", 500),
+	}
+	rankings := []keywords.Ranking{
+		rank("cold brew", 9000, 1, "https://acme.com/cold-brew"),
+		rank("how long to steep cold brew", 2000, 12, "https://acme.com/summer"),
+		rank("cold brew concentrate", 800, 30, "https://acme.com/summer"),
+	}
+	clusters := []Cluster{{Name: "cold brew", Keywords: cluster}}
+	cands := CandidatesFromClusters(clusters, nil, rankings, "en")
+	if want := []string{"how long to steep cold brew", "cold brew ratio", "cold brew concentrate"}; !slices.Equal(candTargets(cands), want) {
+		t.Fatalf("candidates %q, want %q (#1 left out, one new article: the strongest unranked)", candTargets(cands), want)
+	}
+	got := Recommend(cands, Site{Rankings: rankings}, "", nil, 0)
+	for _, r := range got {
+		ranked := slices.ContainsFunc(rankings, func(rk keywords.Ranking) bool { return rk.Keyword.Keyword == r.TargetKeyword.Keyword })
+		if r.Action == ActionCreate && ranked {
+			t.Errorf("new article for %q, which the site ranks for", r.TargetKeyword.Keyword)
+		}
+		if r.Action == ActionCreate {
+			for _, rel := range r.Related {
+				if slices.ContainsFunc(rankings, func(rk keywords.Ranking) bool { return rk.Keyword.Keyword == rel }) {
+					t.Errorf("new article for %q lists %q, which another page ranks for", r.TargetKeyword.Keyword, rel)
+				}
+			}
+			for _, s := range r.Outline {
+				if strings.Contains(strings.ToLower(s.H2), "steep") || strings.Contains(strings.ToLower(s.H2), "concentrate") {
+					t.Errorf("new article for %q has a section for another page's keyword: %q", r.TargetKeyword.Keyword, s.H2)
+				}
+			}
+		}
+		if r.TargetKeyword.Keyword == "how long to steep cold brew" && !slices.Contains(r.Related, "cold brew concentrate") {
+			t.Errorf("the improvement of /summer should list the page's other keyword: %q", r.Related)
+		}
+	}
+	var rows []string
+	for _, r := range got {
+		rows = append(rows, r.TargetKeyword.Keyword+" → "+r.Action+" "+r.URL)
+	}
+	// The topic is covered: the keyword no page ranks for goes to the page ranking #1 for
+	// the cluster, not to a new article.
+	want := []string{
+		"how long to steep cold brew → improve https://acme.com/summer",
+		"cold brew concentrate → improve https://acme.com/summer",
+		"cold brew ratio → improve https://acme.com/cold-brew",
+	}
+	if !slices.Equal(rows, want) {
+		t.Errorf("got  %q\nwant %q", rows, want)
+	}
+	if i := slices.IndexFunc(got, func(r Recommendation) bool { return r.TargetKeyword.Keyword == "cold brew ratio" }); i >= 0 {
+		if p := got[i].Outline[0].TalkingPoints[0]; !strings.Contains(p, "/cold-brew, which ranks #1 for “cold brew”, a keyword of the same topic") {
+			t.Errorf("first point %q", p)
+		}
+	}
+	// A topic no page covers is a new article.
+	other := CandidatesFromClusters([]Cluster{{Name: "moka pot", Keywords: []keywords.Keyword{kwv("moka pot", 900)}}}, nil, rankings, "en")
+	if got := Recommend(other, Site{Rankings: rankings}, "", nil, 0); len(got) != 1 || got[0].Action != ActionCreate || got[0].URL != "" {
+		t.Errorf("uncovered topic: %+v", got)
+	}
+}
+
+func candTargets(cs []Candidate) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Keyword.Keyword)
+	}
+	return out
 }
 
 func TestRecommendDedupeFocusLimit(t *testing.T) {
@@ -57,15 +157,16 @@ func TestRecommendDedupeFocusLimit(t *testing.T) {
 		cand(kwvd("espresso machine", 20000, 30)),
 		cand(kwvd("latte art", 4000, 30)),
 		cand(kwvd("moka pot", 2000, 30)),
+		cand(kwvd("moka pot coffee ratio", 1000, 30)),
 	}
 	got := Recommend(cands, Site{}, "", nil, 0)
-	if want := []string{"espresso machine", "coffee cold brew", "latte art", "moka pot"}; !slices.Equal(targets(got), want) {
+	if want := []string{"espresso machine", "coffee cold brew", "latte art", "moka pot", "moka pot coffee ratio"}; !slices.Equal(targets(got), want) {
 		t.Fatalf("no focus: %q, want %q", targets(got), want)
 	}
-	// A focus topic lifts its keywords above stronger ones; the score itself is not boosted.
-	got = Recommend(cands, Site{}, "", []string{"Moka Pots"}, 2)
-	if want := []string{"moka pot", "espresso machine"}; !slices.Equal(targets(got), want) {
-		t.Fatalf("focus + limit: %q, want %q", targets(got), want)
+	// Focus topics keep only their own keywords: fewer than the limit when there are no more.
+	got = Recommend(cands, Site{}, "", []string{"Moka Pots"}, 5)
+	if want := []string{"moka pot", "moka pot coffee ratio"}; !slices.Equal(targets(got), want) {
+		t.Fatalf("focus: %q, want %q", targets(got), want)
 	}
 	if got[0].OpportunityScore != OpportunityScore(cands[4].Keyword, 0) {
 		t.Errorf("reported score includes the boost: %d", got[0].OpportunityScore)
@@ -73,10 +174,14 @@ func TestRecommendDedupeFocusLimit(t *testing.T) {
 	if got[0].Priority != 1 || got[1].Priority != 2 {
 		t.Errorf("priorities %d, %d", got[0].Priority, got[1].Priority)
 	}
-	// A focus topic must match all its stems.
-	got = Recommend(cands, Site{}, "", []string{"moka coffee"}, 1)
-	if targets(got)[0] != "espresso machine" {
-		t.Errorf("partial focus match boosted: %q", targets(got))
+	// A multi-word topic matches by its head word too, after the keywords holding all its words.
+	got = Recommend(cands, Site{}, "", []string{"espresso machine", "iced coffee"}, 0)
+	if want := []string{"espresso machine", "coffee cold brew", "moka pot coffee ratio"}; !slices.Equal(targets(got), want) {
+		t.Errorf("focus by words: %q, want %q", targets(got), want)
+	}
+	got = Recommend(cands, Site{}, "", []string{"espresso"}, 1)
+	if want := []string{"espresso machine"}; !slices.Equal(targets(got), want) {
+		t.Errorf("focus + limit: %q, want %q", targets(got), want)
 	}
 	if got := Recommend(nil, Site{}, "", nil, 5); len(got) != 0 {
 		t.Errorf("no candidates: %+v", got)
@@ -204,7 +309,7 @@ func TestMergeKeywords(t *testing.T) {
 func TestCandidatesFromClusters(t *testing.T) {
 	clusters := ClusterKeywords([]keywords.Keyword{kwv("cold brew", 1000), kwv("cold brew ratio", 100), kwv("moka pot", 500)}, ClusterOptions{})
 	gaps := []keywords.Gap{{Keyword: kwv("Cold Brew", 1000), CompetitorPositions: map[string]int{"a.com": 4}}}
-	got := CandidatesFromClusters(clusters, gaps, "en")
+	got := CandidatesFromClusters(clusters, gaps, nil, "en")
 	if len(got) != 2 || got[0].Keyword.Keyword != "cold brew" || len(got[0].Cluster) != 2 || got[0].CompetitorPositions["a.com"] != 4 {
 		t.Errorf("candidates %+v", got)
 	}

@@ -43,9 +43,12 @@ type MapGaps struct {
 	Gaps  []GapRecord `json:"gaps"`
 }
 
-// MapRecommendation is SPEC.md's recommendation in the content map's shape.
+// MapRecommendation is SPEC.md's recommendation in the content map's shape, plus action
+// and url as in content recommend.
 type MapRecommendation struct {
 	Priority         int      `json:"priority"`
+	Action           string   `json:"action"`
+	URL              *string  `json:"url"`
 	TargetKeyword    string   `json:"target_keyword"`
 	SearchVolume     *int64   `json:"search_volume"`
 	Difficulty       *float64 `json:"keyword_difficulty"`
@@ -141,12 +144,15 @@ func (b *Builder) ContentMap(ctx context.Context, r ContentMapRequest) (ContentM
 
 	for _, rec := range p.recs {
 		k := rec.TargetKeyword
-		out.Recommendations = append(out.Recommendations, MapRecommendation{Priority: rec.Priority, TargetKeyword: k.Keyword,
+		out.Recommendations = append(out.Recommendations, MapRecommendation{Priority: rec.Priority, Action: rec.Action,
+			URL: optional(rec.URL), TargetKeyword: k.Keyword,
 			SearchVolume: k.SearchVolume, Difficulty: k.Difficulty, OpportunityScore: rec.OpportunityScore,
 			SearchIntent: rec.Intent, CPC: k.CPC})
 	}
 	if len(p.keywords) == 0 && len(r.FocusTopics) == 0 && g.rankedErr == nil && len(g.ranked) == 0 && len(g.gaps) == 0 {
 		out.Warnings = append(out.Warnings, "no keyword data to plan from: give focus_topics (strongly advised for small domains)")
+	} else if w := focusWarning(sr, len(p.recs)); w != "" && len(p.keywords) > 0 {
+		out.Warnings = append(out.Warnings, w)
 	}
 
 	out.Summary = MapSummary{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,9 +127,10 @@ func TestContentMap(t *testing.T) {
 		}
 	}
 
-	// Ideas for "matcha" (5) and the 2 gaps are the distinct keywords considered.
-	if res.Summary.KeywordOpportunities != 7 {
-		t.Errorf("keyword_opportunities = %d, want 7", res.Summary.KeywordOpportunities)
+	// Ideas for "matcha" (5) are the distinct keywords considered: the 2 gaps are not on
+	// the focus topic.
+	if res.Summary.KeywordOpportunities != 5 {
+		t.Errorf("keyword_opportunities = %d, want 5", res.Summary.KeywordOpportunities)
 	}
 	var recs []string
 	for i, r := range res.Recommendations {
@@ -141,8 +143,8 @@ func TestContentMap(t *testing.T) {
 		t.Errorf("recommendations %q: want some, never matcha powder (ranked #3, and a page covers it)", recs)
 	}
 	checkSummary(t, res)
-	if len(res.Warnings) != 0 {
-		t.Errorf("warnings = %q", res.Warnings)
+	if len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], fmt.Sprintf("only %d of the 20 recommendations asked for are on the focus topics (matcha)", len(recs))) {
+		t.Errorf("warnings = %q, want the focus topic's shortfall", res.Warnings)
 	}
 
 	// JSON: exactly SPEC.md's fields plus warnings; the map's recommendation shape.
@@ -180,7 +182,7 @@ func TestContentMap(t *testing.T) {
 	}
 	hasKeys(t, "ranking", sections.Rankings.Keywords[0], "keyword", "search_volume", "keyword_difficulty", "position")
 	hasKeys(t, "gap", sections.Gaps.Gaps[0], "keyword", "search_volume", "keyword_difficulty")
-	if got := jsonKeys(t, sections.Recs[0]); !slices.Equal(got, []string{"cpc", "keyword_difficulty", "opportunity_score", "priority", "search_intent", "search_volume", "target_keyword"}) {
+	if got := jsonKeys(t, sections.Recs[0]); !slices.Equal(got, []string{"action", "cpc", "keyword_difficulty", "opportunity_score", "priority", "search_intent", "search_volume", "target_keyword", "url"}) {
 		t.Errorf("recommendation keys = %v", got)
 	}
 }

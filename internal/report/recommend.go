@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,12 +36,19 @@ const (
 	// into candidates: against a competitor with hundreds of thousands of gaps, clustering
 	// them all would take minutes for a plan of at most a few dozen topics.
 	planGaps = 500
+	// planRankings is how many of the domain's own keywords ranked below #3 a plan
+	// considers for improvement, striking distance (#4–20) first.
+	planRankings = 200
 )
 
-// RecommendationRecord is SPEC.md's recommendation in content recommend's shape, plus cpc,
-// current_position (the domain's position, null when not ranking) and competitor_positions.
+// RecommendationRecord is SPEC.md's recommendation in content recommend's shape, plus
+// action ("improve" a page of the site, or "create" a new one), url (the page to improve,
+// null for "create"), cpc, current_position (the domain's position, null when not ranking)
+// and competitor_positions.
 type RecommendationRecord struct {
 	Priority            int                `json:"priority"`
+	Action              string             `json:"action"`
+	URL                 *string            `json:"url"`
 	Title               string             `json:"title"`
 	TargetKeyword       string             `json:"target_keyword"`
 	SearchVolume        *int64             `json:"search_volume"`
@@ -121,6 +129,8 @@ func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID stri
 	warnings := g.warnings()
 	if len(p.keywords) == 0 {
 		warnings = append(warnings, fmt.Sprintf("no keyword data found for these topics in market %s/%s", r.Country, r.Language))
+	} else if w := focusWarning(sr, len(p.recs)); w != "" {
+		warnings = append(warnings, w)
 	}
 
 	out := RecommendResult{
@@ -154,6 +164,8 @@ func recommendationRecord(rec analysis.Recommendation) RecommendationRecord {
 	k := rec.TargetKeyword
 	out := RecommendationRecord{
 		Priority:            rec.Priority,
+		Action:              rec.Action,
+		URL:                 optional(rec.URL),
 		Title:               rec.Title,
 		TargetKeyword:       k.Keyword,
 		SearchVolume:        k.SearchVolume,
@@ -176,6 +188,24 @@ func recommendationRecord(rec analysis.Recommendation) RecommendationRecord {
 		out.CompetitorPositions[d] = p
 	}
 	return out
+}
+
+// optional is s, or nil when s is empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// focusWarning says that the plan holds fewer recommendations than limit because the data
+// has no more candidates on the focus topics; "" when it does not apply.
+func focusWarning(r strategyRequest, n int) string {
+	if len(r.FocusTopics) == 0 || r.Limit <= 0 || n >= r.Limit {
+		return ""
+	}
+	return fmt.Sprintf("only %d of the %d recommendations asked for are on the focus topics (%s): the keyword data for market %s/%s holds no more on-topic keywords; add focus topics or import more keyword data",
+		n, r.Limit, strings.Join(r.FocusTopics, ", "), r.Country, r.Language)
 }
 
 func limitOf(p *int, def int) int {
@@ -288,7 +318,7 @@ func (b *Builder) gather(ctx context.Context, r strategyRequest, withCompetitorP
 			return nil
 		}
 		var seeds []string
-		for _, rk := range ranked {
+		for _, rk := range seedRankings(ranked) {
 			if len(seeds) == seedKeywords {
 				break
 			}
@@ -383,27 +413,89 @@ func (b *Builder) gather(ctx context.Context, r strategyRequest, withCompetitorP
 	return g, nil
 }
 
+// seedRankings orders the domain's rankings for seeding ideas: striking distance (#4–20)
+// first, where a page is close to page one and related topics pay most, then the others by
+// position; each by search volume.
+func seedRankings(ranked []keywords.Ranking) []keywords.Ranking {
+	list := slices.Clone(ranked)
+	slices.SortStableFunc(list, func(a, b keywords.Ranking) int {
+		if c := cmp.Compare(beyondStriking(a.Position), beyondStriking(b.Position)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(volume(b.Keyword), volume(a.Keyword)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Position, b.Position)
+	})
+	return list
+}
+
 // strategy is a plan: the distinct keywords considered and the recommendations made.
 type strategy struct {
 	keywords []keywords.Keyword
 	recs     []analysis.Recommendation
 }
 
-// plan turns gathered data into recommendations (see Recommend).
+// plan turns gathered data into recommendations (see Recommend). The keywords considered
+// are the ideas, the gaps and the domain's own keywords below #3 (planRankings of them,
+// striking distance first); with focus topics, only those on a topic (analysis.MatchTopics).
 func (b *Builder) plan(r strategyRequest, g *gathered) strategy {
 	lang := r.Language
 	gaps := g.gaps
-	merged := analysis.MergeKeywords(lang, g.ideas, analysis.GapKeywords(gaps))
+	offTopic := func(k keywords.Keyword) bool {
+		return len(r.FocusTopics) > 0 && analysis.MatchTopics(k.Keyword, r.FocusTopics, lang) == analysis.OffTopic
+	}
+	own := slices.DeleteFunc(slices.Clone(g.ranked), func(rk keywords.Ranking) bool { return offTopic(rk.Keyword) })
+	merged := analysis.MergeKeywords(lang, g.ideas, analysis.GapKeywords(gaps), rankedKeywords(own, planRankings))
+	merged = slices.DeleteFunc(merged, offTopic)
 	clusters := analysis.ClusterKeywords(merged, analysis.ClusterOptions{Language: lang})
-	cands := analysis.CandidatesFromClusters(clusters, gaps, lang)
+	cands := analysis.CandidatesFromClusters(clusters, gaps, g.ranked, lang)
 	if len(g.competitorPages) > 0 {
 		pages := newHeadingIndex(g.competitorPages, lang)
 		for i := range cands {
 			cands[i].CompetitorH2s = pages.h2sFor(cands[i].Keyword.Keyword)
 		}
 	}
-	site := analysis.Site{Rankings: g.ranked, PageTitles: g.site.titles(), Language: lang, Year: b.now().Year()}
+	site := analysis.Site{Rankings: g.ranked, Language: lang, Year: b.now().Year()}
+	for _, p := range g.site.pages {
+		if indexable(p) {
+			site.Pages = append(site.Pages, analysis.SitePage{URL: p.FinalURL, Title: p.Title, H1: p.H1})
+		}
+	}
 	return strategy{keywords: merged, recs: analysis.Recommend(cands, site, r.BrandContext, r.FocusTopics, r.Limit)}
+}
+
+// rankedKeywords are up to n of the keywords the domain ranks for below #3, best position
+// per keyword: striking distance (#4–20) first, then the rest, each by search volume.
+func rankedKeywords(ranked []keywords.Ranking, n int) []keywords.Keyword {
+	list := slices.DeleteFunc(bestRankings(ranked), func(r keywords.Ranking) bool { return r.Position <= 3 })
+	slices.SortStableFunc(list, func(a, b keywords.Ranking) int {
+		if c := cmp.Compare(beyondStriking(a.Position), beyondStriking(b.Position)); c != 0 {
+			return c
+		}
+		return cmp.Compare(volume(b.Keyword), volume(a.Keyword))
+	})
+	out := make([]keywords.Keyword, 0, min(len(list), n))
+	for _, r := range list[:min(len(list), n)] {
+		out = append(out, r.Keyword)
+	}
+	return out
+}
+
+// beyondStriking is 0 for a striking-distance position (#4–20), 1 otherwise.
+func beyondStriking(pos int) int {
+	if pos >= 4 && pos <= 20 {
+		return 0
+	}
+	return 1
+}
+
+// volume is a keyword's search volume, -1 when unknown.
+func volume(k keywords.Keyword) int64 {
+	if k.SearchVolume == nil {
+		return -1
+	}
+	return *k.SearchVolume
 }
 
 // headingIndex finds competitor pages about a keyword.

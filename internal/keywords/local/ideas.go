@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/keywords"
 )
 
@@ -477,22 +478,29 @@ func termWords(weights []int, lexemes []string) (words []termWord, stop int) {
 	return words[:min(len(words), maxTermWords)], stop
 }
 
-// ideasRankSQL ranks the keywords of the market that match a term ($3): all of them
-// (ideasAll) or those among the candidates $5 and the terms themselves (ideasAmong).
+// headWeight scales the relevance of a match of a topic's head word alone ("gardening"
+// for "home gardening"): a quarter of ts_rank + similarity, at most about 0.28, which puts
+// it below the matches of the topic itself (a trigram match is at least 0.3 similar, a
+// full-text match holds all the topic's words); no exact-match bonus.
+const headWeight = 0.25
+
+// ideasRankSQL ranks the keywords of the market that match a term ($3, each with its
+// weight in the array at the second verb): all of them (ideasAll) or those among the
+// candidates $5 and the terms themselves (ideasAmong).
 const ideasRankSQL = `
 WITH terms AS (
-    SELECT t.term,
+    SELECT t.term, t.weight,
            keyword_normalize(t.term) AS norm,
            websearch_to_tsquery(keyword_ts_config($2), t.term) AS tsq
-    FROM unnest($3::text[]) AS t(term)
+    FROM unnest($3::text[], $%[2]d::float8[]) AS t(term, weight)
 )
 SELECT k.keyword, k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
        k.search_intent, k.serp_urls, r.relevance
-FROM %s
+FROM %[1]s
 CROSS JOIN LATERAL (
-    SELECT max(CASE WHEN k.keyword_norm = terms.norm THEN 2 ELSE 0 END
+    SELECT max(terms.weight * (CASE WHEN k.keyword_norm = terms.norm AND terms.weight = 1 THEN 2 ELSE 0 END
                + ts_rank(k.tsv, terms.tsq)
-               + similarity(k.keyword, terms.term)) AS relevance
+               + similarity(k.keyword, terms.term))) AS relevance
     FROM terms
     WHERE k.keyword_norm = terms.norm OR k.tsv @@ terms.tsq OR k.keyword %% terms.term
 ) r
@@ -501,24 +509,36 @@ ORDER BY r.relevance DESC, k.search_volume DESC NULLS LAST, k.keyword_norm
 LIMIT $4`
 
 var (
-	ideasAll   = fmt.Sprintf(ideasRankSQL, `keyword_metrics k`)
+	ideasAll   = fmt.Sprintf(ideasRankSQL, `keyword_metrics k`, 5)
 	ideasAmong = fmt.Sprintf(ideasRankSQL, `(SELECT unnest($5::text[]) UNION SELECT norm FROM terms) c(key)
-JOIN keyword_metrics k ON (k.country, k.language, k.keyword_norm) = ($1, $2, c.key)`)
+JOIN keyword_metrics k ON (k.country, k.language, k.keyword_norm) = ($1, $2, c.key)`, 6)
 )
 
 // Ideas returns keywords matching the topic or seeds, most relevant first, at most
 // req.Limit (DefaultIdeasLimit when 0). Seeds and topic together are searched as one list.
+// A topic of several words is matched by its words too: its head word
+// (analysis.TopicHead: "gardening" for "home gardening") is one more term, weighted
+// headWeight, so the keywords holding only that word follow those matching the topic.
 func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
 	country, language := Market(req.Country, req.Language)
 	var texts []string
+	var weights []float64
 	seen := make(map[string]bool)
-	for _, t := range append(append([]string{}, req.Seeds...), req.Topic) {
+	add := func(t string, weight float64) {
 		t = CleanKeyword(t)
 		if t == "" || seen[strings.ToLower(t)] {
-			continue
+			return
 		}
 		seen[strings.ToLower(t)] = true
 		texts = append(texts, t)
+		weights = append(weights, weight)
+	}
+	for _, t := range req.Seeds {
+		add(t, 1)
+	}
+	add(req.Topic, 1)
+	if len(texts) > 0 {
+		add(analysis.TopicHead(req.Topic, language), headWeight)
 	}
 	out := []keywords.Keyword{}
 	if len(texts) == 0 {
@@ -537,6 +557,7 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keyw
 		if keys != nil {
 			sql, args = ideasAmong, append(args, keys)
 		}
+		args = append(args, weights)
 		rows, err := tx.Query(ctx, sql, args...)
 		if err != nil {
 			return err

@@ -64,7 +64,9 @@ var ideaRequests = []struct {
 	{keywords.IdeasRequest{Topic: "running shoes", Limit: 30}, nil},
 	{keywords.IdeasRequest{Seeds: []string{"best running shoes", "dog training"}, Topic: "remote work", Limit: 25}, nil},
 	{keywords.IdeasRequest{Topic: "widget", Country: "ca", Limit: 3}, nil},
-	{keywords.IdeasRequest{Topic: "how to make cold brew at home", Limit: 15},
+	{keywords.IdeasRequest{Topic: "home gardening", Limit: 50}, nil},
+	{keywords.IdeasRequest{Topic: "home gardening", Limit: 5}, nil},
+	{keywords.IdeasRequest{Topic: "how to make cold brew at home", Limit: 30},
 		[]string{"how to make a budget", "how to make iced coffee", "how to make pour over coffee"}},
 	{keywords.IdeasRequest{Seeds: []string{"pour over coffee ratio", "  Cold  Brew Coffee "}, Limit: 30},
 		[]string{"buy coffee grinder", "decaf coffee beans"}},
@@ -112,5 +114,41 @@ func testBounded(t *testing.T, want func(limit int) int) {
 		if got := ideasAnswer(t, p, r.IdeasRequest, nil); !slices.Equal(got, full[i]) {
 			t.Errorf("%+v:\nbounded %v\nfull    %v (less %v)", r.IdeasRequest, got, full[i], r.missing)
 		}
+	}
+}
+
+// A topic of several words is matched by its words: "home gardening" (a topic of the sample
+// no keyword holds whole) gives every keyword "gardening" gives, after the keywords
+// matching the phrase itself, and none holding only the modifier "home".
+func TestIdeasTopicByWords(t *testing.T) {
+	p := local.New(db(t))
+	ask := func(topic string) []string {
+		got, err := p.Ideas(context.Background(), keywords.IdeasRequest{Topic: topic, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, k := range got {
+			out = append(out, k.Keyword)
+		}
+		return out
+	}
+	phrase, word := ask("home gardening"), ask("gardening")
+	if len(word) < 10 {
+		t.Fatalf("gardening: %q", word)
+	}
+	for _, k := range word {
+		if !slices.Contains(phrase, k) {
+			t.Errorf("home gardening lacks %q, which gardening gives", k)
+		}
+	}
+	for _, k := range phrase {
+		if strings.Contains(k, "home") && !strings.Contains(k, "garden") {
+			t.Errorf("home gardening gives %q, which holds only the modifier", k)
+		}
+	}
+	// The phrase's own trigram match ranks before the keywords found by the head word alone.
+	if len(phrase) == 0 || phrase[0] != "container gardening ideas" {
+		t.Errorf("home gardening: %q, want container gardening ideas first", phrase)
 	}
 }
