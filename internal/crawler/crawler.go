@@ -1,6 +1,8 @@
 // Package crawler fetches a site's pages for the content audit. It finds them through the
 // site's sitemaps (or, without one, by following internal links), honours robots.txt, and
-// extracts each page's title, headings, meta data and main-content word count.
+// extracts each page's title, headings, meta data and main-content word count. It records
+// the links between the site's pages, counting each page's inlinks and checking linked URLs
+// no page was fetched for, so broken internal links and orphan pages can be reported.
 //
 // Every connection is checked against private, loopback, link-local and metadata addresses
 // at dial time, so a customer-supplied domain cannot make the service reach its own network.
@@ -132,15 +134,34 @@ type Page struct {
 	ContentType     string   `json:"content_type,omitempty"` // media type, e.g. text/html
 	Title           string   `json:"title"`
 	MetaDescription string   `json:"meta_description"`
-	H1              string   `json:"h1"`
+	H1              string   `json:"h1"`       // the first h1 with text
+	H1Count         int      `json:"h1_count"` // h1 elements with text
 	H2s             []string `json:"h2s"`
 	Canonical       string   `json:"canonical,omitempty"`
 	Noindex         bool     `json:"noindex"`
 	WordCount       int      `json:"word_count"` // words of the main content only
 	// OffSite is set when the URL redirected to another site: Status and FinalURL are
 	// those of the other site's answer and its content is not read.
-	OffSite bool   `json:"off_site,omitempty"`
+	OffSite bool `json:"off_site,omitempty"`
+	// Redirected is set when the URL answered with a redirect that was followed: URL is
+	// the one asked for, FinalURL where the redirects ended.
+	Redirected bool `json:"redirected,omitempty"`
+	// Inlinks counts the crawled HTML pages of the site, other than this one, that link to
+	// its URL or final URL (see Result.BrokenLinks for how links are read).
+	Inlinks int    `json:"inlinks"`
 	Error   string `json:"error,omitempty"` // fetch error: refused address, too large, ...
+}
+
+// BrokenLink is a URL of the site, linked from crawled pages, that answered 4xx or 5xx
+// (after redirects) or gave no answer at all.
+type BrokenLink struct {
+	URL    string `json:"url"`
+	Status int    `json:"status,omitempty"` // final HTTP status; absent when no answer came
+	Error  string `json:"error,omitempty"`  // why no answer came
+	// LinkedFrom names the first pages (by URL) that link to it, at most maxLinkSources;
+	// LinkedFromTotal counts them all.
+	LinkedFrom      []string `json:"linked_from"`
+	LinkedFromTotal int      `json:"linked_from_total"`
 }
 
 // SitemapError names a sitemap file that could not be used and why.
@@ -156,7 +177,12 @@ type Result struct {
 	SitemapErrors []SitemapError `json:"sitemap_errors"`
 	FromSitemap   bool           `json:"from_sitemap"` // pages came from sitemaps, else from links
 	Scheme        string         `json:"scheme"`       // https or http
-	Warnings      []string       `json:"warnings"`
+	// BrokenLinks are the site's linked URLs that are broken, sorted by URL. A linked URL
+	// no page was fetched for is checked with one request whose body is not read, at most
+	// as many as the page limit; LinksChecked counts those requests.
+	BrokenLinks  []BrokenLink `json:"broken_links"`
+	LinksChecked int          `json:"links_checked"`
+	Warnings     []string     `json:"warnings"`
 }
 
 func (r *Result) warn(format string, args ...any) {
@@ -180,20 +206,29 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	defer transport.CloseIdleConnections()
 	client := c.newClient(transport)
 
-	res := &Result{Pages: []Page{}, Sitemaps: []string{}, SitemapErrors: []SitemapError{}, Warnings: []string{}}
+	res := &Result{Pages: []Page{}, Sitemaps: []string{}, SitemapErrors: []SitemapError{}, BrokenLinks: []BrokenLink{}, Warnings: []string{}}
 	base, robots, err := c.openSite(crawlCtx, client, req.Domain, res)
 	if err != nil {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
 	}
 	front := c.planPages(crawlCtx, client, req.SitemapURL, base, robots, maxPages, res)
 	delay, parallel := c.pacing(robots, res)
-	if err := c.fetchPages(crawlCtx, transport, front, fetchPlan{discover: !res.FromSitemap, delay: delay, parallel: parallel}, res); err != nil {
+	plan := fetchPlan{discover: !res.FromSitemap, graph: newLinkGraph(maxLinkTargets), delay: delay, parallel: parallel}
+	visits, err := c.fetchPages(crawlCtx, transport, front, plan, res)
+	if err != nil {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
 	}
 	if err := ctx.Err(); errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
 	}
 	front.report(res)
+	// Link checks share the page budget: max pages bounds every request made for pages.
+	if err := c.checkLinks(crawlCtx, transport, front, plan, maxPages-front.size(), visits, res); err != nil {
+		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
+	}
+	if err := ctx.Err(); errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
+	}
 	res.cleanMessages()
 	if n := jsonSize(res); n > c.cfg.MaxResultBytes {
 		return nil, fmt.Errorf("crawl %s: %w: result of %d bytes, over the limit of %d", req.Domain, ErrSiteTooLarge, n, c.cfg.MaxResultBytes)

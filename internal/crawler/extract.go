@@ -15,12 +15,13 @@ const (
 	maxTextLen = 1000 // bytes kept of a title, description or heading
 	maxH2s     = 100
 	maxH2Bytes = 8 << 10 // bytes of all of a page's h2s together
-	maxLinks   = 5000    // links read per page during link discovery
+	maxLinks   = 5000    // links read per page
 )
 
 // pageInfo is what one HTML document yields.
 type pageInfo struct {
-	title, description, h1 string
+	title, description, h1 string // h1: the first h1 with text
+	h1s                    int    // h1 elements with text
 	h2s                    []string
 	canonical, base        string // raw hrefs, resolved by the caller
 	noindex, nofollow      bool
@@ -114,7 +115,6 @@ type extractor struct {
 	titleDone             bool
 	heading               int // tH1 or tH2 while heading text is collected, else 0
 	headingText           strings.Builder
-	h1Done                bool
 	h2Bytes               int
 	inWord, joinPending   bool
 	body, inMain, inArtcl int // word counts per region
@@ -216,8 +216,11 @@ func (e *extractor) endHeading() {
 	text := cleanCollapse(e.headingText.String())
 	e.headingText.Reset()
 	switch {
-	case e.heading == tH1 && !e.h1Done:
-		e.info.h1, e.h1Done = text, true
+	case e.heading == tH1 && text != "":
+		if e.info.h1s == 0 {
+			e.info.h1 = text
+		}
+		e.info.h1s++
 	case e.heading == tH2 && text != "" && len(e.info.h2s) < maxH2s && e.h2Bytes+len(text) <= maxH2Bytes:
 		e.info.h2s = append(e.info.h2s, text)
 		e.h2Bytes += len(text)
@@ -226,7 +229,7 @@ func (e *extractor) endHeading() {
 }
 
 // attrs reads the attributes the audit needs: meta description and robots, canonical
-// link, base href and, for link discovery, anchors.
+// link, base href and, when asked for, anchors (for link discovery and the link graph).
 func (e *extractor) attrs(z *html.Tokenizer, a atom.Atom) {
 	switch a {
 	case atom.Meta, atom.Link, atom.Base, atom.A, atom.Area:

@@ -78,8 +78,8 @@ func TestExtractPage(t *testing.T) {
 	if info.description != "A short description." {
 		t.Errorf("description = %q", info.description)
 	}
-	if info.h1 != "First heading" {
-		t.Errorf("h1 = %q", info.h1)
+	if info.h1 != "First heading" || info.h1s != 2 {
+		t.Errorf("h1 = %q of %d, want the first of 2", info.h1, info.h1s)
 	}
 	if want := []string{"Alpha", "Beta gamma"}; !slices.Equal(info.h2s, want) {
 		t.Errorf("h2s = %q, want %q", info.h2s, want)
@@ -129,6 +129,27 @@ func TestRobotsDirectives(t *testing.T) {
 		noindex, nofollow := robotsDirectives(tt.value)
 		if noindex != tt.noindex || nofollow != tt.nofollow {
 			t.Errorf("robotsDirectives(%q) = %v, %v; want %v, %v", tt.value, noindex, nofollow, tt.noindex, tt.nofollow)
+		}
+	}
+}
+
+// TestExtractPageH1s: h1 elements without text (an image logo) neither count nor name the
+// page's h1, so such a page is missing an h1.
+func TestExtractPageH1s(t *testing.T) {
+	for _, c := range []struct {
+		doc string
+		h1  string
+		h1s int
+	}{
+		{`<p>no heading</p>`, "", 0},
+		{`<h1><img src="logo.png" alt=""></h1><h1> </h1>`, "", 0},
+		{`<h1><img src="logo.png"></h1><main><h1>Real title</h1></main>`, "Real title", 1},
+		{`<h1>One</h1><h1>Two</h1><h1>Three</h1>`, "One", 3},
+		{`<script>document.write("<h1>x</h1>")</script><h1>Only</h1>`, "Only", 1},
+	} {
+		info := extractPage([]byte(c.doc), false)
+		if info.h1 != c.h1 || info.h1s != c.h1s {
+			t.Errorf("%s: h1 %q of %d, want %q of %d", c.doc, info.h1, info.h1s, c.h1, c.h1s)
 		}
 	}
 }

@@ -31,13 +31,21 @@ type visit struct {
 	stopped  bool // we cut the transfer on purpose, so colly's abort error is no fetch error
 	nofollow bool // X-Robots-Tag nofollow
 	done     bool
+	// reqURL is the URL colly asked for; colly replaces the request's URL after a redirect,
+	// so a different pointer at the headers means the answer came from elsewhere.
+	reqURL  *url.URL
+	links   []int32 // the page's links into the site, as linkGraph ids, each once
+	blocked bool    // failed on a redirect robots.txt disallows: no answer to judge
 }
 
-// fetchPlan is how pages are fetched: following links or not, and the pacing.
+// fetchPlan is how pages are fetched: following links or not, recording them in a link
+// graph or not, only checking the answer's status or not, and the pacing.
 type fetchPlan struct {
-	discover bool
-	delay    time.Duration
-	parallel int
+	discover  bool
+	graph     *linkGraph // nil: links are not recorded
+	checkOnly bool       // read the status and headers, never a body
+	delay     time.Duration
+	parallel  int
 }
 
 // pageFetcher feeds frontier URLs to an async colly collector, keeping at most
@@ -61,32 +69,42 @@ type pageFetcher struct {
 }
 
 // fetchPages fetches the frontier's URLs (and, when discovering, the links they lead to)
-// and stores the pages in res in frontier order.
-func (c *Crawler) fetchPages(ctx context.Context, t http.RoundTripper, front *frontier, plan fetchPlan, res *Result) error {
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	coll, err := c.newCollector(ctx, t, front, plan)
+// and stores the pages in res in frontier order. It returns their visits in that order.
+func (c *Crawler) fetchPages(ctx context.Context, t http.RoundTripper, front *frontier, plan fetchPlan, res *Result) ([]*visit, error) {
+	visits, dropped, err := c.fetchAll(ctx, t, front, plan)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	f := &pageFetcher{ctx: ctx, stop: stop, coll: coll, front: front, plan: plan, maxBody: c.cfg.MaxBodyBytes,
-		maxResult: c.cfg.MaxResultBytes, wake: make(chan struct{}, 1)}
-	f.register()
-	f.run()
-	if cause := context.Cause(ctx); errors.Is(cause, ErrSiteTooLarge) {
-		return cause
-	}
-	slices.SortFunc(f.pages, func(a, b *visit) int { return a.idx - b.idx })
-	for _, v := range f.pages {
+	for _, v := range visits {
 		res.Pages = append(res.Pages, v.page)
 		if c.cfg.OnPage != nil {
 			c.cfg.OnPage(v.page)
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		res.warn("crawl stopped early (%v): %d page(s) fetched, %d fetch(es) cut short", err, len(res.Pages), f.dropped)
+		res.warn("crawl stopped early (%v): %d page(s) fetched, %d fetch(es) cut short", err, len(res.Pages), dropped)
 	}
-	return nil
+	return visits, nil
+}
+
+// fetchAll fetches the frontier's URLs as plan says and returns their visits in frontier
+// order, with the number of fetches the end of the time budget cut short.
+func (c *Crawler) fetchAll(ctx context.Context, t http.RoundTripper, front *frontier, plan fetchPlan) ([]*visit, int, error) {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	coll, err := c.newCollector(ctx, t, front, plan)
+	if err != nil {
+		return nil, 0, err
+	}
+	f := &pageFetcher{ctx: ctx, stop: stop, coll: coll, front: front, plan: plan, maxBody: c.cfg.MaxBodyBytes,
+		maxResult: c.cfg.MaxResultBytes, wake: make(chan struct{}, 1)}
+	f.register()
+	f.run()
+	if cause := context.Cause(ctx); errors.Is(cause, ErrSiteTooLarge) {
+		return nil, 0, cause
+	}
+	slices.SortFunc(f.pages, func(a, b *visit) int { return a.idx - b.idx })
+	return f.pages, f.dropped, nil
 }
 
 // newCollector builds the per-crawl colly collector over the crawl's guarded transport.
@@ -230,8 +248,12 @@ func visitOf(ctx *colly.Context) *visit {
 	return v
 }
 
-// onRequest cancels requests colly starts after the time budget ran out.
+// onRequest notes the URL asked for and cancels requests colly starts after the time
+// budget ran out.
 func (f *pageFetcher) onRequest(r *colly.Request) {
+	if v := visitOf(r.Ctx); v != nil && v.reqURL == nil {
+		v.reqURL = r.URL
+	}
 	if f.ctx.Err() == nil {
 		return
 	}
@@ -252,6 +274,7 @@ func (f *pageFetcher) onHeaders(r *colly.Response) {
 	h := *r.Headers
 	v.page.Status = r.StatusCode
 	v.page.FinalURL = r.Request.URL.String()
+	v.page.Redirected = v.reqURL != nil && r.Request.URL != v.reqURL
 	v.page.ContentType = mediaType(h.Get("Content-Type"))
 	for _, val := range h.Values("X-Robots-Tag") {
 		noindex, nofollow := robotsDirectives(val)
@@ -271,7 +294,7 @@ func (f *pageFetcher) onHeaders(r *colly.Response) {
 func (f *pageFetcher) skipBody(u *url.URL, status int, h http.Header) (string, bool) {
 	ct := mediaType(h.Get("Content-Type"))
 	switch {
-	case siteKey(u) != f.front.site, status/100 != 2, ct != "" && !isHTMLType(ct):
+	case f.plan.checkOnly, siteKey(u) != f.front.site, status/100 != 2, ct != "" && !isHTMLType(ct):
 		return "", true
 	}
 	// Go's transport undoes gzip and drops the header; any other encoding would reach
@@ -305,12 +328,15 @@ func (f *pageFetcher) onResponse(r *colly.Response) {
 		return
 	}
 	follow := f.plan.discover && !v.nofollow
-	info := extractPage(r.Body, follow)
+	info := extractPage(r.Body, follow || f.plan.graph != nil)
 	base := r.Request.URL
 	if b := resolveHTTP(base, info.base); b != nil {
 		base = b
 	}
 	v.page.fill(info, base)
+	if f.plan.graph != nil && !v.nofollow && !info.nofollow {
+		v.links = f.plan.graph.addPage(base, f.front.site, info.links)
+	}
 	if follow && !info.nofollow {
 		f.follow(base, info.links)
 	}
@@ -336,6 +362,7 @@ func (f *pageFetcher) onError(r *colly.Response, err error) {
 	}
 	if !v.stopped && v.page.Error == "" {
 		v.page.Error = errorText(err)
+		v.blocked = errors.Is(err, errDisallowed)
 	}
 	f.finish(v)
 }
@@ -348,7 +375,7 @@ func (f *pageFetcher) onScraped(r *colly.Response) {
 
 // fill copies an HTML document's findings into the page.
 func (p *Page) fill(info pageInfo, base *url.URL) {
-	p.Title, p.MetaDescription, p.H1 = info.title, info.description, info.h1
+	p.Title, p.MetaDescription, p.H1, p.H1Count = info.title, info.description, info.h1, info.h1s
 	if info.h2s != nil {
 		p.H2s = info.h2s
 	}

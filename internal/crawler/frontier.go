@@ -113,6 +113,13 @@ func (f *frontier) report(res *Result) {
 	}
 }
 
+// left counts the URLs still queued.
+func (f *frontier) left() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.queue)
+}
+
 // pending reports whether URLs wait to be fetched.
 func (f *frontier) pending() bool {
 	f.mu.Lock()

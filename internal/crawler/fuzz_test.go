@@ -141,5 +141,16 @@ func FuzzExtractPage(f *testing.F) {
 				checkURL(t, "link", u.String())
 			}
 		}
+		if (info.h1 == "") != (info.h1s == 0) {
+			t.Fatalf("h1 %q, %d h1s", info.h1, info.h1s)
+		}
+		g := newLinkGraph(maxLinkTargets)
+		ids := g.addPage(base, siteKey(base), info.links)
+		if len(ids) > len(info.links) || len(g.urls) != len(ids) {
+			t.Fatalf("%d ids, %d URLs from %d links", len(ids), len(g.urls), len(info.links))
+		}
+		for _, u := range g.urls {
+			checkURL(t, "graph link", u)
+		}
 	})
 }
