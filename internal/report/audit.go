@@ -76,10 +76,12 @@ type AuditSummary struct {
 	// AvgWords is the mean main-content word count of the counted pages, one decimal;
 	// null when no page was counted.
 	AvgWords *float64 `json:"avg_words"`
+	// Issues counts the URLs of every issue type (0 when none): issues[i].count, an addition.
+	Issues map[string]int `json:"issues"`
 }
 
-// AuditResult is the data of a content-audit answer. SPEC.md's fields come first; errors,
-// sitemaps, sitemap_errors, warnings and thin_threshold are additions.
+// AuditResult is the data of a content-audit answer. SPEC.md's fields come first; issues,
+// errors, sitemaps, sitemap_errors, warnings and thin_threshold are additions.
 type AuditResult struct {
 	Domain               string                 `json:"domain"`
 	PagesCrawled         int                    `json:"pages_crawled"`
@@ -87,6 +89,7 @@ type AuditResult struct {
 	ThinContent          []ThinPage             `json:"thin_content"`
 	CannibalizationRisks []CannibalRisk         `json:"cannibalization_risks"`
 	Summary              AuditSummary           `json:"summary"`
+	Issues               []AuditIssue           `json:"issues"` // the types found, errors first
 	Errors               []PageError            `json:"errors"`
 	Sitemaps             []string               `json:"sitemaps"`
 	SitemapErrors        []crawler.SitemapError `json:"sitemap_errors"`
@@ -108,6 +111,9 @@ type AuditResult struct {
 //     analysis.CannibalAdvice as recommendation. When the provider fails, the title rule
 //     alone is used and a warning says so.
 //   - summary.avg_words is the mean word count of the counted pages, one decimal.
+//   - issues: what site auditors check first (titles, descriptions, h1s, the sitemap's
+//     URLs, broken internal links, orphan pages; see findIssues), counted per type in
+//     summary.issues.
 //
 // A domain the crawler refuses is a VALIDATION_ERROR; a site that does not answer is
 // SITE_UNREACHABLE. Both fail the job, which refunds it.
@@ -168,9 +174,12 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 		out.CannibalizationRisks = append(out.CannibalizationRisks, CannibalRisk{Keyword: g.Keyword, URLs: g.URLs, Recommendation: advice})
 	}
 
+	issues := findIssues(res, site)
+	out.Issues = foundIssues(issues)
 	out.PagesCrawled = len(out.Pages)
 	out.Summary = AuditSummary{Total: out.PagesCrawled, Thin: len(out.ThinContent),
-		CannibalizationIssues: len(out.CannibalizationRisks), AvgWords: mean1(totalWords, len(out.Pages))}
+		CannibalizationIssues: len(out.CannibalizationRisks), AvgWords: mean1(totalWords, len(out.Pages)),
+		Issues: issueSummary(issues)}
 	return out, nil
 }
 

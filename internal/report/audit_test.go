@@ -158,7 +158,7 @@ func TestAuditJSONShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := toJSON(t, res)
-	for _, k := range []string{"domain", "pages_crawled", "pages", "thin_content", "cannibalization_risks", "summary", "errors", "sitemaps", "sitemap_errors", "warnings"} {
+	for _, k := range []string{"domain", "pages_crawled", "pages", "thin_content", "cannibalization_risks", "summary", "issues", "errors", "sitemaps", "sitemap_errors", "warnings"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("key %q missing", k)
 		}
@@ -168,7 +168,7 @@ func TestAuditJSONShape(t *testing.T) {
 			t.Errorf("%s = %s, want []", k, m[k])
 		}
 	}
-	if got := jsonKeys(t, m["summary"]); !slices.Equal(got, []string{"avg_words", "cannibalization_issues", "thin", "total"}) {
+	if got := jsonKeys(t, m["summary"]); !slices.Equal(got, []string{"avg_words", "cannibalization_issues", "issues", "thin", "total"}) {
 		t.Errorf("summary keys = %v", got)
 	}
 	var sum map[string]any

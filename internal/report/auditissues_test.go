@@ -1,0 +1,281 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/contentapi/contentapi/internal/crawler"
+)
+
+// doc is an HTML page with a title, a description, h1s and links (paths or URLs); an empty
+// title or description leaves the element out.
+type doc struct {
+	title, description string
+	h1s                []string
+	links              []string
+	head               string // more head markup: robots meta, canonical
+}
+
+func (d doc) String() string {
+	var b strings.Builder
+	b.WriteString("<!doctype html><html><head>")
+	if d.title != "" {
+		b.WriteString("<title>" + html.EscapeString(d.title) + "</title>")
+	}
+	if d.description != "" {
+		b.WriteString(`<meta name="description" content="` + html.EscapeString(d.description) + `">`)
+	}
+	b.WriteString(d.head + "</head><body><nav>")
+	for _, l := range d.links {
+		b.WriteString(`<a href="` + l + `">link</a> `)
+	}
+	b.WriteString("</nav><main>")
+	for _, h := range d.h1s {
+		b.WriteString("<h1>" + html.EscapeString(h) + "</h1>")
+	}
+	b.WriteString("<p>" + words(350) + "</p></main></body></html>")
+	return b.String()
+}
+
+// issueSite is a sitemap site with one case of every issue type, each page otherwise sound.
+func issueSite(t *testing.T) *testSite {
+	s := newTestSite(t)
+	listed := []string{"/", "/no-title", "/dup-a", "/dup-b", "/no-desc", "/desc-a", "/desc-b", "/no-h1", "/two-h1",
+		"/gone", "/old", "/hidden", "/variant", "/lonely"}
+	// Home links to every listed page but the orphan, and to an unlisted 404; every
+	// other page links home.
+	var homeLinks []string
+	for _, p := range listed[1:] {
+		if p != "/lonely" {
+			homeLinks = append(homeLinks, p)
+		}
+	}
+	homeLinks = append(homeLinks, "/missing")
+	pages := map[string]doc{
+		"/":         {title: "Acme", description: "Acme home", h1s: []string{"Acme"}, links: homeLinks},
+		"/no-title": {description: "A page without a title", h1s: []string{"Untitled"}},
+		"/dup-a":    {title: "Coffee Guide", description: "Guide one", h1s: []string{"Guide one"}},
+		"/dup-b":    {title: " coffee  GUIDE ", description: "Guide two", h1s: []string{"Guide two"}},
+		"/no-desc":  {title: "No description", h1s: []string{"No description"}},
+		"/desc-a":   {title: "Desc A", description: "The same words", h1s: []string{"Desc A"}},
+		"/desc-b":   {title: "Desc B", description: "the same  words", h1s: []string{"Desc B"}},
+		"/no-h1":    {title: "No heading", description: "No h1 here"},
+		"/two-h1":   {title: "Two headings", description: "Two h1s", h1s: []string{"First", "Second"}},
+		"/hidden":   {title: "Hidden", description: "Noindex page", h1s: []string{"Hidden"}, head: `<meta name="robots" content="noindex">`},
+		"/variant":  {title: "Variant", description: "Print version", h1s: []string{"Variant"}, head: `<link rel="canonical" href="/dup-b">`},
+		"/lonely":   {title: "Lonely", description: "Nobody links here", h1s: []string{"Lonely"}},
+	}
+	for path, d := range pages {
+		if path != "/" {
+			d.links = append(d.links, "/")
+		}
+		s.serve(path, "text/html; charset=utf-8", d.String())
+	}
+	s.handle("/old", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/dup-a", http.StatusMovedPermanently)
+	})
+	s.sitemap(listed...)
+	return s
+}
+
+func TestAuditIssues(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t)
+	s := issueSite(t)
+	res, err := b.Audit(context.Background(), normalized(t, &AuditRequest{Domain: s.domain()}).deref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		typ, severity string
+		paths         []string
+	}{
+		{IssueMissingTitle, SeverityError, []string{"/no-title"}},
+		{IssueSitemapNon200, SeverityError, []string{"/gone"}},
+		{IssueSitemapNoindex, SeverityError, []string{"/hidden"}},
+		{IssueBrokenInternalLink, SeverityError, []string{"/gone", "/missing"}},
+		{IssueDuplicateTitle, SeverityWarning, []string{"/dup-a", "/dup-b"}},
+		{IssueMissingMetaDescription, SeverityWarning, []string{"/no-desc"}},
+		{IssueMissingH1, SeverityWarning, []string{"/no-h1"}},
+		{IssueSitemapRedirect, SeverityWarning, []string{"/old"}},
+		{IssueSitemapCanonicalised, SeverityWarning, []string{"/variant"}},
+		{IssueOrphanPage, SeverityWarning, []string{"/lonely"}},
+		{IssueDuplicateMetaDescription, SeverityNotice, []string{"/desc-a", "/desc-b"}},
+		{IssueMultipleH1, SeverityNotice, []string{"/two-h1"}},
+	}
+	if len(res.Issues) != len(want) {
+		t.Errorf("%d issues, want %d: %+v", len(res.Issues), len(want), res.Issues)
+	}
+	for i, w := range want {
+		if i >= len(res.Issues) {
+			break
+		}
+		is := res.Issues[i]
+		var paths []string
+		for _, u := range is.URLs {
+			paths = append(paths, strings.TrimPrefix(u, s.URL))
+		}
+		if is.Type != w.typ || is.Severity != w.severity || !slices.Equal(paths, w.paths) || is.Count != len(w.paths) {
+			t.Errorf("issues[%d] = %s %s %d %v, want %s %s %v", i, is.Type, is.Severity, is.Count, paths, w.typ, w.severity, w.paths)
+		}
+	}
+	checkIssueSummary(t, res)
+
+	for _, is := range res.Issues {
+		switch is.Type {
+		case IssueBrokenInternalLink:
+			var got []string
+			for _, l := range is.Links {
+				got = append(got, fmt.Sprintf("%s %d %v %d", strings.TrimPrefix(l.URL, s.URL), deref(l.Status), l.LinkedFrom, l.LinkedFromTotal))
+			}
+			if want := []string{"/gone 404 [" + s.abs("/") + "] 1", "/missing 404 [" + s.abs("/") + "] 1"}; !slices.Equal(got, want) {
+				t.Errorf("broken links = %q, want %q", got, want)
+			}
+		case IssueSitemapRedirect:
+			if len(is.Redirects) != 1 || is.Redirects[0] != (IssueRedirect{URL: s.abs("/old"), FinalURL: s.abs("/dup-a"), Status: 200}) {
+				t.Errorf("redirects = %+v, want /old to /dup-a", is.Redirects)
+			}
+		}
+	}
+}
+
+// TestAuditIssuesCleanSite: a sound site reports no issue, and every count is 0.
+func TestAuditIssuesCleanSite(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t)
+	s := newTestSite(t)
+	paths := []string{"/", "/beans", "/brewing", "/grinders"}
+	for i, p := range paths {
+		d := doc{title: "Page " + p, description: "About " + p, h1s: []string{"Heading " + p}, links: paths}
+		if i == 1 {
+			d.head = `<link rel="canonical" href="` + s.abs(p) + `">` // names itself: fine
+		}
+		s.serve(p, "text/html", d.String())
+	}
+	s.sitemap(paths...)
+	res, err := b.Audit(context.Background(), normalized(t, &AuditRequest{Domain: s.domain()}).deref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PagesCrawled != 4 || len(res.Issues) != 0 {
+		t.Errorf("%d pages, issues %+v; want 4 pages and no issue", res.PagesCrawled, res.Issues)
+	}
+	checkIssueSummary(t, res)
+	if m := toJSON(t, res); string(m["issues"]) != "[]" {
+		t.Errorf("issues = %s, want []", m["issues"])
+	}
+}
+
+// TestAuditIssuesLinkDiscovery: without a sitemap, pages are found through links, so the
+// sitemap and orphan checks do not apply, while broken links are still found.
+func TestAuditIssuesLinkDiscovery(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t)
+	s := newTestSite(t)
+	s.serve("/robots.txt", "text/plain", "User-agent: *\nAllow: /\n")
+	s.serve("/", "text/html", doc{title: "Home", description: "Home page", h1s: []string{"Home"}, links: []string{"/a", "/dead"}}.String())
+	s.serve("/a", "text/html", doc{title: "A", description: "Page A", h1s: []string{"A"}, links: []string{"/"}}.String())
+	res, err := b.Audit(context.Background(), normalized(t, &AuditRequest{Domain: s.domain()}).deref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Issues) != 1 || res.Issues[0].Type != IssueBrokenInternalLink || res.Issues[0].URLs[0] != s.abs("/dead") {
+		t.Errorf("issues = %+v, want only the broken link to /dead", res.Issues)
+	}
+	checkIssueSummary(t, res)
+}
+
+// TestAuditIssuesBoundedOnLargeSite: on a site with more affected pages than an issue lists,
+// every list stops at MaxIssueURLs and count still says how many there are.
+func TestAuditIssuesBoundedOnLargeSite(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t)
+	s := newTestSite(t)
+	const n = MaxIssueURLs + 30
+	var paths []string
+	for i := range n {
+		p := fmt.Sprintf("/p%03d", i)
+		paths = append(paths, p)
+		// No title, no description, no h1, linked from nowhere, linking to a 404 of its own.
+		s.serve(p, "text/html", doc{links: []string{p + "-gone"}}.String())
+	}
+	s.sitemap(paths...)
+	max := n
+	res, err := b.Audit(context.Background(), normalized(t, &AuditRequest{Domain: s.domain(), MaxPages: &max}).deref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkIssueSummary(t, res)
+	for _, typ := range []string{IssueMissingTitle, IssueMissingMetaDescription, IssueMissingH1, IssueOrphanPage} {
+		if got := res.Summary.Issues[typ]; got != n {
+			t.Errorf("%s: count %d, want %d", typ, got, n)
+		}
+	}
+	// The page limit is spent on pages: the linked 404s cannot be checked, and the
+	// answer says so.
+	if res.Summary.Issues[IssueBrokenInternalLink] != 0 || !containsAny(res.Warnings, "not checked for broken links") {
+		t.Errorf("broken links %d, warnings %q; want 0 and a note on unchecked links", res.Summary.Issues[IssueBrokenInternalLink], res.Warnings)
+	}
+}
+
+// TestFindIssuesBounds: the worst a crawl can hold (500 pages, URLs of 2,048 bytes, every
+// page and link at fault) gives issue lists of at most MaxIssueURLs, far under the crawler's
+// result limit.
+func TestFindIssuesBounds(t *testing.T) {
+	const pages = 500
+	long := strings.Repeat("x", 2000)
+	res := &crawler.Result{FromSitemap: true}
+	for i := range pages {
+		u := fmt.Sprintf("https://x.com/%s/%03d", long, i)
+		res.Pages = append(res.Pages, crawler.Page{URL: u, FinalURL: u + "/final", Status: 200, ContentType: "text/html",
+			Redirected: true, Noindex: i%2 == 0, Canonical: "https://x.com/elsewhere", Title: "same", MetaDescription: "same", H1Count: 2})
+		from := make([]string, 5)
+		for j := range from {
+			from[j] = u
+		}
+		res.BrokenLinks = append(res.BrokenLinks, crawler.BrokenLink{URL: u + "/gone", Status: 404, LinkedFrom: from, LinkedFromTotal: pages})
+	}
+	all := findIssues(res, splitPages(res))
+	for _, is := range all {
+		if len(is.URLs) > MaxIssueURLs || len(is.Links) > MaxIssueURLs || len(is.Redirects) > MaxIssueURLs || len(is.URLs) != min(is.Count, MaxIssueURLs) {
+			t.Errorf("%s: %d urls, %d links, %d redirects of %d", is.Type, len(is.URLs), len(is.Links), len(is.Redirects), is.Count)
+		}
+	}
+	b, _ := json.Marshal(all)
+	if len(b) > 4<<20 {
+		t.Errorf("issues take %d bytes, want well under the 8 MiB result limit", len(b))
+	}
+	if sum := issueSummary(all); sum[IssueSitemapRedirect] != pages || sum[IssueBrokenInternalLink] != pages || sum[IssueSitemapNoindex] != pages/2 {
+		t.Errorf("summary = %v", sum)
+	}
+}
+
+// checkIssueSummary: summary.issues has every type, each count agrees with its issue and its
+// listed URLs, and types without URLs are not listed as issues.
+func checkIssueSummary(t *testing.T, res AuditResult) {
+	t.Helper()
+	if len(res.Summary.Issues) != len(issueTypes) {
+		t.Errorf("summary.issues = %v, want all %d types", res.Summary.Issues, len(issueTypes))
+	}
+	listed := map[string]bool{}
+	for _, is := range res.Issues {
+		listed[is.Type] = true
+		if is.Count == 0 || res.Summary.Issues[is.Type] != is.Count || len(is.URLs) != min(is.Count, MaxIssueURLs) {
+			t.Errorf("%s: count %d, summary %d, %d urls", is.Type, is.Count, res.Summary.Issues[is.Type], len(is.URLs))
+		}
+		if is.Type == IssueBrokenInternalLink && len(is.Links) != len(is.URLs) {
+			t.Errorf("broken links: %d links for %d urls", len(is.Links), len(is.URLs))
+		}
+	}
+	for typ, n := range res.Summary.Issues {
+		if n > 0 && !listed[typ] {
+			t.Errorf("summary counts %d %s, not listed", n, typ)
+		}
+	}
+}
