@@ -30,6 +30,7 @@ const (
 	CodeIdempotencyKeyReused   = "IDEMPOTENCY_KEY_REUSED"
 	CodeSiteUnreachable        = "SITE_UNREACHABLE"
 	CodeSiteTooLarge           = "SITE_TOO_LARGE"
+	CodeNoData                 = "NO_DATA"
 	CodeProviderError          = "PROVIDER_ERROR"
 	CodeJobFailed              = "JOB_FAILED"
 	CodeServiceUnavailable     = "SERVICE_UNAVAILABLE"

@@ -139,7 +139,7 @@ type Keyword struct {
 	KeywordDifficulty *float64 `json:"keyword_difficulty"`
 	CPC               *float64 `json:"cpc"`
 	SearchIntent      string   `json:"search_intent"`
-	OpportunityScore  int      `json:"opportunity_score"`
+	OpportunityScore  *int     `json:"opportunity_score"`
 	// Position is the domain's ranking position, when it ranks.
 	Position *int `json:"position,omitempty"`
 	// Competition, Trend and Difficulty appear only in the specification's introductory
@@ -295,7 +295,7 @@ type Recommendation struct {
 	TargetKeyword       string           `json:"target_keyword"`
 	SearchVolume        *int64           `json:"search_volume"`
 	KeywordDifficulty   *float64         `json:"keyword_difficulty"`
-	OpportunityScore    int              `json:"opportunity_score"`
+	OpportunityScore    *int             `json:"opportunity_score"`
 	SearchIntent        string           `json:"search_intent"`
 	Outline             []OutlineSection `json:"outline"`
 	RelatedKeywords     []string         `json:"related_keywords"`
@@ -345,7 +345,7 @@ type MapRecommendation struct {
 	TargetKeyword     string   `json:"target_keyword"`
 	SearchVolume      *int64   `json:"search_volume"`
 	KeywordDifficulty *float64 `json:"keyword_difficulty"`
-	OpportunityScore  int      `json:"opportunity_score"`
+	OpportunityScore  *int     `json:"opportunity_score"`
 	SearchIntent      string   `json:"search_intent"`
 	CPC               *float64 `json:"cpc"`
 }

@@ -71,8 +71,8 @@ func run() error {
 	for _, cl := range res.Clusters {
 		fmt.Printf("\n%s (volume %d, difficulty %s)\n", cl.ClusterName, cl.TotalVolume, num(cl.AvgDifficulty))
 		for _, k := range cl.Keywords {
-			fmt.Printf("  %-40s volume %-7s difficulty %-5s opportunity %3d  %s\n",
-				k.Keyword, count(k.SearchVolume), num(k.KeywordDifficulty), k.OpportunityScore, k.SearchIntent)
+			fmt.Printf("  %-40s volume %-7s difficulty %-5s opportunity %3s  %s\n",
+				k.Keyword, count(k.SearchVolume), num(k.KeywordDifficulty), count(k.OpportunityScore), k.SearchIntent)
 		}
 	}
 	fmt.Printf("\n%d credits used, %d left.\n", res.Meta.CreditsUsed, res.Meta.CreditsRemaining)
@@ -87,7 +87,7 @@ func num(p *float64) string {
 	return strings.TrimSuffix(fmt.Sprintf("%.1f", *p), ".0")
 }
 
-func count(p *int64) string {
+func count[T int | int64](p *T) string {
 	if p == nil {
 		return "n/a"
 	}

@@ -12,7 +12,8 @@
 //	I = transactional 1.0, commercial 0.8, informational 0.5, navigational 0.1
 //	P = not ranking 0.5; #1–3 0.15; #4–10 1.0; #11–20 0.85; #21–50 0.6; #51+ 0.55
 //
-// An unknown volume, difficulty or CPC counts as 0.5, the middle of its term's range.
+// An unknown volume, difficulty or CPC counts as 0.5, the middle of its term's range; with
+// all three unknown there is no score (nil, null in answers), and such keywords sort last.
 // Positions 4–20 ("striking distance") score highest; the top 3 lowest, little is left to gain.
 //
 // # Search intent (ClassifyIntent, Intent)

@@ -67,8 +67,8 @@ type Recommendation struct {
 	// TargetKeyword is the keyword the content targets, with its metrics.
 	TargetKeyword keywords.Keyword
 	// OpportunityScore is OpportunityScore(TargetKeyword, the domain's position), 1–100,
-	// without the focus boost.
-	OpportunityScore int
+	// without the focus boost; nil when the keyword has no metric to score.
+	OpportunityScore *int
 	// Intent is the target keyword's search intent.
 	Intent string
 	// Outline is the article's H2 sections.
@@ -125,7 +125,8 @@ func siteRanks(rankings []keywords.Ranking, lang string) map[string]siteRank {
 //     (then higher relevance, then alphabetical).
 //   - Rank = OpportunityScore(keyword, the domain's best position for it) + FocusBoost (15)
 //     when the keyword holds all stems of a focus topic; ties go to the higher volume, then
-//     the number of competitors ranking, then alphabetical.
+//     the number of competitors ranking, then alphabetical. Keywords without a score (no
+//     metric known) come after every scored one.
 //   - Priorities run 1..n without gaps; at most limit recommendations.
 //
 // Related keywords and the outline's keyword sections leave out the cluster's keywords the
@@ -160,7 +161,7 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 		action string
 		url    string
 		note   string // an improvement's page and standing
-		score  int
+		score  *int
 		rank   int
 	}
 	best := make(map[string]*scored)
@@ -194,7 +195,9 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 			continue
 		}
 		s.score = OpportunityScore(c.Keyword, s.pos)
-		s.rank = s.score
+		if s.score != nil {
+			s.rank = *s.score
+		}
 		if match == OnTopicAll {
 			s.rank += FocusBoost
 		}
@@ -202,6 +205,9 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 	}
 	list := slices.Collect(maps.Values(best))
 	slices.SortFunc(list, func(a, b *scored) int {
+		if c := UnscoredLast(a.score, b.score); c != 0 {
+			return c
+		}
 		if c := cmp.Compare(b.rank, a.rank); c != 0 {
 			return c
 		}
@@ -312,13 +318,13 @@ func RelatedKeywords(target keywords.Keyword, cluster []keywords.Keyword, lang s
 	return out
 }
 
-// RankGaps orders competitor gaps most worthwhile first: by OpportunityScore (not ranking),
-// then search volume (unknown last), then the number of competitors ranking, then the best
+// RankGaps orders competitor gaps most worthwhile first: by OpportunityScore (not ranking;
+// unknown scores last), then search volume (unknown last), then the number of competitors ranking, then the best
 // competitor position, then alphabetically. The input is not modified.
 func RankGaps(gaps []keywords.Gap) []keywords.Gap {
 	type scored struct {
 		g     keywords.Gap
-		score int
+		score *int
 		best  int
 	}
 	list := make([]scored, len(gaps))
@@ -335,7 +341,7 @@ func RankGaps(gaps []keywords.Gap) []keywords.Gap {
 		list[i] = scored{g, OpportunityScore(g.Keyword, 0), best}
 	}
 	slices.SortStableFunc(list, func(a, b scored) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
+		if c := CompareScores(a.score, b.score); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(volumeOf(b.g.Keyword), volumeOf(a.g.Keyword)); c != 0 {

@@ -61,8 +61,8 @@ func TestRecommendActions(t *testing.T) {
 	if !reflect.DeepEqual(gotRows, wantRows) {
 		t.Fatalf("got  %v\nwant %v", gotRows, wantRows)
 	}
-	if got[0].OpportunityScore != OpportunityScore(cands[3].Keyword, 7) {
-		t.Errorf("french press: score %d; want the site's position 7 in the score", got[0].OpportunityScore)
+	if *got[0].OpportunityScore != mustScore(t, cands[3].Keyword, 7) {
+		t.Errorf("french press: score %d; want the site's position 7 in the score", *got[0].OpportunityScore)
 	}
 	if p := got[0].Outline[0].TalkingPoints[0]; !strings.Contains(p, "/fp, which ranks #7") {
 		t.Errorf("an improvement's first point names the page and its position: %q", p)
@@ -168,8 +168,8 @@ func TestRecommendDedupeFocusLimit(t *testing.T) {
 	if want := []string{"moka pot", "moka pot coffee ratio"}; !slices.Equal(targets(got), want) {
 		t.Fatalf("focus: %q, want %q", targets(got), want)
 	}
-	if got[0].OpportunityScore != OpportunityScore(cands[4].Keyword, 0) {
-		t.Errorf("reported score includes the boost: %d", got[0].OpportunityScore)
+	if *got[0].OpportunityScore != mustScore(t, cands[4].Keyword, 0) {
+		t.Errorf("reported score includes the boost: %d", *got[0].OpportunityScore)
 	}
 	if got[0].Priority != 1 || got[1].Priority != 2 {
 		t.Errorf("priorities %d, %d", got[0].Priority, got[1].Priority)
@@ -207,7 +207,7 @@ func TestRecommendFields(t *testing.T) {
 	if r.Title != "Best Cold Brew Maker in 2026: Tested and Compared (from the Acme Coffee team)" {
 		t.Errorf("title %q", r.Title)
 	}
-	if r.Intent != Commercial || r.OpportunityScore != OpportunityScore(target, 0) || r.TargetKeyword.CPC == nil {
+	if r.Intent != Commercial || *r.OpportunityScore != mustScore(t, target, 0) || r.TargetKeyword.CPC == nil {
 		t.Errorf("fields %+v", r)
 	}
 	if want := []string{"cold brew maker", "is a cold brew maker worth it", "cold brew maker glass"}; !slices.Equal(r.Related, want) {
@@ -270,7 +270,7 @@ func TestRankGaps(t *testing.T) {
 	for _, g := range got {
 		order = append(order, g.Keyword.Keyword)
 	}
-	want := []string{"high volume easy", "twin c", "twin a", "twin b", "unknown metrics", "low volume hard"}
+	want := []string{"high volume easy", "twin c", "twin a", "twin b", "low volume hard", "unknown metrics"} // no metric: no score, last
 	if !slices.Equal(order, want) {
 		t.Errorf("order %q, want %q", order, want)
 	}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/contentapi/contentapi/internal/keywords"
@@ -29,10 +30,15 @@ const neutral = 0.5
 //	I = transactional 1.0, commercial 0.8, informational 0.5, navigational 0.1
 //	P = not ranking (0) 0.5; #1–3 0.15; #4–10 1.0; #11–20 0.85; #21–50 0.6; #51+ 0.55
 //
-// An unknown volume, difficulty or CPC (nil) counts as 0.5 for its term. Intent is
-// Intent(k). Positions 4–20 are "striking distance" and score highest; the top 3 score
-// lowest, as there is little left to gain.
-func OpportunityScore(k keywords.Keyword, position int) int {
+// An unknown volume, difficulty or CPC (nil) counts as 0.5 for its term. When all three
+// are unknown there is nothing to rate: the score is nil (null in answers, sorted last by
+// CompareScores), never a number made of neutral terms. Intent is Intent(k). Positions
+// 4–20 are "striking distance" and score highest; the top 3 score lowest, as there is
+// little left to gain.
+func OpportunityScore(k keywords.Keyword, position int) *int {
+	if !Scorable(k) {
+		return nil
+	}
 	v, e, c := neutral, neutral, neutral
 	if k.SearchVolume != nil {
 		v = math.Min(1, math.Log10(float64(max(*k.SearchVolume, 0))+1)/5)
@@ -45,8 +51,23 @@ func OpportunityScore(k keywords.Keyword, position int) int {
 	}
 	total := weightVolume*v + weightEase*e + weightValue*c +
 		weightIntent*intentValue(Intent(k)) + weightPosition*positionValue(position)
-	score := int(math.Round(100 * total))
-	return max(1, min(100, score))
+	score := max(1, min(100, int(math.Round(100*total))))
+	return &score
+}
+
+// Scorable reports whether k has a metric to score: a known search volume, difficulty or
+// CPC.
+func Scorable(k keywords.Keyword) bool {
+	return k.SearchVolume != nil || k.Difficulty != nil || k.CPC != nil
+}
+
+// CompareScores orders opportunity scores best first with unknown (nil) scores last: it is
+// negative when a should come before b, as slices.SortFunc expects.
+func CompareScores(a, b *int) int {
+	if c := UnscoredLast(a, b); c != 0 || a == nil {
+		return c
+	}
+	return cmp.Compare(*b, *a)
 }
 
 // intentValue is the intent term I of the opportunity score.
@@ -80,4 +101,18 @@ func positionValue(position int) float64 {
 	default:
 		return 0.55
 	}
+}
+
+// UnscoredLast orders only by whether a score is known: negative when a is known and b is
+// not, positive the other way round, 0 otherwise. A stable sort with it moves unknown
+// scores last and keeps the order of the rest.
+func UnscoredLast(a, b *int) int {
+	return unscored(a) - unscored(b)
+}
+
+func unscored(score *int) int {
+	if score == nil {
+		return 1
+	}
+	return 0
 }

@@ -34,6 +34,9 @@ const (
 	Unauthorized         = "UNAUTHORIZED"
 	Forbidden            = "FORBIDDEN"
 	JobFailed            = "JOB_FAILED"
+	// NoData: the analysis found nothing to report (no keyword data for the request); the
+	// call is refunded and the message says what to try instead.
+	NoData = "NO_DATA"
 )
 
 // Error is an error with a code and a message for the caller.

@@ -47,6 +47,7 @@ var statusOf = map[string]int{
 	apperr.AlreadySubscribed:    http.StatusConflict,
 	apperr.BillingNotConfigured: http.StatusServiceUnavailable,
 	apperr.Internal:             http.StatusInternalServerError,
+	apperr.NoData:               http.StatusUnprocessableEntity,
 	"SITE_UNREACHABLE":          http.StatusUnprocessableEntity,
 	"SITE_TOO_LARGE":            http.StatusUnprocessableEntity,
 	"PROVIDER_ERROR":            http.StatusBadGateway,

@@ -212,7 +212,7 @@ func TestIdempotencyKey(t *testing.T) {
 	if b := s.balanceOf(t, key); b != 45 {
 		t.Fatalf("balance %d, want 45 (charged once)", b)
 	}
-	r := do(t, "POST", s.URL+"/v1/keywords/research", key, map[string]any{"domain": "other.com", "topic": "tea"}, "Idempotency-Key", "order-42")
+	r := do(t, "POST", s.URL+"/v1/keywords/research", key, map[string]any{"domain": "other.com", "topic": "espresso"}, "Idempotency-Key", "order-42")
 	if r.Status != 422 || r.errCode() != "IDEMPOTENCY_KEY_REUSED" {
 		t.Fatalf("reuse: %d %s", r.Status, r.Raw)
 	}
@@ -242,7 +242,7 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 	// After 24 hours the key is free again.
 	s.Clock.Advance(job.IdempotencyWindow + time.Minute)
-	r = do(t, "POST", s.URL+"/v1/keywords/research", key, map[string]any{"domain": "other.com", "topic": "tea"}, "Idempotency-Key", "order-42")
+	r = do(t, "POST", s.URL+"/v1/keywords/research", key, map[string]any{"domain": "other.com", "topic": "espresso"}, "Idempotency-Key", "order-42")
 	if r.Status != 200 {
 		t.Fatalf("lapsed key: %d %s", r.Status, r.Raw)
 	}

@@ -291,8 +291,8 @@ func testEveryEndpoint(t *testing.T) {
 		t.Fatalf("replay header %v", r.Header)
 	}
 	expect(t, "key reused", call(t, "POST", u+"/v1/keywords/research", busy, map[string]any{"domain": doms[1], "topic": "tea"}, idem...), 422, "IDEMPOTENCY_KEY_REUSED")
-	// A job failing on bad input found while running: 400 with the job's fields.
-	expect(t, "research without seeds", call(t, "POST", u+"/v1/keywords/research", busy, map[string]any{"domain": "nothing-ranks.example"}), 400, "VALIDATION_ERROR")
+	// A job that finds nothing to report: 422 NO_DATA with the job's fields, refunded.
+	expect(t, "research without seeds", call(t, "POST", u+"/v1/keywords/research", busy, map[string]any{"domain": "nothing-ranks.example"}), 422, "NO_DATA")
 
 	// Asynchronous: 202, then the job.
 	r = expect(t, "research async", call(t, "POST", u+"/v1/keywords/research", busy, map[string]any{"domain": doms[1], "topic": "coffee"}, "Prefer", "respond-async"), 202, "")

@@ -76,6 +76,9 @@ type GapsRequest struct {
 type GapList struct {
 	Gaps  []Gap `json:"gaps"`
 	Total int   `json:"total"`
+	// Unranked lists the named competitors the provider holds no ranking data for in the
+	// market (keyed by Domain); nil when there is none or the provider cannot tell.
+	Unranked []string `json:"unranked,omitempty"`
 }
 
 // Provider is a source of keyword data.
@@ -89,6 +92,14 @@ type Provider interface {
 	// Gaps returns the first req.Limit gaps (all with 0), highest search volume first, and
 	// how many gaps there are in all.
 	Gaps(ctx context.Context, req GapsRequest) (GapList, error)
+}
+
+// Suggester is implemented by providers that can name keywords they hold for a market: a
+// call that found no data advises the caller with them.
+type Suggester interface {
+	// Popular returns up to n keywords of the market, highest search volume first; none
+	// when the provider holds no data for it.
+	Popular(ctx context.Context, country, language string, n int) ([]string, error)
 }
 
 // ErrPermanent marks provider failures that retrying cannot fix (bad credentials, a request

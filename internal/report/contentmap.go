@@ -52,7 +52,7 @@ type MapRecommendation struct {
 	TargetKeyword    string   `json:"target_keyword"`
 	SearchVolume     *int64   `json:"search_volume"`
 	Difficulty       *float64 `json:"keyword_difficulty"`
-	OpportunityScore int      `json:"opportunity_score"`
+	OpportunityScore *int     `json:"opportunity_score"`
 	SearchIntent     string   `json:"search_intent"`
 	CPC              *float64 `json:"cpc"`
 }
@@ -86,7 +86,8 @@ type ContentMapResult struct {
 // The parts (crawl, rankings, gaps, ideas) run concurrently. A part that fails leaves its
 // section empty and adds a warning; the call fails only when every part it tried failed, or
 // when every keyword-provider part failed with keywords.ErrPermanent (a map without any
-// keyword data is not worth its credits, and retrying cannot help).
+// keyword data is not worth its credits, and retrying cannot help). With no keyword data at
+// all (no ranking, gap or idea) and no part failing, it is NO_DATA, refunded.
 //
 //   - audit.pages_found counts the domain's own HTML pages found (at most 100), the same
 //     pages as content recommend's sitemap_pages.
@@ -107,6 +108,9 @@ func (b *Builder) ContentMap(ctx context.Context, r ContentMapRequest) (ContentM
 		return ContentMapResult{}, err
 	}
 	p := b.plan(sr, g)
+	if len(p.keywords) == 0 && len(g.ranked) == 0 && g.rankedErr == nil && g.gapsErr == nil && g.ideasErr == nil {
+		return ContentMapResult{}, b.noPlanData(ctx, sr, g)
+	}
 
 	out := ContentMapResult{
 		Domain:          r.Domain,

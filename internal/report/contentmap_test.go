@@ -135,8 +135,12 @@ func TestContentMap(t *testing.T) {
 	var recs []string
 	for i, r := range res.Recommendations {
 		recs = append(recs, r.TargetKeyword)
-		if r.Priority != i+1 || r.SearchIntent == "" || r.OpportunityScore < 1 {
+		if r.Priority != i+1 || r.SearchIntent == "" || r.OpportunityScore != nil && *r.OpportunityScore < 1 {
 			t.Errorf("recommendation %d = %+v", i, r)
+		}
+		// genmaicha has no metric: no score, and last.
+		if (r.OpportunityScore == nil) != (r.TargetKeyword == "genmaicha") || r.OpportunityScore == nil && i != len(res.Recommendations)-1 {
+			t.Errorf("recommendation %d = %+v: only the keyword without metrics has no score, and it comes last", i, r)
 		}
 	}
 	if len(recs) == 0 || slices.Contains(recs, "matcha powder") {

@@ -25,7 +25,7 @@ func CSV(kind string, result []byte) ([]byte, error) {
 		for _, c := range r.Clusters {
 			for _, k := range c.Keywords {
 				rows = append(rows, []string{c.ClusterName, k.Keyword, intCell(k.SearchVolume), floatCell(k.Difficulty),
-					floatCell(k.CPC), k.SearchIntent, strconv.Itoa(k.OpportunityScore)})
+					floatCell(k.CPC), k.SearchIntent, intCell(k.OpportunityScore)})
 			}
 		}
 	case KindGaps:
@@ -95,11 +95,11 @@ func CSV(kind string, result []byte) ([]byte, error) {
 	return buf.Bytes(), w.Error()
 }
 
-func intCell(p *int64) string {
+func intCell[T int | int64](p *T) string {
 	if p == nil {
 		return ""
 	}
-	return strconv.FormatInt(*p, 10)
+	return strconv.FormatInt(int64(*p), 10)
 }
 
 func floatCell(p *float64) string {

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -55,7 +56,7 @@ type KeywordRecord struct {
 	Difficulty       *float64 `json:"keyword_difficulty"`
 	CPC              *float64 `json:"cpc"`
 	SearchIntent     string   `json:"search_intent"`
-	OpportunityScore int      `json:"opportunity_score"`
+	OpportunityScore *int     `json:"opportunity_score"` // null when no metric is known
 	Position         *int     `json:"position,omitempty"`
 }
 
@@ -147,7 +148,8 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 			seeds = append(seeds, best[i].Keyword.Keyword)
 		}
 		if len(seeds) == 0 {
-			return ResearchResult{}, apperr.Invalid("topic or keywords is required: there is no ranking data for %s to start from", r.Domain)
+			return ResearchResult{}, b.noData(ctx, r.Country, r.Language, "a topic or keywords",
+				fmt.Sprintf("No topic or keywords were given and there is no ranking data for %s in %s/%s to start from.", r.Domain, r.Country, r.Language))
 		}
 		if err := readIdeas(ctx); err != nil {
 			return ResearchResult{}, err
@@ -163,6 +165,14 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 	if len(ideas) > *r.Limit {
 		ideas = ideas[:*r.Limit]
 	}
+	if len(ideas) == 0 {
+		asked := seeds
+		if topic != "" {
+			asked = append([]string{topic}, seeds...)
+		}
+		return ResearchResult{}, b.noData(ctx, r.Country, r.Language, "another topic or other keywords",
+			fmt.Sprintf("No keyword data was found for %s in %s/%s.", quotedList(asked), r.Country, r.Language))
+	}
 	pos := positions(ranked)
 	clusters := analysis.ClusterKeywords(ideas, analysis.ClusterOptions{Language: r.Language})
 	res := ResearchResult{Domain: r.Domain, Topic: topic, Country: r.Country, Clusters: []ClusterRecord{},
@@ -175,6 +185,10 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 		for _, k := range c.Keywords {
 			cr.Keywords = append(cr.Keywords, record(k, pos[strings.ToLower(k.Keyword)]))
 		}
+		// A keyword without any metric has no score and goes last, in the cluster's order.
+		slices.SortStableFunc(cr.Keywords, func(a, b KeywordRecord) int {
+			return analysis.UnscoredLast(a.OpportunityScore, b.OpportunityScore)
+		})
 		res.TotalKeywords += len(cr.Keywords)
 		res.Clusters = append(res.Clusters, cr)
 	}
@@ -240,11 +254,19 @@ type GapsResult struct {
 
 // Gaps lists keywords the competitors rank for and the domain does not, highest search
 // volume first (unknown volumes last); total_gaps counts all of them before limit cuts the
-// list.
+// list. When the provider holds no ranking data for any named competitor, there is nothing
+// to compare: NO_DATA, refunded. A domain that ranks for every competitor keyword has no gap,
+// which is a finding (total_gaps 0), not NO_DATA.
 func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
 	list, err := b.gaps(ctx, r.Domain, r.Competitors, r.Country, r.Language, *r.Limit)
 	if err != nil {
 		return GapsResult{}, err
+	}
+	if len(list.Unranked) == len(r.Competitors) {
+		return GapsResult{}, apperr.New(apperr.NoData, "This service holds no ranking data for %s in %s/%s, so no keyword gap "+
+			"can be found. Check the spelling of the competitor domains, name competitors that rank in this market, or have the "+
+			"operator import their rankings with `ctl import rankings FILE.csv`. Nothing was charged.",
+			quotedList(list.Unranked), r.Country, r.Language)
 	}
 	res := GapsResult{Domain: r.Domain, Competitors: r.Competitors, Gaps: []GapRecord{}, TotalGaps: list.Total,
 		Source: b.Keywords.Name()}
@@ -279,6 +301,11 @@ func (b *Builder) gaps(ctx context.Context, domain string, competitors []string,
 			renamed[d] = p
 		}
 		gaps[i].CompetitorPositions = renamed
+	}
+	for i, d := range list.Unranked {
+		if n, ok := name[stripWWW(d)]; ok {
+			list.Unranked[i] = n
+		}
 	}
 	return list, nil
 }

@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/contentapi/contentapi/internal/analysis"
-	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/keywords"
 )
@@ -53,7 +52,7 @@ type RecommendationRecord struct {
 	TargetKeyword       string             `json:"target_keyword"`
 	SearchVolume        *int64             `json:"search_volume"`
 	Difficulty          *float64           `json:"keyword_difficulty"`
-	OpportunityScore    int                `json:"opportunity_score"`
+	OpportunityScore    *int               `json:"opportunity_score"`
 	SearchIntent        string             `json:"search_intent"`
 	Outline             []analysis.Section `json:"outline"`
 	RelatedKeywords     []string           `json:"related_keywords"`
@@ -104,8 +103,8 @@ type RecommendResult struct {
 // A site that cannot be crawled, a competitor that cannot be crawled and failing gap data
 // only add warnings. Failing ranking data fails the call (without it, keywords the domain
 // already owns could be recommended), and so do keyword ideas failing for every topic.
-// With no focus topic, no ranking data and no gap, there is nothing to start from: a
-// VALIDATION_ERROR asks for focus_topics.
+// With no keyword to plan from (no idea for the focus topics or from the rankings, no gap)
+// there is nothing to recommend: NO_DATA, refunded, advises which focus_topics to try.
 func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID string) (RecommendResult, error) {
 	sr := strategyRequest{Domain: r.Domain, FocusTopics: r.FocusTopics, BrandContext: r.BrandContext,
 		Competitors: r.Competitors, Country: r.Country, Language: r.Language, Limit: limitOf(r.Limit, 10)}
@@ -120,16 +119,14 @@ func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID stri
 		return RecommendResult{}, fmt.Errorf("recommend %s: keyword ideas: %w", r.Domain, g.ideasErr)
 	}
 	p := b.plan(sr, g)
-	if len(p.keywords) == 0 && len(r.FocusTopics) == 0 && len(g.ranked) == 0 {
+	if len(p.keywords) == 0 {
 		if g.gapsErr != nil {
 			return RecommendResult{}, fmt.Errorf("recommend %s: keyword gaps: %w", r.Domain, g.gapsErr)
 		}
-		return RecommendResult{}, apperr.Invalid("focus_topics is required: there is no ranking data for %s to start from", r.Domain)
+		return RecommendResult{}, b.noPlanData(ctx, sr, g)
 	}
 	warnings := g.warnings()
-	if len(p.keywords) == 0 {
-		warnings = append(warnings, fmt.Sprintf("no keyword data found for these topics in market %s/%s", r.Country, r.Language))
-	} else if w := focusWarning(sr, len(p.recs)); w != "" {
+	if w := focusWarning(sr, len(p.recs)); w != "" {
 		warnings = append(warnings, w)
 	}
 

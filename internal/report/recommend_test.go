@@ -104,7 +104,7 @@ func TestRecommendPlan(t *testing.T) {
 		if r.Priority != i+1 {
 			t.Errorf("recommendation %d has priority %d", i, r.Priority)
 		}
-		if r.Title == "" || r.SearchIntent == "" || r.OpportunityScore < 1 || len(r.Outline) < 3 || r.SearchVolume == nil {
+		if r.Title == "" || r.SearchIntent == "" || r.OpportunityScore == nil || *r.OpportunityScore < 1 || len(r.Outline) < 3 || r.SearchVolume == nil {
 			t.Errorf("recommendation %q is incomplete: %+v", r.TargetKeyword, r)
 		}
 	}
@@ -281,8 +281,8 @@ func TestRecommendFromRankingsWithoutTopics(t *testing.T) {
 	// Nothing to start from: no topic, no ranking, no competitor.
 	domain, _ := deadDomain(t)
 	_, err = b.Recommend(context.Background(), recommendRequest(t, RecommendRequest{Domain: domain, Country: "ca"}), "p")
-	if e, ok := apperr.As(err); !ok || e.Code != apperr.Validation || !strings.Contains(e.Message, "focus_topics") {
-		t.Errorf("err = %v, want a VALIDATION_ERROR asking for focus_topics", err)
+	if e, ok := apperr.As(err); !ok || e.Code != apperr.NoData || !strings.Contains(e.Message, "focus_topics") {
+		t.Errorf("err = %v, want NO_DATA advising focus_topics", err)
 	}
 }
 

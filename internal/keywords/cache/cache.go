@@ -1,7 +1,7 @@
 // Package cache wraps a keyword provider with a Redis cache, so a question asked again
 // within the TTL costs the operator nothing. Answers are stored as JSON under
 //
-//	keywords:v1:<provider name>:<method>:<hex SHA-256 of the request's JSON>
+//	keywords:v2:<provider name>:<method>:<hex SHA-256 of the request's JSON>
 //
 // Unknown metrics (nil) are stored as null and come back nil. Errors are never cached.
 // Redis is an optimisation only: when it fails the provider answers, and the failure is
@@ -24,8 +24,9 @@ import (
 	"github.com/contentapi/contentapi/internal/keywords"
 )
 
-// KeyPrefix starts every cache key; its version changes when the stored format does.
-const KeyPrefix = "keywords:v1:"
+// KeyPrefix starts every cache key; its version changes when the stored format does (v2:
+// gap lists name the competitors without ranking data; keywords carry the synthetic flag).
+const KeyPrefix = "keywords:v2:"
 
 // DefaultRedisTimeout bounds each Redis call, so a stalled Redis delays an answer by at most
 // this much before the provider is asked.
@@ -112,6 +113,15 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 // Gaps answers from the cache or from the provider.
 func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.GapList, error) {
 	return through(ctx, p, "gaps", req, func() (keywords.GapList, error) { return p.next.Gaps(ctx, req) })
+}
+
+// Popular asks the wrapped provider, uncached, when it is a keywords.Suggester; otherwise
+// it names no keyword. It is asked only when a call found no data.
+func (p *Provider) Popular(ctx context.Context, country, language string, n int) ([]string, error) {
+	if s, ok := p.next.(keywords.Suggester); ok {
+		return s.Popular(ctx, country, language, n)
+	}
+	return nil, nil
 }
 
 // Key returns the Redis key of a request to the named provider's method.

@@ -106,10 +106,13 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 	if len(competitors) == 0 {
 		return out, nil
 	}
-	err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) (err error) {
 		// Sorted walks of the primary key, not hash tables of every ranking row; and no
 		// JIT compilation, which costs more than these short queries.
 		if _, err := tx.Exec(ctx, "SET LOCAL enable_hashagg = off; SET LOCAL jit = off"); err != nil {
+			return err
+		}
+		if out.Unranked, err = unranked(ctx, tx, country, language, competitors); err != nil {
 			return err
 		}
 		total, err := p.countGaps(ctx, tx, country, language, domain, competitors)
@@ -128,6 +131,23 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 		return keywords.GapList{}, fmt.Errorf("local: gaps: %w", err)
 	}
 	return out, nil
+}
+
+// unrankedSQL lists the competitors ($3) without a single ranking row in the market: one
+// probe of the rankings primary key each.
+const unrankedSQL = `
+SELECT c.domain FROM unnest($3::text[]) WITH ORDINALITY AS c(domain, ord)
+WHERE NOT EXISTS (
+    SELECT 1 FROM domain_rankings r WHERE r.domain = c.domain AND r.country = $1 AND r.language = $2)
+ORDER BY c.ord`
+
+// unranked returns the competitors the market holds no ranking data for, in the given order.
+func unranked(ctx context.Context, tx pgx.Tx, country, language string, competitors []string) ([]string, error) {
+	out, err := collectKeys(tx.Query(ctx, unrankedSQL, country, language, competitors))
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, err
 }
 
 // domainShareSQL reads the planner's statistics: the share of ranking rows of the most

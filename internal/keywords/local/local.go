@@ -86,6 +86,23 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 	return out, nil
 }
 
+// popularSQL reads the market's highest-volume keywords from keyword_metrics_volume_idx.
+const popularSQL = `
+SELECT keyword FROM keyword_metrics
+WHERE country = $1 AND language = $2
+ORDER BY search_volume DESC NULLS LAST, keyword_norm
+LIMIT $3`
+
+// Popular returns up to n keywords of the market, highest search volume first.
+func (p *Provider) Popular(ctx context.Context, country, language string, n int) ([]string, error) {
+	country, language = Market(country, language)
+	out, err := collectKeys(p.pool.Query(ctx, popularSQL, country, language, n))
+	if err != nil {
+		return nil, fmt.Errorf("local: popular: %w", err)
+	}
+	return out, nil
+}
+
 // Market returns the lower-case country and language codes, us/en when empty; "gb" becomes
 // "uk", the API's code for the United Kingdom.
 func Market(country, language string) (string, string) {
