@@ -155,13 +155,13 @@ func mustScore(t *testing.T, k keywords.Keyword, position int) int {
 	return *s
 }
 
-// A candidate without any metric has no score and comes after every scored one, even when
-// it matches a focus topic (which boosts scored keywords only).
+// A candidate without any metric has no score and comes after every scored one, focus
+// boost or not.
 func TestRecommendUnscoredLast(t *testing.T) {
 	cands := []Candidate{
 		{Keyword: keywords.Keyword{Keyword: "espresso tamper guide"}},
-		{Keyword: kwvd("grinder settings", 10, 90)},
-		{Keyword: kwvd("milk frothing tips", 5000, 20)},
+		{Keyword: kwvd("espresso grinder settings", 10, 90)},
+		{Keyword: kwvd("espresso milk frothing tips", 5000, 20)},
 	}
 	got := Recommend(cands, Site{Language: "en"}, "", []string{"espresso"}, 0)
 	if len(got) != 3 || got[2].TargetKeyword.Keyword != "espresso tamper guide" || got[2].OpportunityScore != nil {
