@@ -12,9 +12,11 @@ import (
 // Bounds on the link graph, so a site linking to endless URLs cannot grow a crawl's memory
 // or result.
 const (
-	// maxLinkTargets bounds the distinct URLs of the site the graph remembers; links to
-	// further URLs are left out (and a warning says how many).
+	// maxLinkTargets bounds the distinct URLs of the site the graph remembers, and
+	// maxLinkBytes their text (URL and key); links to further URLs are left out (and a
+	// warning says how many).
 	maxLinkTargets = 20000
+	maxLinkBytes   = 8 << 20
 	// maxLinkSources bounds the linking pages named per broken link.
 	maxLinkSources = 5
 )
@@ -27,12 +29,18 @@ type linkGraph struct {
 	ids     map[string]int32 // dedupeKey → id
 	urls    []string         // id → the URL as first linked
 	keys    []string         // id → dedupeKey
-	limit   int
+	limit   int // distinct URLs at most
+	bytes   int // text held: URLs and keys
 	dropped int // links not recorded, once the graph was full
 }
 
 func newLinkGraph(limit int) *linkGraph {
 	return &linkGraph{ids: make(map[string]int32), limit: limit}
+}
+
+// full reports whether the graph has room for no URL, or not for one of size n.
+func (g *linkGraph) full(n int) bool {
+	return len(g.urls) >= g.limit || g.bytes+n > maxLinkBytes
 }
 
 // addPage records the links (raw hrefs, resolved against base) that lead into site and
@@ -66,18 +74,21 @@ func (g *linkGraph) intern(u *url.URL) (int32, bool) {
 		// Of the forms of one URL (http or https, www or not), the smallest is kept, so
 		// the one reported does not depend on the order pages were fetched in.
 		if s := u.String(); s < g.urls[id] {
+			g.bytes += len(s) - len(g.urls[id])
 			g.urls[id] = s
 		}
 		return id, true
 	}
-	if len(g.urls) >= g.limit {
+	s := u.String()
+	if g.full(len(s) + len(key)) {
 		g.dropped++
 		return 0, false
 	}
 	id := int32(len(g.urls))
 	g.ids[key] = id
-	g.urls = append(g.urls, u.String())
+	g.urls = append(g.urls, s)
 	g.keys = append(g.keys, key)
+	g.bytes += len(s) + len(key)
 	return id, true
 }
 

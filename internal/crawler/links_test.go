@@ -122,3 +122,21 @@ func TestLinkGraphBounds(t *testing.T) {
 		t.Errorf("ids %v, urls %q, dropped %d; want c and a, 3 URLs, 2 dropped", ids, g.urls, g.dropped)
 	}
 }
+
+// TestLinkGraphByteBound: URLs of 2,000 bytes fill the graph's byte budget long before its
+// URL limit; what does not fit is counted, not kept.
+func TestLinkGraphByteBound(t *testing.T) {
+	base, _ := url.Parse("https://example.com/")
+	g := newLinkGraph(maxLinkTargets)
+	long := strings.Repeat("x", 2000)
+	for page := range 2 {
+		hrefs := make([]string, maxLinks)
+		for i := range hrefs {
+			hrefs[i] = "/" + long + strconv.Itoa(page*maxLinks+i)
+		}
+		g.addPage(base, "example.com", hrefs)
+	}
+	if g.bytes > maxLinkBytes || len(g.urls) >= maxLinkTargets || g.dropped == 0 || len(g.urls)+g.dropped != 2*maxLinks {
+		t.Errorf("%d URLs of %d bytes, %d dropped; want at most %d bytes and the rest dropped", len(g.urls), g.bytes, g.dropped, maxLinkBytes)
+	}
+}
