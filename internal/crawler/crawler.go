@@ -124,6 +124,9 @@ type Request struct {
 	Domain     string // host or host:port, already normalised lower-case
 	SitemapURL string // optional; when set, the only sitemap read
 	MaxPages   int    // pages fetched at most; <= 0 means DefaultMaxPages
+	// CheckLinks asks for linked URLs no page was fetched for to be checked (status only),
+	// within MaxPages; without it broken links are judged among the fetched pages alone.
+	CheckLinks bool
 }
 
 // Page is what the audit needs to know about one URL.
@@ -177,9 +180,9 @@ type Result struct {
 	SitemapErrors []SitemapError `json:"sitemap_errors"`
 	FromSitemap   bool           `json:"from_sitemap"` // pages came from sitemaps, else from links
 	Scheme        string         `json:"scheme"`       // https or http
-	// BrokenLinks are the site's linked URLs that are broken, sorted by URL. A linked URL
-	// no page was fetched for is checked with one request whose body is not read, at most
-	// as many as the page limit; LinksChecked counts those requests.
+	// BrokenLinks are the site's linked URLs that are broken, sorted by URL. With
+	// Request.CheckLinks, a linked URL no page was fetched for is checked with one request
+	// whose body is not read, within the page limit; LinksChecked counts those requests.
 	BrokenLinks  []BrokenLink `json:"broken_links"`
 	LinksChecked int          `json:"links_checked"`
 	Warnings     []string     `json:"warnings"`
@@ -223,7 +226,11 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	}
 	front.report(res)
 	// Link checks share the page budget: max pages bounds every request made for pages.
-	if err := c.checkLinks(crawlCtx, transport, front, plan, maxPages-front.size(), visits, res); err != nil {
+	budget := -1 // no checks
+	if req.CheckLinks {
+		budget = maxPages - front.size()
+	}
+	if err := c.checkLinks(crawlCtx, transport, front, plan, budget, visits, res); err != nil {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
 	}
 	if err := ctx.Err(); errors.Is(err, context.Canceled) {

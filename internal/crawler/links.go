@@ -138,6 +138,7 @@ type linkCheck struct {
 	plan     fetchPlan
 	budget   int // link checks allowed
 	visits   []*visit
+	keys     [][2]string        // per visit, the dedupe keys of its URL and final URL
 	pageOf   map[string]int     // dedupe key of a page's URL, else of its final URL → visit
 	sources  map[int32][]string // linked URL → final URLs of the pages linking to it
 	outcomes map[int32]linkOutcome
@@ -145,7 +146,8 @@ type linkCheck struct {
 
 // checkLinks sets every page's Inlinks and lists the broken links in res. Linked URLs no
 // page was fetched for are checked with at most budget requests (status only, no body) in
-// URL order; what the budget or the time left does not cover is reported as unchecked.
+// URL order; what the budget or the time left does not cover is reported as unchecked. A
+// negative budget means no checks were asked for: nothing is checked or reported unchecked.
 // Links to files (by extension: images, PDFs, ...) are only judged when they were fetched
 // as pages, like discovery, which skips them too.
 func (c *Crawler) checkLinks(ctx context.Context, t http.RoundTripper, front *frontier, plan fetchPlan, budget int, visits []*visit, res *Result) error {
@@ -169,18 +171,16 @@ func (c *Crawler) checkLinks(ctx context.Context, t http.RoundTripper, front *fr
 
 // indexPages maps each fetched URL, and then each final URL not fetched itself, to its visit.
 func (lc *linkCheck) indexPages() {
+	lc.keys = make([][2]string, len(lc.visits))
 	for i, v := range lc.visits {
-		if k := urlKey(v.page.URL); k != "" {
-			if _, dup := lc.pageOf[k]; !dup {
-				lc.pageOf[k] = i
-			}
-		}
+		lc.keys[i] = [2]string{urlKey(v.page.URL), urlKey(v.page.FinalURL)}
 	}
-	for i, v := range lc.visits {
-		if v.page.OffSite {
-			continue
-		}
-		if k := urlKey(v.page.FinalURL); k != "" {
+	for _, which := range []int{0, 1} {
+		for i, v := range lc.visits {
+			k := lc.keys[i][which]
+			if k == "" || (which == 1 && v.page.OffSite) {
+				continue
+			}
 			if _, dup := lc.pageOf[k]; !dup {
 				lc.pageOf[k] = i
 			}
@@ -196,9 +196,9 @@ func pageName(p Page) string {
 // collectSources records, per linked URL, the pages linking to it other than itself.
 func (lc *linkCheck) collectSources(g *linkGraph) {
 	for i, v := range lc.visits {
-		own := map[string]bool{urlKey(v.page.URL): true, urlKey(v.page.FinalURL): true}
+		own := lc.keys[i]
 		for _, id := range v.links {
-			if !own[g.keys[id]] {
+			if k := g.keys[id]; k != own[0] && k != own[1] {
 				lc.sources[id] = append(lc.sources[id], pageName(lc.visits[i].page))
 			}
 		}
@@ -213,7 +213,7 @@ func (lc *linkCheck) collectSources(g *linkGraph) {
 func (lc *linkCheck) inlinks(g *linkGraph, i int) int {
 	p := lc.visits[i].page
 	from := make(map[string]bool)
-	for _, k := range []string{urlKey(p.URL), urlKey(p.FinalURL)} {
+	for _, k := range lc.keys[i] {
 		if id, ok := g.id(k); ok && k != "" {
 			for _, s := range lc.sources[id] {
 				from[s] = true
@@ -235,7 +235,7 @@ func (lc *linkCheck) checkUnfetched(ctx context.Context, g *linkGraph, res *Resu
 			pending = append(pending, id)
 		}
 	}
-	if len(pending) == 0 {
+	if len(pending) == 0 || lc.budget < 0 {
 		return nil
 	}
 	slices.SortFunc(pending, func(a, b int32) int { return cmp.Compare(g.urls[a], g.urls[b]) })

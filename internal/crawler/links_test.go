@@ -38,7 +38,7 @@ func linkSite(t *testing.T) *testSite {
 
 func TestCrawlLinkGraph(t *testing.T) {
 	s := linkSite(t)
-	res, err := testCrawler(Config{}).Crawl(context.Background(), Request{Domain: s.domain(), MaxPages: 20})
+	res, err := testCrawler(Config{}).Crawl(context.Background(), Request{Domain: s.domain(), MaxPages: 20, CheckLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestCrawlLinkGraph(t *testing.T) {
 // order, and what is left unchecked is said.
 func TestCrawlLinkChecksShareThePageBudget(t *testing.T) {
 	s := linkSite(t)
-	res, err := testCrawler(Config{}).Crawl(context.Background(), Request{Domain: s.domain(), MaxPages: 8})
+	res, err := testCrawler(Config{}).Crawl(context.Background(), Request{Domain: s.domain(), MaxPages: 8, CheckLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +104,22 @@ func TestCrawlLinkChecksShareThePageBudget(t *testing.T) {
 		if pathOf(b.URL) == "/missing" {
 			t.Errorf("unchecked /missing reported broken: %+v", b)
 		}
+	}
+}
+
+// TestCrawlWithoutLinkChecks: a crawl that does not ask for link checks makes no request
+// beyond its pages and still judges links to the pages it fetched.
+func TestCrawlWithoutLinkChecks(t *testing.T) {
+	s := linkSite(t)
+	res, err := testCrawler(Config{}).Crawl(context.Background(), Request{Domain: s.domain(), MaxPages: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.LinksChecked != 0 || len(s.hitTimes("/missing"))+len(s.hitTimes("/fails")) != 0 || hasWarning(res, "not checked") {
+		t.Errorf("links checked %d, warnings %q; want no check and no note", res.LinksChecked, res.Warnings)
+	}
+	if len(res.BrokenLinks) != 1 || pathOf(res.BrokenLinks[0].URL) != "/gone" || pagesByPath(res)["/orphan"].Inlinks != 0 || pagesByPath(res)["/b"].Inlinks != 2 {
+		t.Errorf("broken links %+v; want only the fetched /gone", res.BrokenLinks)
 	}
 }
 

@@ -122,7 +122,7 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	if r.MaxPages != nil {
 		maxPages = *r.MaxPages
 	}
-	res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, SitemapURL: r.SitemapURL, MaxPages: maxPages})
+	res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, SitemapURL: r.SitemapURL, MaxPages: maxPages, CheckLinks: true})
 	if err != nil {
 		return AuditResult{}, crawlFailure(r.Domain, err)
 	}
