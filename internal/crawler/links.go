@@ -29,9 +29,9 @@ type linkGraph struct {
 	ids     map[string]int32 // dedupeKey → id
 	urls    []string         // id → the URL as first linked
 	keys    []string         // id → dedupeKey
-	limit   int // distinct URLs at most
-	bytes   int // text held: URLs and keys
-	dropped int // links not recorded, once the graph was full
+	limit   int              // distinct URLs at most
+	bytes   int              // text held: URLs and keys
+	dropped int              // links not recorded, once the graph was full
 }
 
 func newLinkGraph(limit int) *linkGraph {
