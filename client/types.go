@@ -235,6 +235,36 @@ type AuditSummary struct {
 	Thin                  int      `json:"thin"`
 	CannibalizationIssues int      `json:"cannibalization_issues"`
 	AvgWords              *float64 `json:"avg_words"`
+	// Issues counts the URLs of every audit issue type (0 when none).
+	Issues map[string]int `json:"issues"`
+}
+
+// AuditIssue is one type of problem the audit found (missing_title, broken_internal_link,
+// ...): Count URLs have it, URLs lists the first 100 of them.
+type AuditIssue struct {
+	Type      string          `json:"type"`
+	Severity  string          `json:"severity"` // error, warning or notice
+	Count     int             `json:"count"`
+	URLs      []string        `json:"urls"`
+	Links     []BrokenLink    `json:"links,omitempty"`     // broken_internal_link only
+	Redirects []IssueRedirect `json:"redirects,omitempty"` // sitemap_redirect only
+}
+
+// BrokenLink is a linked URL of the site that answered 4xx/5xx (Status) or not at all (nil
+// Status, Error), with the first pages linking to it.
+type BrokenLink struct {
+	URL             string   `json:"url"`
+	Status          *int     `json:"status"`
+	Error           string   `json:"error,omitempty"`
+	LinkedFrom      []string `json:"linked_from"`
+	LinkedFromTotal int      `json:"linked_from_total"`
+}
+
+// IssueRedirect is a sitemap URL that redirected, where it ended and the final status.
+type IssueRedirect struct {
+	URL      string `json:"url"`
+	FinalURL string `json:"final_url"`
+	Status   int    `json:"status"`
 }
 
 // PageError is a URL of the site that gave no HTML page. Status is nil when no HTTP answer
@@ -259,6 +289,7 @@ type AuditResult struct {
 	ThinContent          []ThinPage            `json:"thin_content"`
 	CannibalizationRisks []CannibalizationRisk `json:"cannibalization_risks"`
 	Summary              AuditSummary          `json:"summary"`
+	Issues               []AuditIssue          `json:"issues"`
 	Errors               []PageError           `json:"errors"`
 	Sitemaps             []string              `json:"sitemaps"`
 	SitemapErrors        []SitemapError        `json:"sitemap_errors"`

@@ -27,7 +27,7 @@ const (
 type linkGraph struct {
 	mu      sync.Mutex
 	ids     map[string]int32 // dedupeKey → id
-	urls    []string         // id → the URL as first linked
+	urls    []string         // id → the smallest form of the URL linked
 	keys    []string         // id → dedupeKey
 	limit   int              // distinct URLs at most
 	bytes   int              // text held: URLs and keys
