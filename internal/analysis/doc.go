@@ -62,10 +62,17 @@
 //
 // # Recommendations (Recommend)
 //
-// Excludes keywords ranked #1–3 and topics whose stems an existing page title/H1 contains;
-// merges candidates that normalise equally (higher volume kept); ranks by
-// OpportunityScore + 15 when a focus topic's stems are all in the keyword's; priorities
-// 1..n; at most limit. Titles follow intent templates (Title); outlines have 3–8 H2s built
-// from the cluster's questions and modifiers, recurring competitor headings and, only to
-// reach 3, stock sections for the intent (BuildOutline).
+// Per candidate target: ranked #1–3 by the domain, dropped; ranked #4 or lower, "improve"
+// the URL ranking best for it (#4–20, striking distance, scores highest); not ranked but
+// another keyword of its cluster is, "improve" that cluster's best-ranking URL; not ranked
+// but a page title/H1 holds its stems, "improve" that page; otherwise "create". A new
+// article is never proposed for a keyword the domain ranks for, and related keywords and
+// outlines leave out keywords another URL ranks for. With focus topics only on-topic
+// candidates (MatchTopic: all the topic's stems, or its head word's) are kept. Merges
+// candidates that normalise equally (higher volume kept); ranks by OpportunityScore + 15
+// when a focus topic's stems are all in the keyword's; priorities 1..n; at most limit.
+// Titles follow intent templates (Title); outlines have 3–8 H2s built from the cluster's
+// questions and modifiers, recurring competitor headings and stock sections chosen by the
+// keyword's shape (vs, best, how-to, how long/much/often, what is, yes/no, why) before its
+// intent (BuildOutline); only a how-to question gets numbered steps.
 package analysis

@@ -312,34 +312,89 @@ func needsQuestionMark(phrase string) bool {
 	return IsQuestion(phrase)
 }
 
-// questionPoints are the talking points of a question section.
-func questionPoints(k keywords.Keyword) []string {
-	t := Tokens(k.Keyword)
-	var how string
-	first, second := t[0], ""
+// questionKind is what a question asks for; it decides the question's talking points and,
+// for a question target, the outline's stock sections.
+type questionKind int
+
+const (
+	otherQuestion      questionKind = iota
+	howToQuestion                   // how to X, how do I X, best way to X: steps
+	durationQuestion                // how long …: a time
+	amountQuestion                  // how much / how many …: a number
+	frequencyQuestion               // how often …, when to …: an interval or a moment
+	definitionQuestion              // what is / what are …: a definition
+	reasonQuestion                  // why …: causes
+	yesNoQuestion                   // is / can / does / should …: yes or no
+	choiceQuestion                  // which / who …: a named pick
+	placeQuestion                   // where …: places or options
+)
+
+// kindOf classifies a question phrase by its opening words ("how long to steep cold brew"
+// asks for a duration, not for steps); otherQuestion for anything else.
+func kindOf(phrase string) questionKind {
+	t := Tokens(phrase)
+	if len(t) == 0 {
+		return otherQuestion
+	}
+	second := ""
 	if len(t) > 1 {
 		second = t[1]
 	}
 	switch {
-	case first == "how" && slices.Contains([]string{"long", "much", "many", "often", "far", "old", "big", "hot", "cold", "strong"}, second), first == "when":
-		how = "Give a specific number or range up front, then what changes it."
-	case first == "how":
-		how = "Walk through it in numbered steps, one action per step."
-	case slices.Contains([]string{"can", "could", "does", "do", "did", "is", "are", "was", "were", "should", "will", "would"}, first):
-		how = "Open with a clear yes or no, then the conditions that change the answer."
-	case first == "why":
-		how = "Explain the cause first, then what it means for the reader."
-	case first == "what" || first == "what's" || first == "whats":
-		how = "Define it in one sentence, then give a concrete example."
-	case first == "which" || first == "who":
-		how = "Name a specific answer and who it suits best."
-	case first == "where":
-		how = "Point to specific places, options or settings."
-	default:
-		how = "Answer it in the first two sentences, then add detail."
+	case t[0] == "how" && (second == "long" || second == "many" && len(t) > 2 && slices.Contains([]string{"hours", "minutes", "days", "weeks", "months", "years"}, t[2])):
+		return durationQuestion
+	case t[0] == "how" && (second == "much" || second == "many" || second == "big" || second == "far" || second == "hot" || second == "cold" || second == "strong" || second == "old"):
+		return amountQuestion
+	case t[0] == "how" && second == "often", t[0] == "when":
+		return frequencyQuestion
+	case t[0] == "how" && (second == "to" || len(t) > 3 && slices.Contains([]string{"do", "can", "should"}, second) && slices.Contains([]string{"i", "you", "we"}, t[2])),
+		hasPrefixWords(t, "best", "way", "to"), hasPrefixWords(t, "best", "ways", "to"):
+		return howToQuestion
+	case definitionRank(phrase) == 0:
+		return definitionQuestion
+	case t[0] == "why":
+		return reasonQuestion
+	case slices.Contains([]string{"can", "could", "does", "do", "did", "is", "are", "was", "were", "should", "will", "would"}, t[0]):
+		return yesNoQuestion
+	case t[0] == "which" || t[0] == "who":
+		return choiceQuestion
+	case t[0] == "where":
+		return placeQuestion
 	}
+	return otherQuestion
+}
+
+// answerPoint says how a section answers a question of the kind.
+func answerPoint(kind questionKind) string {
+	switch kind {
+	case durationQuestion:
+		return "Give the time as a specific range (minutes, hours or days) in the first sentence, then what makes it shorter or longer; no step list."
+	case amountQuestion:
+		return "Give a specific number or range with its unit up front, then what changes it."
+	case frequencyQuestion:
+		return "Give a specific interval or moment up front, then the signs that call for sooner or later."
+	case howToQuestion:
+		return "Walk through it in numbered steps, one action per step."
+	case yesNoQuestion:
+		return "Open with a clear yes or no, then the conditions that change the answer."
+	case reasonQuestion:
+		return "Explain the cause first, then what it means for the reader."
+	case definitionQuestion:
+		return "Define it in one sentence, then give a concrete example."
+	case choiceQuestion:
+		return "Name a specific answer and who it suits best."
+	case placeQuestion:
+		return "Point to specific places, options or settings."
+	}
+	return "Answer it in the first two sentences, then add detail."
+}
+
+// questionPoints are the talking points of a question section: steps under a how-to
+// heading, else a snippet-length answer of the kind the question asks for.
+func questionPoints(k keywords.Keyword) []string {
 	phrase := readablePhrase(k.Keyword)
-	if second == "to" || first == "how" && len(t) > 2 && t[2] == "to" {
+	kind := kindOf(k.Keyword)
+	if kind == howToQuestion {
 		return []string{
 			fmt.Sprintf("Targets %s%s; put the steps in a numbered list right under this heading, a featured-snippet candidate.", quote(phrase), volumeNote(k)),
 			"Keep one action per step, with the times, amounts or settings each needs.",
@@ -347,7 +402,7 @@ func questionPoints(k keywords.Keyword) []string {
 	}
 	return []string{
 		fmt.Sprintf("Answer %s%s in the first 40–60 words under this heading; it is a featured-snippet candidate.", quote(phrase), volumeNote(k)),
-		how,
+		answerPoint(kind),
 	}
 }
 
@@ -530,24 +585,31 @@ func stock(secs []Section, lead int, essential ...string) []stockSection {
 }
 
 // standardSections are the intent's stock sections (see BuildOutline).
+//
+// The keyword's shape comes before its intent: "X vs Y" gets the comparison's sections and
+// "best X" the picks' whatever the provider's intent label; a question gets the sections of
+// what it asks for (kindOf: a duration, an amount, a definition, yes or no, …).
 func standardSections(intent, target, rawTarget string) []stockSection {
 	lw := Tokens(target)
 	subject := TitleCase(target)
+	if i := slices.IndexFunc(lw, func(w string) bool { return w == "vs" || w == "versus" }); i > 0 && i < len(lw)-1 && intent != Navigational {
+		a, b := strings.Join(lw[:i], " "), strings.Join(lw[i+1:], " ")
+		ta, tb := TitleCase(a), TitleCase(b)
+		return stock([]Section{
+			{ta + " vs " + tb + " at a Glance", []string{fmt.Sprintf("Put the key differences between %s and %s in one table: price, strengths and who each suits.", a, b)}},
+			{"Where " + ta + " Wins", []string{fmt.Sprintf("Give the concrete cases where %s is the better choice.", a)}},
+			{"Where " + tb + " Wins", []string{fmt.Sprintf("Give the concrete cases where %s is the better choice.", b)}},
+			{"Which Should You Choose?", []string{"Give a clear recommendation for each type of reader."}},
+		}, 1)
+	}
+	if intent == Informational && len(lw) > 1 && (lw[0] == "best" || lw[0] == "top") && ClassifyIntent(target) == Commercial {
+		intent = Commercial
+	}
 	switch intent {
 	case Commercial:
 		s := strings.Join(withoutWords(lw, lw, "best", "top", "review", "reviews", "alternatives", "alternative", "comparison", "compare"), " ")
 		if s == "" {
 			s = target
-		}
-		if i := slices.IndexFunc(lw, func(w string) bool { return w == "vs" || w == "versus" }); i > 0 && i < len(lw)-1 {
-			a, b := strings.Join(lw[:i], " "), strings.Join(lw[i+1:], " ")
-			ta, tb := TitleCase(a), TitleCase(b)
-			return stock([]Section{
-				{ta + " vs " + tb + " at a Glance", []string{fmt.Sprintf("Put the key differences between %s and %s in one table: price, strengths and who each suits.", a, b)}},
-				{"Where " + ta + " Wins", []string{fmt.Sprintf("Give the concrete cases where %s is the better choice.", a)}},
-				{"Where " + tb + " Wins", []string{fmt.Sprintf("Give the concrete cases where %s is the better choice.", b)}},
-				{"Which Should You Choose?", []string{"Give a clear recommendation for each type of reader."}},
-			}, 1)
 		}
 		return stock([]Section{
 			{howWeChose, []string{
@@ -587,11 +649,7 @@ func standardSections(intent, target, rawTarget string) []stockSection {
 		}, 2, stepByStep)
 	}
 	if IsQuestion(rawTarget) {
-		return stock([]Section{
-			{"The Short Answer", append([]string{fmt.Sprintf("Answer %s in the first two sentences, as precisely as the evidence allows.", quote(target))}, questionPoints(keywords.Keyword{Keyword: rawTarget})[1])},
-			{"What Changes the Answer", []string{"Go through the factors that change the answer one by one, with specifics for each."}},
-			{"Practical Takeaways", []string{fmt.Sprintf("Turn the answer to %s into concrete advice the reader can act on.", quote(target))}},
-		}, 1)
+		return questionSections(target, kindOf(rawTarget))
 	}
 	first := Section{subject + " Explained", []string{fmt.Sprintf("Explain %s in one or two plain sentences before going deeper.", target)}}
 	if len(lw) <= 2 {
@@ -601,5 +659,59 @@ func standardSections(intent, target, rawTarget string) []stockSection {
 		{"Common Mistakes to Avoid", []string{fmt.Sprintf("List the mistakes people make with %s and how to avoid each.", target)}},
 		{"Key Takeaways", []string{fmt.Sprintf("Sum up the three or four points a reader searching %s should remember.", quote(target))}},
 		{"Next Steps", []string{fmt.Sprintf("Tell readers what to do once they understand %s, with one concrete first action.", target)}},
+	}, 1)
+}
+
+// questionSections are the stock sections of a question target, by what it asks for.
+func questionSections(target string, kind questionKind) []stockSection {
+	short := Section{"The Short Answer", []string{
+		fmt.Sprintf("Answer %s in the first two sentences, as precisely as the evidence allows.", quote(target)), answerPoint(kind)}}
+	takeaways := Section{"Practical Takeaways", []string{fmt.Sprintf("Turn the answer to %s into concrete advice the reader can act on.", quote(target))}}
+	switch kind {
+	case durationQuestion:
+		return stock([]Section{short,
+			{"What Makes It Shorter or Longer", []string{"Go through the factors that change the time one by one (strength, temperature, size, method), each with its effect in numbers."}},
+			{"How to Tell When It's Done", []string{"Give the signs (taste, colour, texture, a simple test) that show it is ready, and what happens past that point."}},
+			{"Times at a Glance", []string{"Put the times for the common cases in one table readers can scan."}},
+		}, 1, short.H2)
+	case amountQuestion:
+		return stock([]Section{short,
+			{"What Changes the Amount", []string{"Go through the factors that raise or lower the number one by one, with figures for each."}},
+			{"How to Measure It", []string{"Say how to measure or count it at home, with the tools and units to use."}},
+			{"Amounts at a Glance", []string{"Put the amounts for the common cases in one table readers can scan."}},
+		}, 1, short.H2)
+	case frequencyQuestion:
+		return stock([]Section{short,
+			{"What Changes the Timing", []string{"Go through what calls for sooner or later one by one, with intervals for each."}},
+			{"Signs It's Time", []string{"List the signs that say it is time, so readers need not rely on the calendar alone."}},
+		}, 1, short.H2)
+	case definitionQuestion:
+		s := strings.Join(withoutWords(Tokens(target), Tokens(target), "what", "what's", "whats", "is", "are", "a", "an", "the"), " ")
+		if s == "" {
+			s = target
+		}
+		ts := TitleCase(s)
+		return stock([]Section{
+			{ts + " in One Sentence", []string{fmt.Sprintf("Define %s in one plain sentence a newcomer understands, then give a concrete example.", s)}},
+			{"How " + ts + " Works", []string{fmt.Sprintf("Explain how %s works or is made, step by step where that helps understanding.", s)}},
+			{ts + " vs Similar Options", []string{fmt.Sprintf("Set %s against the options it is most often confused with, in a short table.", s)}},
+			{"When to Choose " + ts, []string{fmt.Sprintf("Say who %s suits and when something else is the better choice.", s)}},
+		}, 1)
+	case yesNoQuestion:
+		return stock([]Section{short,
+			{"When the Answer Changes", []string{"Go through the conditions that turn the answer around, one by one, with specifics for each."}},
+			{"What the Evidence Says", []string{"Cite the tests, studies or measurements behind the answer and what they found."}},
+			takeaways,
+		}, 1, short.H2)
+	case reasonQuestion:
+		return stock([]Section{
+			{"The Main Reasons", []string{fmt.Sprintf("List the causes behind %s, the most common first, each with how to recognise it.", quote(target))}},
+			{"What It Means for You", []string{"Say what each cause means in practice for the reader."}},
+			{"What to Do About It", []string{"Give a concrete fix or next step for each cause."}},
+		}, 1)
+	}
+	return stock([]Section{short,
+		{"What Changes the Answer", []string{"Go through the factors that change the answer one by one, with specifics for each."}},
+		takeaways,
 	}, 1)
 }

@@ -227,3 +227,69 @@ func TestBuildOutlineMaxSections(t *testing.T) {
 		t.Errorf("method and FAQ must survive the cap: %q", got)
 	}
 }
+
+// Stock sections follow what the keyword asks for: a duration, an amount, a definition, a
+// yes or no, causes, a comparison or picks (whatever the provider's intent label), steps.
+func TestBuildOutlineByQuestionKind(t *testing.T) {
+	tests := []struct {
+		target, intent string
+		wantH2s        []string
+	}{
+		{"how long to steep cold brew", "", []string{"The Short Answer", "What Makes It Shorter or Longer", "How to Tell When It's Done"}},
+		{"how long does cold brew last", "informational", []string{"The Short Answer", "What Makes It Shorter or Longer", "How to Tell When It's Done"}},
+		{"how much caffeine in a cup of coffee", "", []string{"The Short Answer", "What Changes the Amount", "How to Measure It"}},
+		{"how often to water a vegetable garden", "", []string{"The Short Answer", "What Changes the Timing", "Signs It's Time"}},
+		{"what is a flat white", "", []string{"Flat White in One Sentence", "How Flat White Works", "Flat White vs Similar Options"}},
+		{"is coffee good for you", "", []string{"The Short Answer", "When the Answer Changes", "What the Evidence Says"}},
+		{"why is my espresso sour", "", []string{"The Main Reasons", "What It Means for You", "What to Do About It"}},
+		{"latte vs cappuccino", "informational", []string{"Latte vs Cappuccino at a Glance", "Where Latte Wins", "Where Cappuccino Wins"}},
+		{"latte vs cappuccino", "commercial", []string{"Latte vs Cappuccino at a Glance", "Where Latte Wins", "Where Cappuccino Wins"}},
+		{"best french press", "informational", []string{"How We Chose", "What to Look For in French Press", "Our Top Picks Compared"}},
+		{"how to use a french press", "", []string{"What You'll Need", "Step-by-Step Instructions", "Common Mistakes to Avoid"}},
+		{"where to buy cold brew", "informational", []string{"The Short Answer", "What Changes the Answer", "Practical Takeaways"}},
+	}
+	for _, tt := range tests {
+		secs := BuildOutline(kwv(tt.target, 100), nil, nil, "", tt.intent)
+		checkOutline(t, tt.target, secs)
+		if got := h2s(secs); !slices.Equal(got, tt.wantH2s) {
+			t.Errorf("%s (%s): H2s %q, want %q", tt.target, tt.intent, got, tt.wantH2s)
+		}
+		steps := false
+		for _, s := range secs {
+			for _, p := range s.TalkingPoints {
+				steps = steps || strings.Contains(p, "numbered") || strings.Contains(p, "Number the steps")
+			}
+		}
+		if howTo := tt.target == "how to use a french press"; steps != howTo {
+			t.Errorf("%s: numbered steps %v, want %v: %q", tt.target, steps, howTo, secs)
+		}
+	}
+}
+
+// A duration question is answered with a time, never a step list, as a section of a
+// broader outline too; a how-to question keeps its steps. Competitor headings found on
+// several pages join the duration outline, numbering stripped.
+func TestBuildOutlineDurationNotSteps(t *testing.T) {
+	target := kwv("cold brew coffee", 40500)
+	cluster := []keywords.Keyword{target, kwv("how long to steep cold brew", 2900), kwv("how to make cold brew", 9900)}
+	secs := BuildOutline(target, cluster, nil, "", "")
+	checkOutline(t, "cold brew coffee", secs)
+	got := map[string]string{}
+	for _, s := range secs {
+		got[s.H2] = strings.Join(s.TalkingPoints, " ")
+	}
+	if p, ok := got["How Long to Steep Cold Brew"]; !ok || strings.Contains(p, "numbered") || !strings.Contains(p, "specific range") {
+		t.Errorf("duration section: %q (H2s %q)", p, h2s(secs))
+	}
+	if p, ok := got["How to Make Cold Brew"]; !ok || !strings.Contains(p, "numbered list") {
+		t.Errorf("how-to section: %q", p)
+	}
+
+	competitor := []string{"Steeping Time by Grind Size", "1. Steeping time by grind size", "Step 1: Grind the Beans", "Leave a Comment"}
+	secs = BuildOutline(kwv("how long to steep cold brew", 2900), nil, competitor, "", "")
+	checkOutline(t, "how long to steep cold brew", secs)
+	want := []string{"The Short Answer", "Steeping Time by Grind Size", "What Makes It Shorter or Longer"}
+	if g := h2s(secs); !slices.Equal(g, want) {
+		t.Errorf("H2s %q, want %q", g, want)
+	}
+}

@@ -194,6 +194,9 @@ func isCapitalised(w string) bool {
 //	informational  how to X / how do I X   → "How to X: A Step-by-Step Guide"
 //	               what is/are X           → "What Is X? Everything You Need to Know"
 //	               why …                   → "Why …? The Reasons Explained"
+//	               how long/much/many/often, when …
+//	                                       → "How Long Does X Last? The Short Answer and What Changes It"
+//	                                         ("How Long to Steep X: …" without "?")
 //	               other questions         → "Question? What You Need to Know"
 //	               … tips / ideas / recipe → "X Tips: Practical Advice That Works",
 //	                                         "X Ideas: Inspiration and Examples to Try",
@@ -265,7 +268,15 @@ func Title(keyword, intent, brand string, year int) string {
 	case lw[0] == "why" && len(lw) > 1:
 		return tc(words) + "? The Reasons Explained"
 	case IsQuestion(keyword):
-		return tc(words) + "? What You Need to Know"
+		sep, suffix := "? ", "What You Need to Know"
+		if !needsQuestionMark(keyword) {
+			sep = ": " // "how long to …" is a heading, not a question
+		}
+		switch kindOf(keyword) {
+		case durationQuestion, amountQuestion, frequencyQuestion:
+			suffix = "The Short Answer and What Changes It"
+		}
+		return tc(words) + sep + suffix
 	case last == "tips" && len(lw) > 1:
 		return tc(words) + ": Practical Advice That Works"
 	case last == "ideas" && len(lw) > 1:
