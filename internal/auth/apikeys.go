@@ -32,6 +32,9 @@ type Key struct {
 	LastUsedAt *time.Time `json:"last_used_at"`
 	ExpiresAt  *time.Time `json:"expires_at"`
 	RevokedAt  *time.Time `json:"revoked_at"`
+	// Calls is how many authenticated requests the key made (as of the last flush); the
+	// dashboard shows it, the API's key list does not.
+	Calls int64 `json:"-"`
 }
 
 // Status is active, expired or revoked.
@@ -126,7 +129,7 @@ func (a *Accounts) keyByDigest(ctx context.Context, digest []byte) (Key, error) 
 	return pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[Key])
 }
 
-const keySelect = `SELECT id, name, prefix, created_at, last_used_at, expires_at, revoked_at FROM api_keys`
+const keySelect = `SELECT id, name, prefix, created_at, last_used_at, expires_at, revoked_at, calls FROM api_keys`
 
 // ListKeys lists the account's keys, newest first.
 func (a *Accounts) ListKeys(ctx context.Context, accountID uuid.UUID) ([]Key, error) {

@@ -85,7 +85,7 @@ type Gate struct {
 	unknown *expirable.LRU[string, struct{}]
 
 	mu       sync.Mutex
-	lastUsed map[uuid.UUID]time.Time
+	lastUsed map[uuid.UUID]keyUse
 
 	batch *scriptBatcher
 }
@@ -96,7 +96,7 @@ func NewGate(pool *pgxpool.Pool, rdb redis.UniversalClient, ledger *credits.Ledg
 		pool: pool, rdb: rdb, ledger: ledger, clock: clk, log: log,
 		keys:     expirable.NewLRU[string, keyInfo](100_000, nil, 5*time.Minute),
 		unknown:  expirable.NewLRU[string, struct{}](10_000, nil, 10*time.Second),
-		lastUsed: make(map[uuid.UUID]time.Time),
+		lastUsed: make(map[uuid.UUID]keyUse),
 		batch:    newScriptBatcher(rdb, gateScript, 2),
 	}
 }
@@ -282,32 +282,52 @@ func (g *Gate) renew(ctx context.Context, account uuid.UUID) error {
 	return g.Refresh(ctx, account)
 }
 
+// keyUse is a key's use since the last flush: its latest time and how many calls.
+type keyUse struct {
+	at    time.Time
+	calls int64
+}
+
 func (g *Gate) touch(key uuid.UUID, at time.Time) {
 	g.mu.Lock()
-	g.lastUsed[key] = at
+	u := g.lastUsed[key]
+	g.lastUsed[key] = keyUse{at: at, calls: u.calls + 1}
 	g.mu.Unlock()
 }
 
-// FlushLastUsed writes the keys' last-use times gathered since the previous flush in one
-// statement, so key use costs no database write per request.
+// FlushLastUsed writes the keys' last-use times and call counts gathered since the previous
+// flush in one statement, so key use costs no database write per request. A failed write
+// puts the batch back, so no call goes uncounted.
 func (g *Gate) FlushLastUsed(ctx context.Context) error {
 	g.mu.Lock()
 	batch := g.lastUsed
-	g.lastUsed = make(map[uuid.UUID]time.Time, len(batch))
+	g.lastUsed = make(map[uuid.UUID]keyUse, len(batch))
 	g.mu.Unlock()
 	if len(batch) == 0 {
 		return nil
 	}
 	ids := make([]uuid.UUID, 0, len(batch))
 	times := make([]time.Time, 0, len(batch))
-	for id, t := range batch {
+	calls := make([]int64, 0, len(batch))
+	for id, u := range batch {
 		ids = append(ids, id)
-		times = append(times, t)
+		times = append(times, u.at)
+		calls = append(calls, u.calls)
 	}
 	_, err := g.pool.Exec(ctx, `
-		UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, v.t)
-		FROM unnest($1::uuid[], $2::timestamptz[]) AS v(id, t) WHERE k.id = v.id`, ids, times)
+		UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, v.t), calls = k.calls + v.n
+		FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[]) AS v(id, t, n) WHERE k.id = v.id`, ids, times, calls)
 	if err != nil {
+		g.mu.Lock()
+		for id, u := range batch {
+			cur := g.lastUsed[id]
+			if cur.at.Before(u.at) {
+				cur.at = u.at
+			}
+			cur.calls += u.calls
+			g.lastUsed[id] = cur
+		}
+		g.mu.Unlock()
 		return fmt.Errorf("auth: flush last use: %w", err)
 	}
 	return nil

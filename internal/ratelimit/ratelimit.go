@@ -7,6 +7,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -91,4 +92,14 @@ func (l *Limiter) Allow(ctx context.Context, bucket string, limit int, window ti
 		return Decision{}, fmt.Errorf("ratelimit: %w", err)
 	}
 	return ParseReply(v)
+}
+
+// AddressBucket is a per-client limit's key for a client address: the address for IPv4,
+// its /64 for IPv6 (one subscriber's allocation, so a host cannot take a new bucket with
+// each of its 2^64 addresses).
+func AddressBucket(a netip.Addr) string {
+	if a.Is6() {
+		return netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return a.String()
 }
