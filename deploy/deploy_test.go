@@ -606,7 +606,7 @@ func TestEnvironment(t *testing.T) {
 	}
 	if s := m.secret("contentapi-secrets"); s != nil {
 		want := []string{"ADMIN_TOKEN", "DATABASE_URL", "DATAFORSEO_LOGIN", "DATAFORSEO_PASSWORD", "REDIS_URL",
-			"STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET"}
+			"SMTP_URL", "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET"}
 		if got := sortedKeys(secretValues(s)); !slices.Equal(got, want) {
 			t.Errorf("Secret contentapi-secrets has %v, want %v", got, want)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/dashboard"
 	"github.com/contentapi/contentapi/internal/httpapi"
 	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/metrics"
@@ -95,9 +96,22 @@ func run(ctx context.Context) error {
 		return err
 	}
 
+	var mailer dashboard.Mailer = dashboard.LogMailer{Log: log}
+	if cfg.SMTPURL != "" {
+		if mailer, err = dashboard.NewSMTPMailer(cfg.SMTPURL, cfg.SMTPFrom); err != nil {
+			return err
+		}
+	}
+	limiter := ratelimit.New(rdb)
+	dash, err := dashboard.New(dashboard.Deps{Log: log, Pool: pool, Accounts: accounts, Gate: gate, Ledger: ledger,
+		Limiter: limiter, Billing: billingService, Jobs: jobService, Mailer: mailer, Clock: clk, URL: cfg.DashboardURL})
+	if err != nil {
+		return err
+	}
+
 	app := httpapi.New(httpapi.Deps{
 		Log: log, Pool: pool, Redis: rdb, Accounts: accounts, Gate: gate, Ledger: ledger,
-		Limiter: ratelimit.New(rdb), Clock: clk, PublicBaseURL: cfg.PublicBaseURL,
+		Limiter: limiter, Clock: clk, PublicBaseURL: cfg.PublicBaseURL,
 		DashboardURL: cfg.DashboardURL, DocsURL: cfg.DocsURL, RegisterLimit: cfg.RegisterLimit,
 		TrustedProxies: cfg.TrustedProxies, Jobs: jobService, SyncTimeout: cfg.SyncTimeout,
 		AnalysisOptions: report.Options{AllowPrivate: cfg.CrawlerAllowPrivate},
@@ -105,6 +119,7 @@ func run(ctx context.Context) error {
 		Metrics:         m, AdminToken: cfg.AdminToken,
 		AdminQueues: asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: asynqOpt}),
 		Billing:     billingService,
+		Dashboard:   dash,
 	})
 
 	flushCtx, stopFlush := context.WithCancel(context.Background())

@@ -4,6 +4,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/mail"
 	"net/netip"
 	"net/url"
 	"sort"
@@ -27,6 +28,11 @@ type Config struct {
 	DashboardURL  string
 	DocsURL       string
 	LogLevel      string
+
+	// SMTPURL is where the dashboard's e-mails (sign-in and verification links) go; empty
+	// writes them to the log instead. SMTPFrom is their sender.
+	SMTPURL  string
+	SMTPFrom string
 
 	// DatabaseMigrateURL, when set, is where migrations run (a session-mode connection
 	// when DATABASE_URL goes through a transaction-mode pooler).
@@ -80,7 +86,9 @@ var vars = []struct {
 	{"REDIS_URL", "redis://127.0.0.1:6379/0", true},
 	{"API_ADDR", ":8080", false},
 	{"PUBLIC_BASE_URL", "http://localhost:8080", false},
-	{"DASHBOARD_URL", "http://localhost:8080/dashboard", false},
+	{"DASHBOARD_URL", "", false}, // PUBLIC_BASE_URL + /dashboard
+	{"SMTP_URL", "", true},
+	{"SMTP_FROM", "ContentAPI <no-reply@localhost>", false},
 	{"DOCS_URL", "http://localhost:8080/docs", false},
 	{"LOG_LEVEL", "info", false},
 	{"SYNC_TIMEOUT", "30s", false},
@@ -168,6 +176,8 @@ func Load(getenv Getenv) (*Config, error) {
 		APIAddr:                 get("API_ADDR"),
 		PublicBaseURL:           absURL("PUBLIC_BASE_URL", "http", "https"),
 		DashboardURL:            absURL("DASHBOARD_URL", "http", "https"),
+		SMTPURL:                 absURL("SMTP_URL", "smtp", "smtps"),
+		SMTPFrom:                get("SMTP_FROM"),
 		DocsURL:                 absURL("DOCS_URL", "http", "https"),
 		LogLevel:                strings.ToLower(get("LOG_LEVEL")),
 		SyncTimeout:             dur("SYNC_TIMEOUT", 0),
@@ -198,6 +208,15 @@ func Load(getenv Getenv) (*Config, error) {
 		CrawlerAllowPrivate:     boolean("CRAWLER_ALLOW_PRIVATE"),
 		CrawlerUserAgent:        get("CRAWLER_USER_AGENT"),
 		ThinContentWords:        integer("THIN_CONTENT_WORDS", 1, 100000),
+	}
+	if c.DashboardURL == "" {
+		c.DashboardURL = c.PublicBaseURL + "/dashboard"
+	}
+	if u, err := url.Parse(c.DashboardURL); err == nil && u.Path != "/dashboard" {
+		errs = append(errs, fmt.Errorf("DASHBOARD_URL=%q: the API serves the dashboard at /dashboard; want that path, like https://api.example.com/dashboard", c.DashboardURL))
+	}
+	if _, err := mail.ParseAddress(c.SMTPFrom); err != nil {
+		errs = append(errs, fmt.Errorf("SMTP_FROM=%q: want an address like ContentAPI <no-reply@example.com>", c.SMTPFrom))
 	}
 	for _, p := range strings.Split(get("TRUSTED_PROXIES"), ",") {
 		if p = strings.TrimSpace(p); p != "" {

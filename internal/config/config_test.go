@@ -89,3 +89,25 @@ func TestTrustedProxies(t *testing.T) {
 		t.Fatalf("trusted proxies %q", c.TrustedProxies)
 	}
 }
+
+// The dashboard is served at PUBLIC_BASE_URL + /dashboard unless DASHBOARD_URL says where
+// else that path is reached; other paths and bad mail settings are refused.
+func TestDashboardAndMail(t *testing.T) {
+	c, err := Load(env(map[string]string{"PUBLIC_BASE_URL": "https://api.example.com/"}))
+	if err != nil || c.DashboardURL != "https://api.example.com/dashboard" || c.SMTPURL != "" || c.SMTPFrom == "" {
+		t.Fatalf("defaults %+v %v", c, err)
+	}
+	c, err = Load(env(map[string]string{"DASHBOARD_URL": "https://app.example.com/dashboard/", "SMTP_URL": "smtps://u:p@mail.example.com:465"}))
+	if err != nil || c.DashboardURL != "https://app.example.com/dashboard" || c.SMTPURL != "smtps://u:p@mail.example.com:465" {
+		t.Fatalf("set %+v %v", c, err)
+	}
+	_, err = Load(env(map[string]string{"DASHBOARD_URL": "https://app.example.com", "SMTP_URL": "http://mail", "SMTP_FROM": "nobody"}))
+	for _, name := range []string{"DASHBOARD_URL", "SMTP_URL", "SMTP_FROM"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
+	if d := Describe(env(map[string]string{"SMTP_URL": "smtp://user:hunter2@mail:587"})); strings.Contains(d["SMTP_URL"], "hunter2") {
+		t.Errorf("SMTP_URL logged as %q", d["SMTP_URL"])
+	}
+}

@@ -1,8 +1,8 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -12,6 +12,7 @@ import (
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/plan"
+	"github.com/contentapi/contentapi/internal/ratelimit"
 )
 
 const keyWarning = "Save this API key now: it is shown only once and cannot be retrieved again."
@@ -38,18 +39,8 @@ type registerRequest struct {
 	Name  string `json:"name"`
 }
 
-// addressBucket is the registration limit's key for a client address: the address for
-// IPv4, its /64 for IPv6 (one subscriber's allocation, so a host cannot take a new bucket
-// with each of its 2^64 addresses).
-func addressBucket(a netip.Addr) string {
-	if a.Is6() {
-		return netip.PrefixFrom(a, 64).Masked().String()
-	}
-	return a.String()
-}
-
 func (s *server) register(c *fiber.Ctx) error {
-	d, err := s.Limiter.Allow(c.UserContext(), "register:"+addressBucket(s.clientAddr(c)), s.RegisterLimit, time.Hour)
+	d, err := s.Limiter.Allow(c.UserContext(), "register:"+ratelimit.AddressBucket(s.clientAddr(c)), s.RegisterLimit, time.Hour)
 	if err != nil {
 		return err
 	}
@@ -65,6 +56,16 @@ func (s *server) register(c *fiber.Ctx) error {
 	reg, err := s.Accounts.Register(c.UserContext(), req.Email, req.Name)
 	if err != nil {
 		return err
+	}
+	if s.Dashboard != nil {
+		// The account and its key exist whatever happens to the e-mail; without it, a
+		// sign-in link asked for on the dashboard verifies the address as well.
+		ctx, cancel := context.WithTimeout(c.UserContext(), 20*time.Second)
+		email, _ := auth.NormalizeEmail(req.Email) // Register accepted it
+		if err := s.Dashboard.SendVerification(ctx, reg.AccountID, email); err != nil {
+			s.Log.Error("registration: verification e-mail not sent", "account_id", reg.AccountID, "err", err)
+		}
+		cancel()
 	}
 	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"success": true, "data": fiber.Map{
 		"api_key":    reg.Key,

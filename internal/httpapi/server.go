@@ -73,6 +73,9 @@ type Deps struct {
 	Metrics     *metrics.Metrics
 	AdminToken  string
 	AdminQueues http.Handler
+	// Dashboard, when set, is mounted at /dashboard, and registration e-mails its
+	// verification link.
+	Dashboard Dashboard
 	// Routes, when set, mounts extra routes before the catch-all 404 (admin dashboards,
 	// probes in tests).
 	Routes func(fiber.Router)
@@ -80,6 +83,14 @@ type Deps struct {
 	// writing an answer, IdleTimeout the wait for a keep-alive connection's next request.
 	// Zero takes the default: 30 s, 30 s, 120 s.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+}
+
+// Dashboard is the web dashboard as the API serves it.
+type Dashboard interface {
+	// Mount adds its routes; clientAddr is the caller's address behind trusted proxies.
+	Mount(r fiber.Router, clientAddr func(*fiber.Ctx) netip.Addr)
+	// SendVerification e-mails a new account the link that verifies its address.
+	SendVerification(ctx context.Context, accountID uuid.UUID, email string) error
 }
 
 type server struct {
@@ -153,6 +164,9 @@ func New(d Deps) *fiber.App {
 	app.Get("/docs", s.docsPage())
 	app.Get("/docs/*", s.docsAsset)
 
+	if d.Dashboard != nil {
+		d.Dashboard.Mount(app.Group("/dashboard"), s.clientAddr)
+	}
 	if d.Routes != nil {
 		d.Routes(app)
 	}
