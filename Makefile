@@ -32,8 +32,9 @@ run: build ## run API and worker against local PostgreSQL and Redis (creates and
 # billing) run under the race detector, the others without it.
 RACE_PKGS := ./internal/job/... ./internal/credits/... ./jobs/... ./internal/auth/... ./internal/billing/...
 
-test: ## run all tests against the local PostgreSQL and Redis (installs the pinned stripe-mock)
+test: ## run all tests against the local PostgreSQL and Redis (installs the pinned stripe-mock, and Chromium for the dashboard's browser test)
 	test -x "$$($(GO) env GOPATH)/bin/stripe-mock" || $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vxF -f <($(GO) list $(RACE_PKGS)))
 	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS)

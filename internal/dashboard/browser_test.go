@@ -1,0 +1,203 @@
+package dashboard_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/contentapi/contentapi/internal/keywords/sample"
+)
+
+// chromium finds Debian's Chromium (`make test` installs it when missing).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("Chromium is not installed: run `make test`, or apt-get install -y chromium")
+	return ""
+}
+
+// chrome is a headless Chromium at phone width driving the dashboard, keeping a
+// screenshot of each page it saw; on failure they are written to a directory that is kept.
+type chrome struct {
+	t     *testing.T
+	ctx   context.Context
+	shots []shot
+}
+
+type shot struct {
+	name string
+	png  []byte
+}
+
+func startChrome(t *testing.T) *chrome {
+	t.Helper()
+	// Flags for this closed network: no background connections (they would be refused) and
+	// a fresh profile.
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first action starts the browser, on ctx itself: a browser started on a context
+	// with a deadline would end with it.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	return &chrome{t: t, ctx: ctx}
+}
+
+// do performs a step's actions; on failure it saves the screenshots and stops the test.
+func (c *chrome) do(name string, actions ...chromedp.Action[chromedp.Void]) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		c.fail(name, err)
+	}
+}
+
+// get reads a value from the page, as do performs a step.
+func get[T any](c *chrome, name string, a chromedp.Action[T]) T {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		c.fail(name, err)
+	}
+	return v
+}
+
+// page screenshots the page shown, for the record kept on failure, and checks that it fits
+// the phone-width window without scrolling sideways.
+func (c *chrome) page(name string) {
+	c.t.Helper()
+	png := get(c, name+" screenshot", chromedp.FullScreenshot(100))
+	c.shots = append(c.shots, shot{name, png})
+	if !get(c, name+" width", chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`)) {
+		wide := get(c, name+" width", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("body *")).filter(e => e.getBoundingClientRect().right > window.innerWidth).slice(0, 5).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).concat([String(window.innerWidth), String(document.documentElement.scrollWidth)])`))
+		c.fail(name, fmt.Errorf("the page is wider than the 390 px window: %v", wide))
+	}
+}
+
+func (c *chrome) fail(name string, err error) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+	defer cancel()
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		c.shots = append(c.shots, shot{"failed-" + name, png})
+	}
+	dir, derr := os.MkdirTemp("", "dashboard-browser-")
+	if derr == nil {
+		derr = c.save(dir)
+	}
+	if derr != nil {
+		c.t.Fatalf("%s: %v (screenshots not saved: %v)", name, err, derr)
+	}
+	c.t.Fatalf("%s: %v (screenshots of each page in %s)", name, err, dir)
+}
+
+// save writes the screenshots to dir, numbered in the order they were taken.
+func (c *chrome) save(dir string) error {
+	for i, s := range c.shots {
+		name := fmt.Sprintf("%02d-%s.png", i, strings.ReplaceAll(s.name, " ", "-"))
+		if err := os.WriteFile(filepath.Join(dir, name), s.png, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The whole flow in a real browser: register, open the mailed link, create a key, use it
+// against the API, see the call in the chart, revoke the key, sign out.
+func TestBrowserFlow(t *testing.T) {
+	e := startEnv(t)
+	c := startChrome(t)
+	email := uniqueEmail("browser")
+	e.register(t, email)
+	link := e.Mail.Next(t).Link(t)
+
+	c.do("open the mailed link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("continue")))
+	c.page("link")
+	c.do("confirm", chromedp.Click(chromedp.ID("continue")), chromedp.WaitVisible(chromedp.ID("credits-remaining")))
+	c.page("overview")
+	if got := get(c, "overview", chromedp.Text(chromedp.ID("credits-remaining"))); got != "50" {
+		c.fail("overview", fmt.Errorf("credits remaining %q, want 50", got))
+	}
+
+	// A key, created with the keyboard (Enter submits), shown once with a copy button.
+	c.do("keys page", chromedp.Click(chromedp.CSS(`nav a[href="/dashboard/keys"]`)), chromedp.WaitVisible(chromedp.ID("key-name")))
+	c.page("keys")
+	c.do("create a key", chromedp.SetValue(chromedp.ID("key-expiry"), "30"),
+		chromedp.SendKeys(chromedp.ID("key-name"), "browser test\r"), chromedp.WaitVisible(chromedp.ID("newkey")))
+	key := get(c, "new key", chromedp.Value(chromedp.ID("newkey")))
+	c.do("copy", chromedp.Click(chromedp.CSS(`button[data-copy="newkey"]`)))
+	copied := get(c, "copy", chromedp.Poll[string](`document.querySelector(".copied").textContent`, chromedp.WithPollingTimeout(5*time.Second)))
+	c.page("new key")
+	if !strings.HasPrefix(key, "ap_") || copied == "" {
+		c.fail("new key", fmt.Errorf("key %q, copy status %q", key, copied))
+	}
+
+	// The key against the API: keyword research, 5 credits.
+	status, body := e.call(t, key, http.MethodPost, "/v1/keywords/research",
+		`{"domain":"`+sample.Domains()[0]+`","topic":"coffee","limit":10}`)
+	if status != http.StatusOK {
+		t.Fatalf("research with the new key: %d %s", status, body)
+	}
+
+	// The call in the chart (today's bar), in the balance and in the recent calls.
+	today := e.Clock.Now().UTC().Format(time.DateOnly)
+	c.do("overview after the call", chromedp.Click(chromedp.CSS(`nav a[href="/dashboard"]`)), chromedp.WaitVisible(chromedp.ID("usage-chart")))
+	c.page("overview after the call")
+	bar := get(c, "chart", chromedp.AttributeValue(chromedp.CSS(`#usage-chart rect[data-day="`+today+`"]`), "data-credits"))
+	remaining := get(c, "balance", chromedp.Text(chromedp.ID("credits-remaining")))
+	calls := get(c, "recent calls", chromedp.Text(chromedp.ID("recent-calls")))
+	if bar.Value != "5" || remaining != "45" || !strings.Contains(calls, "/v1/keywords/research") {
+		c.fail("overview after the call", fmt.Errorf("today's bar %q credits, remaining %q, recent calls %q", bar.Value, remaining, calls))
+	}
+
+	// Revoke it (not the last key: the registration's is still active); the API refuses it.
+	c.do("keys again", chromedp.Click(chromedp.CSS(`nav a[href="/dashboard/keys"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-status="active"] button[aria-label="Revoke key browser test"]`)))
+	rowCalls := get(c, "calls", chromedp.Text(`//tr[th="browser test"]/td[@class="num"]`))
+	c.do("revoke", chromedp.Click(chromedp.CSS(`button[aria-label="Revoke key browser test"]`)),
+		chromedp.WaitVisible(`//tr[@data-status="revoked"]/th[.="browser test"]`))
+	c.page("keys after revoking")
+	if rowCalls != "1" {
+		c.fail("keys after revoking", fmt.Errorf("the key's calls %q, want 1", rowCalls))
+	}
+	if status, _ := e.call(t, key, http.MethodGet, "/v1/usage", ""); status != http.StatusUnauthorized {
+		t.Fatalf("revoked key answered %d", status)
+	}
+
+	// Sign out: the dashboard asks for an e-mail address again, even for its other pages.
+	c.do("sign out", chromedp.Click(chromedp.CSS(".signout button")), chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.Navigate(e.URL+"/dashboard/keys"), chromedp.WaitVisible(chromedp.ID("email")))
+	c.page("signed out")
+	if url := get(c, "signed out", chromedp.Location()); !strings.HasSuffix(url, "/dashboard/signin") {
+		c.fail("signed out", fmt.Errorf("at %s", url))
+	}
+	// DASHBOARD_SCREENSHOTS=dir keeps the pages of a passing run too, to look at.
+	if dir := os.Getenv("DASHBOARD_SCREENSHOTS"); dir != "" {
+		if err := c.save(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
