@@ -12,3 +12,12 @@ func AlwaysNewTable(t testing.TB, beforeSwapHook func()) {
 
 // WritersLock is the advisory lock an import holds.
 const WritersLock = writersLock
+
+// AlwaysDirect makes the test's imports into an empty table copy every file straight into a
+// new table (direct.go), however small, holding at most held rows for the staging table at
+// a time.
+func AlwaysDirect(t testing.TB, held int) {
+	t.Helper()
+	alwaysDirect, heldRows = true, held
+	t.Cleanup(func() { alwaysDirect, heldRows = false, defaultHeldRows })
+}

@@ -286,10 +286,11 @@ type rowSource struct {
 	// metrics and rankings say which groups of staging columns the rows fill.
 	metrics, rankings bool
 
-	cur    stagedRow
-	vals   []any
-	copied int // valid rows handed to COPY
-	err    error
+	cur     stagedRow
+	pending []stagedRow // rows read ahead (peek), handed out first
+	vals    []any
+	copied  int // valid rows handed to COPY
+	err     error
 }
 
 // columns are the staging columns the rows fill, in the order of Values.
@@ -306,7 +307,32 @@ func (s *rowSource) columns() []string {
 
 // Next advances to the next valid row, recording invalid ones.
 func (s *rowSource) Next() bool {
-	for {
+	if len(s.pending) > 0 {
+		s.cur = s.pending[0]
+		s.pending[0] = stagedRow{}
+		s.pending = s.pending[1:]
+	} else if !s.read() {
+		return false
+	}
+	s.copied++
+	return true
+}
+
+// peek reads up to n valid rows ahead, which Next returns first, and reports whether the
+// file has as many.
+func (s *rowSource) peek(n int) bool {
+	for len(s.pending) < n {
+		if !s.read() {
+			return false
+		}
+		s.pending = append(s.pending, s.cur)
+	}
+	return true
+}
+
+// read reads the file's next valid row into cur, recording invalid ones.
+func (s *rowSource) read() bool {
+	for s.err == nil {
 		line, rec, ok := s.t.next(s.rep, &s.err)
 		if !ok {
 			return false
@@ -318,9 +344,9 @@ func (s *rowSource) Next() bool {
 			s.rep.reject(line, strings.Join(problems, "; "))
 			continue
 		}
-		s.copied++
 		return true
 	}
+	return false
 }
 
 // Values returns the current row's staging values; the slice is reused by the next call

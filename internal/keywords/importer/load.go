@@ -41,19 +41,8 @@ const stagingTable = `CREATE TEMP TABLE import_rows (
 // stage copies the file's valid rows into import_rows and completes the norms Go left
 // to PostgreSQL.
 func stage(ctx context.Context, tx pgx.Tx, src *rowSource) error {
-	// The staging table lives in temp_buffers (default 8MB: a large file would go through
-	// the disk page by page); merging repeated keys and the joins of the load run in
-	// work_mem, and a larger GIN pending list merges less often. These hold for this
-	// transaction only; temp_buffers can be set before the session's first temporary
-	// table, which the staging table is.
-	for _, set := range []string{`SET LOCAL temp_buffers = '256MB'`, `SET LOCAL work_mem = '256MB'`,
-		`SET LOCAL gin_pending_list_limit = '64MB'`} {
-		if _, err := tx.Exec(ctx, set); err != nil {
-			return fmt.Errorf("%s: %w", set, err)
-		}
-	}
-	if _, err := tx.Exec(ctx, stagingTable); err != nil {
-		return fmt.Errorf("create staging table: %w", err)
+	if err := createStaging(ctx, tx); err != nil {
+		return err
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_rows"}, src.columns(), src); err != nil {
 		return fmt.Errorf("copy rows: %w", err)
@@ -69,11 +58,32 @@ func stage(ctx context.Context, tx pgx.Tx, src *rowSource) error {
 	return nil
 }
 
+// createStaging creates the staging table import_rows for the transaction.
+func createStaging(ctx context.Context, tx pgx.Tx) error {
+	// The staging table lives in temp_buffers (default 8MB: a large file would go through
+	// the disk page by page); merging repeated keys and the joins of the load run in
+	// work_mem, and a larger GIN pending list merges less often. These hold for this
+	// transaction only; temp_buffers can be set before the session's first temporary
+	// table, which the staging table is.
+	for _, set := range []string{`SET LOCAL temp_buffers = '256MB'`, `SET LOCAL work_mem = '256MB'`,
+		`SET LOCAL gin_pending_list_limit = '64MB'`} {
+		if _, err := tx.Exec(ctx, set); err != nil {
+			return fmt.Errorf("%s: %w", set, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, stagingTable); err != nil {
+		return fmt.Errorf("create staging table: %w", err)
+	}
+	return nil
+}
+
 // loadKeywords stages a keyword file and writes it into keyword_metrics; of a file's rows
 // for the same keyword the last one wins.
 func (l *loader) loadKeywords(ctx context.Context, src *rowSource, cols columns, opts Options) (counts, error) {
-	var c counts
-	var err error
+	c, direct, err := l.loadDirect(ctx, src, metricsTarget(cols), opts)
+	if direct || err != nil {
+		return c, err
+	}
 	key := []string{"country", "language", "norm"}
 	if c.distinct, err = l.prepare(ctx, src, key, key, "line DESC"); err != nil {
 		return c, err
@@ -87,8 +97,10 @@ func (l *loader) loadKeywords(ctx context.Context, src *rowSource, cols columns,
 // of the file's rows for it. The stored URLs of the file's domains and keywords that the
 // file no longer lists are deleted.
 func (l *loader) loadRankings(ctx context.Context, src *rowSource, cols columns, opts Options) (counts, error) {
-	var c counts
-	var err error
+	c, direct, err := l.loadDirect(ctx, src, rankingsTarget(cols), opts)
+	if direct || err != nil {
+		return c, err
+	}
 	tx := l.tx
 	group := []string{"domain", "country", "language", "norm"}
 	if c.distinct, err = l.prepare(ctx, src, group, append(group, "url_hash"), "position, line DESC"); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -51,9 +52,15 @@ func bulkLoad(ctx context.Context, tx pgx.Tx, table string, columns []string, di
 	if distinct < bulkMinRows && !alwaysNewTable {
 		return false, nil
 	}
-	var smaller, switchable bool
-	// Counting stops after as many rows as the file has.
-	err := tx.QueryRow(ctx, `SELECT
+	smaller, switchable, err := sizeUp(ctx, tx, table, columns, distinct)
+	return (smaller || alwaysNewTable) && switchable, err
+}
+
+// sizeUp reports whether table has fewer rows than n and whether it can be switched for a
+// new table (see bulkLoad).
+func sizeUp(ctx context.Context, tx pgx.Tx, table string, columns []string, n int) (smaller, switchable bool, err error) {
+	// Counting stops after n rows.
+	err = tx.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM (SELECT 1 FROM `+table+` LIMIT $2) x) < $2,
 		c.relacl IS NULL AND NOT c.relrowsecurity AND NOT c.relhasrules
 		AND NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = c.oid AND tgisinternal)
@@ -69,11 +76,11 @@ func bulkLoad(ctx context.Context, tx pgx.Tx, table string, columns []string, di
 		AND NOT EXISTS (SELECT 1 FROM pg_depend WHERE refobjid = c.reltype AND deptype = 'n')
 		AND NOT EXISTS (SELECT 1 FROM pg_constraint WHERE confrelid = c.oid OR conrelid = c.oid AND contype NOT IN ('c', 'p', 'u'))
 		AND NOT EXISTS (SELECT 1 FROM pg_publication_rel WHERE prrelid = c.oid)
-		FROM pg_class c WHERE c.oid = $1::regclass`, table, distinct, columns).Scan(&smaller, &switchable)
+		FROM pg_class c WHERE c.oid = $1::regclass`, table, n, columns).Scan(&smaller, &switchable)
 	if err != nil {
-		return false, fmt.Errorf("size up %s: %w", table, err)
+		return false, false, fmt.Errorf("size up %s: %w", table, err)
 	}
-	return (smaller || alwaysNewTable) && switchable, nil
+	return smaller, switchable, nil
 }
 
 // newTableSuffix names the table an import builds before it takes the old one's name.
@@ -101,6 +108,31 @@ type index struct {
 	def        string // pg_get_indexdef from " USING " on
 	unique     bool
 	tmp        string // its name until the switch
+	built      bool   // before the commit (loadDirect)
+}
+
+// primaryKey returns the new table's index for the old one's primary key, or nil.
+func (nt *newTable) primaryKey() *index {
+	for i := range nt.indexes {
+		if nt.indexes[i].constraint == "p" {
+			return &nt.indexes[i]
+		}
+	}
+	return nil
+}
+
+// dropNewTable gives up nt before anything was written to it.
+func (l *loader) dropNewTable(ctx context.Context, nt *newTable) error {
+	l.news = slices.DeleteFunc(l.news, func(x *newTable) bool { return x == nt })
+	err := nt.guard.Rollback(ctx)
+	nt.conn.Release()
+	if err != nil {
+		return fmt.Errorf("release %s: %w", nt.table, err)
+	}
+	if _, err := l.tx.Exec(ctx, `DROP TABLE `+nt.name); err != nil {
+		return fmt.Errorf("drop %s: %w", nt.name, err)
+	}
+	return nil
 }
 
 // loader is the state of one import: its transaction and the new tables to switch in
@@ -191,35 +223,42 @@ func (l *loader) switchTables(ctx context.Context) error {
 // indexBuilders connections: the B-trees first (the longest builds, over every row), then
 // the others as the builders come free.
 func (l *loader) buildIndexes(ctx context.Context, nt *newTable) error {
-	todo := make(chan index, len(nt.indexes))
-	for _, x := range nt.indexes {
-		todo <- x
+	todo := make(chan *index, len(nt.indexes))
+	for i := range nt.indexes {
+		if !nt.indexes[i].built {
+			todo <- &nt.indexes[i]
+		}
 	}
 	close(todo)
 	g, ctx := errgroup.WithContext(ctx)
-	for range min(indexBuilders, len(nt.indexes)) {
+	for range min(indexBuilders, len(todo)) {
 		g.Go(func() error {
 			for x := range todo {
-				unique := ""
-				if x.unique {
-					unique = "UNIQUE "
-				}
-				err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-					// maintenance_work_mem holds a build's sort or a GIN build's entries.
-					if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
-						return err
-					}
-					_, err := tx.Exec(ctx, `CREATE `+unique+`INDEX `+x.tmp+` ON `+nt.name+x.def)
-					return err
-				})
+				err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error { return l.buildIndex(ctx, tx, nt, x) })
 				if err != nil {
-					return fmt.Errorf("build index %s: %w", x.name, err)
+					return err
 				}
 			}
 			return nil
 		})
 	}
 	return g.Wait()
+}
+
+// buildIndex builds the index x of nt in tx.
+func (l *loader) buildIndex(ctx context.Context, tx pgx.Tx, nt *newTable, x *index) error {
+	unique := ""
+	if x.unique {
+		unique = "UNIQUE "
+	}
+	// maintenance_work_mem holds a build's sort or a GIN build's entries.
+	if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `CREATE `+unique+`INDEX `+x.tmp+` ON `+nt.name+x.def); err != nil {
+		return fmt.Errorf("build index %s: %w", x.name, err)
+	}
+	return nil
 }
 
 // switchIn replaces the old table by the new one in the guard's transaction.

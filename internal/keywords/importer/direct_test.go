@@ -1,0 +1,96 @@
+package importer_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contentapi/contentapi/internal/keywords/importer"
+)
+
+// A large file loaded into an empty table is copied straight into a new table, the rows
+// whose key may repeat an earlier one's merged afterwards (direct.go). It stores what the
+// row-by-row load stores and reports the same: the last row of a keyword wins, for rankings
+// the best position and then the last row, several URLs per keyword are kept, and rows
+// whose key PostgreSQL computes (not ASCII) are merged in the file's order too — "K" (the
+// Kelvin sign) before and after "kelvin", "café" twice.
+func TestDirectCopyWritesWhatRowsWrite(t *testing.T) {
+	keywords := "keyword,volume,kd,intent\n" +
+		"budget app,100,30,informational\n" +
+		"savings goal,50,20,\n" +
+		"Budget  App,120,31,commercial\n" + // repeats line 2: wins
+		"caf\u00e9 near me,10,,\n" +
+		"\u212aelvin scale,7,,\n" + // may be "kelvin scale": every row after it is staged
+		"kelvin scale,8,,\n" + // wins over line 6
+		"CAF\u00c9 near me,11,,\n" + // wins over line 5
+		"later keyword,1,,\n" +
+		"savings goal,55,21,\n" // wins over line 3
+	rankings := "domain,keyword,position,url\n" +
+		"brew.example,budget app,7,https://brew.example/b\n" +
+		"brew.example,budget app,5,https://brew.example/a\n" + // second URL
+		"brew.example,Budget App,9,https://brew.example/a\n" + // worse: line 3 stays
+		"brew.example,Budget app,7,https://brew.example/b\n" + // tie with line 2: the later wins
+		"brew.example,grind size,3,https://brew.example/g\n" +
+		"brew.example,grind size,2,https://brew.example/g\n" + // better: wins
+		"www.other.example,savings goal,1,\n" +
+		"brew.example,caf\u00e9 near me,4,https://brew.example/c\n" +
+		"brew.example,CAF\u00c9 near me,4,https://brew.example/c\n" + // tie: the later wins
+		"brew.example,\u212aelvin scale,6,https://brew.example/k\n" +
+		"brew.example,kelvin scale,6,https://brew.example/k\n" // tie: the later wins
+	load := func(pool *pgxpool.Pool) (log []string) {
+		t.Helper()
+		ctx := context.Background()
+		opts := importer.Options{Country: "xd", Source: "direct"}
+		rep, err := importer.ImportKeywords(ctx, pool, strings.NewReader(keywords), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log = append(log, fmt.Sprintf("%+v", rep))
+		if rep, err = importer.ImportRankings(ctx, pool, strings.NewReader(rankings), opts); err != nil {
+			t.Fatal(err)
+		}
+		return append(log, fmt.Sprintf("%+v", rep))
+	}
+	tableOIDs := func(pool *pgxpool.Pool) string {
+		t.Helper()
+		var s string
+		if err := pool.QueryRow(context.Background(),
+			`SELECT 'keyword_metrics'::regclass::oid || ' ' || 'domain_rankings'::regclass::oid`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	rowsPool, directPool := schemaPool(t, "by_rows_d"), schemaPool(t, "by_copy")
+	rowsLog := load(rowsPool)
+	importer.AlwaysDirect(t, 2) // several COPYs into the new table and the staging table
+	before := tableOIDs(directPool)
+	directLog := load(directPool)
+	if after := tableOIDs(directPool); after == before {
+		t.Fatalf("the tables were not replaced (%s): the file was not copied into a new table", after)
+	}
+	rowsState, directState := tableState(t, rowsPool, "xd"), tableState(t, directPool, "xd")
+	if directState != rowsState {
+		t.Errorf("rows stored differ:\nrow by row:\n%s\ncopied:\n%s", rowsState, directState)
+	}
+	if strings.Join(directLog, "\n") != strings.Join(rowsLog, "\n") {
+		t.Errorf("reports differ:\nrow by row:\n%s\ncopied:\n%s", strings.Join(rowsLog, "\n"), strings.Join(directLog, "\n"))
+	}
+	for _, w := range []string{
+		"Budget App|budget app|en|120|31|commercial|direct|f", "CAFÉ near me|café near me|en|11|direct|f",
+		"kelvin scale|kelvin scale|en|8|direct|f", "savings goal|savings goal|en|55|21|direct|f",
+		"brew.example|budget app|budget app|en|5|https://brew.example/a|",
+		"brew.example|Budget app|budget app|en|7|https://brew.example/b|",
+		"brew.example|grind size|grind size|en|2|", "brew.example|CAFÉ near me|café near me|en|4|",
+		"brew.example|kelvin scale|kelvin scale|en|6|", "other.example|savings goal|savings goal|en|1|",
+	} {
+		if !strings.Contains(directState, "\n"+w) && !strings.HasPrefix(directState, w) {
+			t.Errorf("stored rows lack %q:\n%s", w, directState)
+		}
+	}
+	if !strings.Contains(directLog[0], "Read:9 Loaded:5 ") || !strings.Contains(directLog[1], "Read:11 Loaded:6 ") {
+		t.Errorf("reports %v", directLog)
+	}
+}
