@@ -44,7 +44,8 @@ const outlineLanguage = "en"
 // Intent(target)); brand is the brand_context (see ParseBrand). Sections, in order:
 //
 //  1. Keyword sections, at most 5, strongest keyword first (a "what is/are …" question
-//     leads): up to 3 question keywords (who/what/why/how/can/does/is/…) as the question,
+//     leads): up to 3 question keywords (who/what/why/how/can/does/is/…) sharing a core
+//     word with the target (others are left out: another page's subject) as the question,
 //     title-cased, with a "?"; up to 3 modifier keywords, those adding words to the target
 //     ("cold brew coffee ratio" for "cold brew coffee"), as the title-cased keyword. Cluster
 //     keywords that only re-order or inflect the target's words get no section.
@@ -56,7 +57,9 @@ const outlineLanguage = "en"
 //  3. Standard sections for the intent ("How We Chose" for commercial, "Pricing and Where to
 //     Buy" for transactional, "What You'll Need" for how-to, "The Short Answer" for
 //     questions, …), only to reach 3 sections; except the sections a title promises,
-//     always present: "How We Chose" for "best X", "Step-by-Step Instructions" for how-to.
+//     always present: "How We Chose" for "best X", "Step-by-Step Instructions" for how-to,
+//     "The Short Answer" for duration, amount, frequency and yes/no questions, all four
+//     for "X vs Y" (the table, where each wins, the verdict).
 //     An intent's opening stock sections ("What You'll Need", "What Is X?") go first.
 //  4. "Frequently Asked Questions" listing the questions that did not get a section (≤ 5).
 //
@@ -83,7 +86,12 @@ func BuildOutline(target keywords.Keyword, cluster []keywords.Keyword, competito
 		seen[key] = true
 		switch {
 		case IsQuestion(k.Keyword):
-			questions = append(questions, k)
+			// A question sharing no core word with the target is another page's subject,
+			// even when search results group them ("how much caffeine in a cup of coffee"
+			// for "latte vs cappuccino").
+			if intersect(core, stemSet(k.Keyword, outlineLanguage)) > 0 {
+				questions = append(questions, k)
+			}
 		case isModifier(stemSet(k.Keyword, outlineLanguage), o.targetSet, core, in):
 			modifiers = append(modifiers, k)
 		}
@@ -600,7 +608,7 @@ func standardSections(intent, target, rawTarget string) []stockSection {
 			{"Where " + ta + " Wins", []string{fmt.Sprintf("Give the concrete cases where %s is the better choice.", a)}},
 			{"Where " + tb + " Wins", []string{fmt.Sprintf("Give the concrete cases where %s is the better choice.", b)}},
 			{"Which Should You Choose?", []string{"Give a clear recommendation for each type of reader."}},
-		}, 1)
+		}, 1, ta+" vs "+tb+" at a Glance", "Where "+ta+" Wins", "Where "+tb+" Wins", "Which Should You Choose?")
 	}
 	if intent == Informational && len(lw) > 1 && (lw[0] == "best" || lw[0] == "top") && ClassifyIntent(target) == Commercial {
 		intent = Commercial

@@ -138,7 +138,7 @@ func TestBuildOutlineFillsByIntent(t *testing.T) {
 		{"how to make cold brew", "", []string{"What You'll Need", "Step-by-Step Instructions", "Common Mistakes to Avoid"}},
 		{"cold brew", "", []string{"What Is Cold Brew?", "Common Mistakes to Avoid", "Key Takeaways"}},
 		{"best cold brew maker", "", []string{"How We Chose", "What to Look For in Cold Brew Maker", "Our Top Picks Compared"}},
-		{"cold brew vs iced coffee", "", []string{"Cold Brew vs Iced Coffee at a Glance", "Where Cold Brew Wins", "Where Iced Coffee Wins"}},
+		{"cold brew vs iced coffee", "", []string{"Cold Brew vs Iced Coffee at a Glance", "Where Cold Brew Wins", "Where Iced Coffee Wins", "Which Should You Choose?"}},
 		{"buy cold brew concentrate", "", []string{"Pricing and Where to Buy", "What to Check Before You Buy", "How to Get the Best Deal"}},
 		{"acme login", "", []string{"How to Sign In to Acme", "Troubleshooting Common Problems", "Official Links and Contact Options"}},
 	}
@@ -242,8 +242,8 @@ func TestBuildOutlineByQuestionKind(t *testing.T) {
 		{"what is a flat white", "", []string{"Flat White in One Sentence", "How Flat White Works", "Flat White vs Similar Options"}},
 		{"is coffee good for you", "", []string{"The Short Answer", "When the Answer Changes", "What the Evidence Says"}},
 		{"why is my espresso sour", "", []string{"The Main Reasons", "What It Means for You", "What to Do About It"}},
-		{"latte vs cappuccino", "informational", []string{"Latte vs Cappuccino at a Glance", "Where Latte Wins", "Where Cappuccino Wins"}},
-		{"latte vs cappuccino", "commercial", []string{"Latte vs Cappuccino at a Glance", "Where Latte Wins", "Where Cappuccino Wins"}},
+		{"latte vs cappuccino", "informational", []string{"Latte vs Cappuccino at a Glance", "Where Latte Wins", "Where Cappuccino Wins", "Which Should You Choose?"}},
+		{"latte vs cappuccino", "commercial", []string{"Latte vs Cappuccino at a Glance", "Where Latte Wins", "Where Cappuccino Wins", "Which Should You Choose?"}},
 		{"best french press", "informational", []string{"How We Chose", "What to Look For in French Press", "Our Top Picks Compared"}},
 		{"how to use a french press", "", []string{"What You'll Need", "Step-by-Step Instructions", "Common Mistakes to Avoid"}},
 		{"where to buy cold brew", "informational", []string{"The Short Answer", "What Changes the Answer", "Practical Takeaways"}},
@@ -291,5 +291,19 @@ func TestBuildOutlineDurationNotSteps(t *testing.T) {
 	want := []string{"The Short Answer", "Steeping Time by Grind Size", "What Makes It Shorter or Longer"}
 	if g := h2s(secs); !slices.Equal(g, want) {
 		t.Errorf("H2s %q, want %q", g, want)
+	}
+}
+
+// A "vs" outline keeps its comparison whatever the cluster brings, and a question of the
+// cluster sharing no word with the target is not one of its sections.
+func TestBuildOutlineComparisonKeepsItsShape(t *testing.T) {
+	target := kwv("latte vs cappuccino", 14800)
+	cluster := []keywords.Keyword{target, kwv("how much caffeine in a cup of coffee", 9000), kwv("how to make iced coffee", 8000),
+		kwv("what is a flat white", 7000), kwv("is a latte stronger than a cappuccino", 500)}
+	secs := BuildOutline(target, cluster, nil, "", "")
+	checkOutline(t, "latte vs cappuccino", secs)
+	want := []string{"Latte vs Cappuccino at a Glance", "Is a Latte Stronger than a Cappuccino?", "Where Latte Wins", "Where Cappuccino Wins", "Which Should You Choose?"}
+	if got := h2s(secs); !slices.Equal(got, want) {
+		t.Errorf("H2s %q, want %q", got, want)
 	}
 }

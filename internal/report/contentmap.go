@@ -155,7 +155,7 @@ func (b *Builder) ContentMap(ctx context.Context, r ContentMapRequest) (ContentM
 	}
 	if len(p.keywords) == 0 && len(r.FocusTopics) == 0 && g.rankedErr == nil && len(g.ranked) == 0 && len(g.gaps) == 0 {
 		out.Warnings = append(out.Warnings, "no keyword data to plan from: give focus_topics (strongly advised for small domains)")
-	} else if w := focusWarning(sr, len(p.recs)); w != "" && len(p.keywords) > 0 {
+	} else if w := focusWarning(sr, p); w != "" && len(p.keywords) > 0 {
 		out.Warnings = append(out.Warnings, w)
 	}
 

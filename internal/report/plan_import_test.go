@@ -252,12 +252,20 @@ func TestPlanMultiWordTopic(t *testing.T) {
 	if containsAny(phrase, "office") || containsAny(phrase, "work from home") {
 		t.Errorf("home gardening: %q holds keywords of the modifier alone", phrase)
 	}
+	// As a focus topic: the six gardening keywords, less the two the site already ranks #1–2
+	// for; the warning says why the plan is short.
 	site := newTestSite(t)
 	site.page("/", page{title: "Green Patch", words: 300})
 	site.sitemap("/")
+	importRankings(t, "raised garden bed ideas,"+site.key()+",1,"+site.abs("/raised-beds"),
+		"container gardening,"+site.key()+",2,"+site.abs("/containers"))
 	res := inRecommend(t, RecommendRequest{Domain: site.domain(), FocusTopics: []string{"home gardening"}, Limit: limit(10)})
 	got := targets(res.Recommendations)
-	if len(got) < 4 || containsAny(got, "office") || !containsAny(got, "garden") {
+	if len(got) != 4 || containsAny(got, "office") || containsAny(got, "raised garden bed ideas") {
 		t.Errorf("focus home gardening: %q", got)
+	}
+	want := "only 4 of the 10 recommendations asked for are on the focus topics (home gardening): the keyword data for market in/en has 6 keywords on them, 2 of which the domain already ranks #1–3 for"
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("warnings %q, want %q", res.Warnings, want)
 	}
 }

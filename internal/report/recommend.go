@@ -126,7 +126,7 @@ func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID stri
 		return RecommendResult{}, b.noPlanData(ctx, sr, g)
 	}
 	warnings := g.warnings()
-	if w := focusWarning(sr, len(p.recs)); w != "" {
+	if w := focusWarning(sr, p); w != "" {
 		warnings = append(warnings, w)
 	}
 
@@ -196,13 +196,23 @@ func optional(s string) *string {
 }
 
 // focusWarning says that the plan holds fewer recommendations than limit because the data
-// has no more candidates on the focus topics; "" when it does not apply.
-func focusWarning(r strategyRequest, n int) string {
+// has no more candidates on the focus topics, and how many of those the domain already
+// ranks #1–3 for; "" when it does not apply.
+func focusWarning(r strategyRequest, p strategy) string {
+	n := len(p.recs)
 	if len(r.FocusTopics) == 0 || r.Limit <= 0 || n >= r.Limit {
 		return ""
 	}
-	return fmt.Sprintf("only %d of the %d recommendations asked for are on the focus topics (%s): the keyword data for market %s/%s holds no more on-topic keywords; add focus topics or import more keyword data",
-		n, r.Limit, strings.Join(r.FocusTopics, ", "), r.Country, r.Language)
+	topics := strings.Join(r.FocusTopics, ", ")
+	w := fmt.Sprintf("only %d of the %d recommendations asked for are on the focus topics (%s)", n, r.Limit, topics)
+	if n == 0 {
+		w = fmt.Sprintf("no recommendation is on the focus topics (%s)", topics)
+	}
+	w += fmt.Sprintf(": the keyword data for market %s/%s has %d keywords on them", r.Country, r.Language, len(p.keywords))
+	if p.topRanked > 0 {
+		w += fmt.Sprintf(", %d of which the domain already ranks #1–3 for", p.topRanked)
+	}
+	return w + "; add focus topics or import more keyword data"
 }
 
 func limitOf(p *int, def int) int {
@@ -429,8 +439,9 @@ func seedRankings(ranked []keywords.Ranking) []keywords.Ranking {
 
 // strategy is a plan: the distinct keywords considered and the recommendations made.
 type strategy struct {
-	keywords []keywords.Keyword
-	recs     []analysis.Recommendation
+	keywords  []keywords.Keyword
+	recs      []analysis.Recommendation
+	topRanked int // keywords considered that the domain ranks #1–3 for
 }
 
 // plan turns gathered data into recommendations (see Recommend). The keywords considered
@@ -459,7 +470,19 @@ func (b *Builder) plan(r strategyRequest, g *gathered) strategy {
 			site.Pages = append(site.Pages, analysis.SitePage{URL: p.FinalURL, Title: p.Title, H1: p.H1})
 		}
 	}
-	return strategy{keywords: merged, recs: analysis.Recommend(cands, site, r.BrandContext, r.FocusTopics, r.Limit)}
+	top := make(map[string]bool)
+	for _, rk := range g.ranked {
+		if rk.Position >= 1 && rk.Position <= 3 {
+			top[analysis.NormalizePhrase(rk.Keyword.Keyword, lang)] = true
+		}
+	}
+	topRanked := 0
+	for _, k := range merged {
+		if top[analysis.NormalizePhrase(k.Keyword, lang)] {
+			topRanked++
+		}
+	}
+	return strategy{keywords: merged, recs: analysis.Recommend(cands, site, r.BrandContext, r.FocusTopics, r.Limit), topRanked: topRanked}
 }
 
 // rankedKeywords are up to n of the keywords the domain ranks for below #3, best position
