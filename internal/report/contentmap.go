@@ -93,9 +93,10 @@ type ContentMapResult struct {
 //     pages as content recommend's sitemap_pages.
 //   - current_rankings.count and competitor_gaps.count count everything; their lists hold
 //     the first 100.
-//   - summary.keyword_opportunities is the number of distinct keywords (ideas and the best
-//     planGaps gaps, merged by normalised phrase) the plan considered; the other summary numbers equal
-//     their sections' counts.
+//   - summary.keyword_opportunities is the number of distinct keywords (ideas, the best
+//     planGaps gaps and the domain's own keywords ranked below #3, merged by normalised
+//     phrase; with focus topics only those on them) the plan considered; the other summary
+//     numbers equal their sections' counts.
 //   - generated_at is the builder's clock in UTC, RFC 3339.
 func (b *Builder) ContentMap(ctx context.Context, r ContentMapRequest) (ContentMapResult, error) {
 	sr := strategyRequest{Domain: r.Domain, FocusTopics: r.FocusTopics, BrandContext: r.BrandContext,

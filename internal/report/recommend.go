@@ -86,12 +86,15 @@ type RecommendResult struct {
 // Recommend builds a content plan for the domain. planID names it (the job's id).
 //
 // Candidates are the provider's keyword ideas for each focus topic (or, without focus
-// topics, ideas seeded from the domain's 10 best-ranked keywords) and the competitor gaps,
-// merged, clustered, one candidate per cluster. Each candidate gets the H2s of the
+// topics, ideas seeded from 10 of the domain's keywords, striking distance #4–20 first),
+// the competitor gaps and the domain's own keywords ranked below #3 (see plan), merged and
+// clustered (analysis.CandidatesFromClusters). Each candidate gets the H2s of the
 // competitors' crawled pages (30 per competitor) whose title, H1 or URL path carries the
-// keyword's stems. analysis.Recommend then drops keywords the domain ranks #1–3 for and
-// topics one of its crawled pages (title or H1) already covers, and ranks the rest, focus
-// topics boosted.
+// keyword's stems. analysis.Recommend then drops keywords the domain ranks #1–3 for, makes
+// the others it ranks for, and topics one of its pages covers, improvements of that page
+// (action "improve", url), the rest new articles ("create"), and ranks them, focus topics
+// boosted. With focus topics every recommendation is on one of them; fewer than limit add
+// a warning (focusWarning).
 //
 //   - existing_keywords counts every keyword the domain ranks for.
 //   - sitemap_pages counts the domain's own HTML pages the crawl found (sitemap URLs, or
