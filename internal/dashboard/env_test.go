@@ -46,7 +46,14 @@ type env struct {
 	Clock    *clock.Manual
 	Accounts *auth.Accounts
 	Mail     *mailbox
-	Log      *bytes.Buffer
+	log      *lockedWriter
+}
+
+// logText is what the service logged so far.
+func (e *env) logText() string {
+	e.log.mu.Lock()
+	defer e.log.mu.Unlock()
+	return e.log.w.String()
 }
 
 var seedOnce sync.Once
@@ -65,8 +72,8 @@ func startEnv(t *testing.T, opts ...envOption) *env {
 	// Each test starts on its own day, so the per-day chart and the hourly limits of one
 	// test never count another's.
 	clk := clock.NewManual(time.Now().UTC().Truncate(time.Millisecond))
-	logBuf := &bytes.Buffer{}
-	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: logBuf}, nil))
+	logW := &lockedWriter{w: &bytes.Buffer{}}
+	log := slog.New(slog.NewJSONHandler(logW, nil))
 	ledger := credits.NewLedger(pool, clk)
 	gate := auth.NewGate(pool, rdb, ledger, clk, log)
 	ledger.OnChange(func(ctx context.Context, id uuid.UUID) { _ = gate.Changed(ctx, id) })
@@ -123,7 +130,7 @@ func startEnv(t *testing.T, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return &env{URL: base, Clock: clk, Accounts: accounts, Mail: box, Log: logBuf}
+	return &env{URL: base, Clock: clk, Accounts: accounts, Mail: box, log: logW}
 }
 
 type lockedWriter struct {

@@ -240,3 +240,20 @@ func TestSignInRateLimits(t *testing.T) {
 	}
 	e.Mail.Empty(t)
 }
+
+// Without SMTP_URL (make run) the e-mail is written to the log, where its link works.
+func TestLinksAreLoggedWithoutSMTP(t *testing.T) {
+	e := startEnv(t, func(d *dashboard.Deps) { d.Mailer = dashboard.LogMailer{Log: d.Log} })
+	email := uniqueEmail("logged")
+	e.register(t, email)
+	e.Mail.Empty(t)
+	link := linkRE.FindString(strings.ReplaceAll(e.logText(), `\u0026`, "&"))
+	if link == "" {
+		t.Fatalf("no link in the log: %s", e.logText())
+	}
+	b := newBrowser(t, e.URL)
+	confirm := b.Get(link)
+	if p := b.Post("/dashboard/link", url.Values{"csrf": {confirm.CSRF(t)}, "token": {tokenOf(t, link)}}); !strings.Contains(p.Body, email) {
+		t.Fatalf("logged link: %d %s", p.Status, p.Body)
+	}
+}
