@@ -126,7 +126,7 @@ func (c *chrome) save(dir string) error {
 }
 
 // The whole flow in a real browser: register, open the mailed link, create a key, use it
-// against the API, see the call in the chart, revoke the key, sign out.
+// against the API, see the call in the chart and open its job, revoke the key, sign out.
 func TestBrowserFlow(t *testing.T) {
 	e := startEnv(t)
 	c := startChrome(t)
@@ -172,6 +172,14 @@ func TestBrowserFlow(t *testing.T) {
 	if bar.Value != "5" || remaining != "45" || !strings.Contains(calls, "/v1/keywords/research") {
 		c.fail("overview after the call", fmt.Errorf("today's bar %q credits, remaining %q, recent calls %q", bar.Value, remaining, calls))
 	}
+
+	// The call's job, opened from the recent calls, with its downloads.
+	c.do("open the job", chromedp.Click(chromedp.CSS(`#recent-calls a`)), chromedp.WaitVisible(chromedp.ID("job-result")))
+	c.page("job")
+	if st := get(c, "job", chromedp.Text(chromedp.ID("job-status"))); st != "succeeded" {
+		c.fail("job", fmt.Errorf("job status %q", st))
+	}
+	c.do("job downloads", chromedp.WaitVisible(chromedp.CSS(`a[href$="/result.csv"]`)), chromedp.WaitVisible(chromedp.CSS(`a[href$="/result.json"]`)))
 
 	// Revoke it (not the last key: the registration's is still active); the API refuses it.
 	c.do("keys again", chromedp.Click(chromedp.CSS(`nav a[href="/dashboard/keys"]`)),

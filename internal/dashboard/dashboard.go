@@ -108,6 +108,7 @@ func (d *Dashboard) Mount(r fiber.Router, clientAddr func(*fiber.Ctx) netip.Addr
 	d.signInRoutes(r)
 	d.overviewRoutes(r)
 	d.keyRoutes(r)
+	d.jobRoutes(r)
 	r.Use(func(c *fiber.Ctx) error { return apperr.New(apperr.NotFound, "There is no such page.") })
 }
 

@@ -45,6 +45,7 @@ type env struct {
 	URL      string
 	Clock    *clock.Manual
 	Accounts *auth.Accounts
+	Ledger   *credits.Ledger
 	Mail     *mailbox
 	log      *lockedWriter
 }
@@ -130,7 +131,7 @@ func startEnv(t *testing.T, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return &env{URL: base, Clock: clk, Accounts: accounts, Mail: box, log: logW}
+	return &env{URL: base, Clock: clk, Accounts: accounts, Ledger: ledger, Mail: box, log: logW}
 }
 
 type lockedWriter struct {
