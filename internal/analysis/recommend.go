@@ -47,9 +47,10 @@ type Site struct {
 	Year int
 }
 
-// SitePage is one of the domain's pages: its URL, title and H1.
+// SitePage is one of the domain's pages: its URL, title, H1 and H2s.
 type SitePage struct {
 	URL, Title, H1 string
+	H2s            []string
 }
 
 // Recommendation is one piece of content to create, or a page to improve.
@@ -238,6 +239,9 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 			title = upperFirst(readablePhrase(k.Keyword))
 		}
 		outline := BuildOutline(k, cluster, s.c.CompetitorH2s, brand, intent)
+		if h2s, ok := pageH2s(site.Pages, s.url); ok && s.action == ActionImprove {
+			markExisting(outline, h2s, lang)
+		}
 		if len(outline) > 0 {
 			if s.note != "" {
 				outline[0].TalkingPoints = append([]string{s.note}, outline[0].TalkingPoints...)
@@ -270,6 +274,35 @@ func improveNote(url, standing string) string {
 		page = RelativePath(url)
 	}
 	return fmt.Sprintf("Improve %s, which %s: work these sections into it rather than starting a new page that would compete with it.", page, standing)
+}
+
+// pageH2s are the H2s of the site's page at url; false when no page of Site.Pages has it.
+func pageH2s(pages []SitePage, url string) ([]string, bool) {
+	for _, p := range pages {
+		if url != "" && p.URL == url {
+			return p.H2s, true
+		}
+	}
+	return nil, false
+}
+
+// markExisting tells, in an improvement's outline, which sections the page already has
+// (an H2 whose stems are those of the section's, or include them) and which to add.
+func markExisting(outline []Section, h2s []string, lang string) {
+	var have [][]string
+	for _, h := range h2s {
+		if set := stemSet(h, lang); len(set) > 0 {
+			have = append(have, set)
+		}
+	}
+	for i, sec := range outline {
+		set := stemSet(sec.H2, lang)
+		if len(set) > 0 && slices.ContainsFunc(have, func(h []string) bool { return subset(set, h) }) {
+			outline[i].TalkingPoints = append(outline[i].TalkingPoints, "The page has a section on this already: deepen it rather than adding another.")
+		} else {
+			outline[i].TalkingPoints = append(outline[i].TalkingPoints, "The page has no section on this yet: add it.")
+		}
+	}
 }
 
 // clusterPage is the domain's best-ranked keyword of a cluster and its ranking, when the

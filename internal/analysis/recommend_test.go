@@ -38,7 +38,8 @@ func TestRecommendActions(t *testing.T) {
 			rank("moka pot", 5000, 45, "https://acme.com/brewing"),           // ranks, far down
 		},
 		Pages: []SitePage{
-			{URL: "https://acme.com/summer", Title: "Iced Coffee Recipes for Summer | Acme"}, // covers "iced coffee recipe"
+			{URL: "https://acme.com/summer", Title: "Iced Coffee Recipes for Summer | Acme", // covers "iced coffee recipe"
+				H2s: []string{"Iced coffee recipes explained simply", "Serving ideas"}},
 			{URL: "https://acme.com/about", Title: "About Acme", H1: "Who we are"},
 		},
 	}
@@ -66,6 +67,23 @@ func TestRecommendActions(t *testing.T) {
 	}
 	if p := got[0].Outline[0].TalkingPoints[0]; !strings.Contains(p, "/fp, which ranks #7") {
 		t.Errorf("an improvement's first point names the page and its position: %q", p)
+	}
+	// The summer page was crawled: the improvement's sections say which it has already.
+	var marks []string
+	for _, sec := range got[2].Outline {
+		marks = append(marks, sec.H2+": "+sec.TalkingPoints[len(sec.TalkingPoints)-1])
+	}
+	if want := []string{
+		"Iced Coffee Recipe Explained: The page has a section on this already: deepen it rather than adding another.",
+		"Common Mistakes to Avoid: The page has no section on this yet: add it.",
+		"Key Takeaways: The page has no section on this yet: add it.",
+	}; !slices.Equal(marks, want) {
+		t.Errorf("marks %q, want %q", marks, want)
+	}
+	for _, sec := range got[0].Outline {
+		if strings.Contains(strings.Join(sec.TalkingPoints, " "), "The page has") {
+			t.Errorf("/fp was not crawled, yet %q is marked", sec.H2)
+		}
 	}
 	if p := got[3].Outline[0].TalkingPoints[0]; strings.Contains(p, "Improve") {
 		t.Errorf("a new article is not an improvement: %q", p)

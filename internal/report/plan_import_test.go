@@ -83,7 +83,8 @@ func coffeeSite(t *testing.T) (site *testSite, competitor string) {
 	site = newTestSite(t)
 	site.page("/", page{title: "Bean Lab", h1: "Coffee at home", words: 300})
 	site.page("/espresso-machines", page{title: "Espresso Machines | Bean Lab", h1: "Espresso machines", words: 1500})
-	site.page("/blog/brewing-methods", page{title: "Brewing Methods | Bean Lab", h1: "Brewing methods", words: 1800})
+	site.page("/blog/brewing-methods", page{title: "Brewing Methods | Bean Lab", h1: "Brewing methods", words: 1800,
+		h2s: []string{"Latte vs cappuccino at a glance", "French press basics"}})
 	site.page("/blog/summer-coffee", page{title: "Summer Coffee | Bean Lab", h1: "Summer coffee", words: 900})
 	site.sitemap("/", "/espresso-machines", "/blog/brewing-methods", "/blog/summer-coffee")
 	competitor, competitorKey := deadDomain(t)
@@ -199,6 +200,18 @@ func TestPlanStrikingDistance(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("striking-distance keywords not recommended: %v", want)
+	}
+	// The improvement names the page's standing and which of its sections exist already.
+	if i := slices.Index(got, "latte vs cappuccino"); i >= 0 {
+		o := res.Recommendations[i].Outline
+		first := strings.Join(o[0].TalkingPoints, " ")
+		if o[0].H2 != "Latte vs Cappuccino at a Glance" || !strings.Contains(first, "Improve /blog/brewing-methods, which ranks #10") ||
+			!strings.Contains(first, "has a section on this already") {
+			t.Errorf("latte vs cappuccino: first section %+v", o[0])
+		}
+		if last := o[len(o)-1]; !strings.Contains(strings.Join(last.TalkingPoints, " "), "no section on this yet") {
+			t.Errorf("latte vs cappuccino: last section %+v", last)
+		}
 	}
 
 	// The content map's plan follows the same rules.

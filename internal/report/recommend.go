@@ -470,7 +470,7 @@ func (b *Builder) plan(r strategyRequest, g *gathered) strategy {
 	site := analysis.Site{Rankings: g.ranked, Language: lang, Year: b.now().Year()}
 	for _, p := range g.site.pages {
 		if indexable(p) {
-			site.Pages = append(site.Pages, analysis.SitePage{URL: p.FinalURL, Title: p.Title, H1: p.H1})
+			site.Pages = append(site.Pages, analysis.SitePage{URL: p.FinalURL, Title: p.Title, H1: p.H1, H2s: p.H2s})
 		}
 	}
 	top := make(map[string]bool)
