@@ -47,7 +47,7 @@ const defaultHeldRows = 20_000
 // large and the table switchable; ok is false, with nothing done, otherwise. The caller
 // then loads it the usual way: the rows read ahead are still to come from src.
 func (l *loader) loadDirect(ctx context.Context, src *rowSource, tg target, opts Options) (c counts, ok bool, err error) {
-	if !src.keys.goNorm || src.metrics && src.rankings {
+	if !src.keys.goNorm || src.metrics && (src.rankings || !src.keys.goTrgm) {
 		return c, false, nil // every row staged anyway; or two tables to write
 	}
 	if !src.peek(directMinRows) && !alwaysDirect {
@@ -114,10 +114,8 @@ func (l *loader) loadDirect(ctx context.Context, src *rowSource, tg target, opts
 // how many rows the table gained.
 func (l *loader) mergeStaged(ctx context.Context, src *rowSource, tg target, newTable string, opts Options) (int, error) {
 	tx := l.tx
-	if src.keys.unnormalized > 0 {
-		if _, err := exec(ctx, tx, "normalise keywords", `UPDATE import_rows SET norm = keyword_normalize(keyword) WHERE norm IS NULL`); err != nil {
-			return 0, err
-		}
+	if err := completeKeys(ctx, tx, src); err != nil {
+		return 0, err
 	}
 	var key []string
 	for _, g := range tg.group {
@@ -201,7 +199,7 @@ func (d *directSource) Values() ([]any, error) {
 	if d.tg.withURL {
 		v = append(v, r.domain, r.keyword, r.norm, r.country, r.language, r.position, r.url, urlHash(r.url))
 	} else {
-		v = append(v, r.keyword, r.norm, r.country, r.language, r.volume, r.difficulty, r.cpc, r.competition, r.intent, r.serp)
+		v = append(v, r.keyword, r.norm, r.country, r.language, r.volume, r.difficulty, r.cpc, r.competition, r.intent, r.serp, r.ntrgm)
 	}
 	v = append(v, source(d.opts), d.opts.Synthetic)
 	d.vals = v

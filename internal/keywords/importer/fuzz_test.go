@@ -49,9 +49,9 @@ func FuzzReadFile(f *testing.F) {
 			if cols.position < 0 {
 				return // refused before reading rows
 			}
-			src = rankingSource(tbl, cols, &rep, Options{Domain: "fallback.example"}, newKeyer(true))
+			src = rankingSource(tbl, cols, &rep, Options{Domain: "fallback.example"}, newKeyer(true, true))
 		} else {
-			src = keywordSource(tbl, cols, &rep, Options{}, newKeyer(true))
+			src = keywordSource(tbl, cols, &rep, Options{}, newKeyer(true, true))
 		}
 		loaded := 0
 		for src.Next() {

@@ -115,11 +115,11 @@ func ImportKeywords(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 	}
 	cols := mapColumns(t.header, t.raw)
 	err = importFile(ctx, pool, &rep, func(ctx context.Context, l *loader) (counts, error) {
-		goNorm, err := goNormalizes(ctx, l.tx)
+		k, err := newKeyerFor(ctx, l.tx)
 		if err != nil {
 			return counts{}, err
 		}
-		return l.loadKeywords(ctx, keywordSource(t, cols, &rep, opts, newKeyer(goNorm)), cols, opts)
+		return l.loadKeywords(ctx, keywordSource(t, cols, &rep, opts, k), cols, opts)
 	}, "keyword_metrics")
 	if err != nil {
 		return rep, fmt.Errorf("import keywords: %w", err)
@@ -151,11 +151,11 @@ func ImportRankings(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 		tables = append(tables, "keyword_metrics")
 	}
 	err = importFile(ctx, pool, &rep, func(ctx context.Context, l *loader) (counts, error) {
-		goNorm, err := goNormalizes(ctx, l.tx)
+		k, err := newKeyerFor(ctx, l.tx)
 		if err != nil {
 			return counts{}, err
 		}
-		return l.loadRankings(ctx, rankingSource(t, cols, &rep, opts, newKeyer(goNorm)), cols, opts)
+		return l.loadRankings(ctx, rankingSource(t, cols, &rep, opts, k), cols, opts)
 	}, tables...)
 	if err != nil {
 		return rep, fmt.Errorf("import rankings: %w", err)
@@ -223,6 +223,9 @@ type stagedRow struct {
 	// that the row's key may repeat an earlier row's (see keyer).
 	norm string
 	seen bool
+	// ntrgm is the keyword's trigram count (an int16), nil when PostgreSQL is to count
+	// them or the row has no keyword metrics.
+	ntrgm any
 }
 
 // keywordSource streams a keyword file's valid rows as staging rows, recording the others
@@ -234,7 +237,7 @@ func keywordSource(t *table, cols columns, rep *Report, opts Options, k *keyer) 
 			if len(problems) > 0 {
 				return problems
 			}
-			*s = stagedRow{line: line, metricsRow: m}
+			*s = stagedRow{line: line, metricsRow: m, ntrgm: k.trigrams(m.keyword)}
 			s.norm, s.seen = k.key(m.keyword, m.country, m.language, "")
 			return nil
 		}}
@@ -259,6 +262,9 @@ func rankingSource(t *table, cols columns, rep *Report, opts Options, k *keyer) 
 				return problems
 			}
 			*s = stagedRow{line: line, metricsRow: m, domain: rk.domain, position: rk.position, url: rk.url}
+			if withMetrics {
+				s.ntrgm = k.trigrams(m.keyword)
+			}
 			s.norm, s.seen = k.key(m.keyword, m.country, m.language, rk.domain)
 			return nil
 		}}
@@ -297,7 +303,7 @@ type rowSource struct {
 func (s *rowSource) columns() []string {
 	c := []string{"line", "keyword", "country", "language"}
 	if s.metrics {
-		c = append(c, metricColumns...)
+		c = append(append(c, metricColumns...), "ntrgm")
 	}
 	if s.rankings {
 		c = append(c, "domain", "position", "url", "url_hash")
@@ -355,7 +361,7 @@ func (s *rowSource) Values() ([]any, error) {
 	r := &s.cur
 	v := append(s.vals[:0], r.line, r.keyword, r.country, r.language)
 	if s.metrics {
-		v = append(v, r.volume, r.difficulty, r.cpc, r.competition, r.intent, r.serp)
+		v = append(v, r.volume, r.difficulty, r.cpc, r.competition, r.intent, r.serp, r.ntrgm)
 	}
 	if s.rankings {
 		v = append(v, r.domain, r.position, r.url, urlHash(r.url))

@@ -58,6 +58,87 @@ func goNormalizes(ctx context.Context, tx pgx.Tx) (bool, error) {
 	return same, nil
 }
 
+// trigramProbes are keywords whose trigram counts Go and the server must agree on before
+// Go counts any: every ASCII character, between letters and alone, words repeated and
+// sharing trigrams, digits, and nothing to count.
+var trigramProbes = func() []string {
+	p := []string{normProbe, "", "a", "ab", "abc", "aaa aaa", "ab ab ab", "Coffee Maker", "k-cup", "100% Arabica",
+		"3rd-party_api (v2.0) / cost: $5", "x--y", "AbC abc ABC", "!!!", "a b c d e f g"}
+	for c := byte(1); c < 0x80; c++ {
+		p = append(p, "ab"+string(c)+"cd", string(c))
+	}
+	return p
+}()
+
+// trigramCount is the keyword's ntrgm column, the number of distinct trigrams show_trgm
+// returns for it, for ASCII text: its words (runs of letters and digits) lower-cased,
+// each with two spaces before and one after, cut into every three characters.
+func trigramCount(s string) int16 {
+	var seen [64]uint32
+	var more map[uint32]struct{} // past 64 distinct trigrams (keywords of over 60 letters)
+	n := 0
+	add := func(t uint32) {
+		for _, x := range seen[:min(n, len(seen))] {
+			if x == t {
+				return
+			}
+		}
+		if n < len(seen) {
+			seen[n] = t
+			n++
+			return
+		}
+		if more == nil {
+			more = map[uint32]struct{}{}
+		}
+		if _, ok := more[t]; !ok {
+			more[t] = struct{}{}
+		}
+	}
+	for i := 0; i < len(s); {
+		if !isAlnum(s[i]) {
+			i++
+			continue
+		}
+		a, b := uint32(' '), uint32(' ')
+		for ; i < len(s) && isAlnum(s[i]); i++ {
+			c := uint32(lower(s[i]))
+			add(a<<16 | b<<8 | c)
+			a, b = b, c
+		}
+		add(a<<16 | b<<8 | ' ')
+	}
+	return int16(min(n+len(more), 32767))
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// goCountsTrigrams asks the server whether show_trgm agrees with trigramCount on the
+// probes (pg_trgm's word characters follow the database's locale, and its build options
+// may differ): when they differ, PostgreSQL counts every keyword's trigrams.
+func goCountsTrigrams(ctx context.Context, tx pgx.Tx) (bool, error) {
+	want := make([]int16, len(trigramProbes))
+	for i, p := range trigramProbes {
+		want[i] = trigramCount(p)
+	}
+	var same bool
+	err := tx.QueryRow(ctx, `SELECT array_agg(least(coalesce(array_length(show_trgm(p), 1), 0), 32767)::smallint ORDER BY i) = $2
+		FROM unnest($1::text[]) WITH ORDINALITY AS x(p, i)`, trigramProbes, want).Scan(&same)
+	if err != nil {
+		return false, fmt.Errorf("check trigram counts: %w", err)
+	}
+	return same, nil
+}
+
 // asciiNorm is keyword_normalize for a cleaned keyword (words separated by single spaces,
 // see local.CleanKeyword) of ASCII characters only: its lower case.
 func asciiNorm(s string) string { return strings.ToLower(s) }
@@ -75,15 +156,40 @@ func isASCII(s string) bool {
 // keyer computes the keys of the staged rows and notes which may repeat an earlier one.
 type keyer struct {
 	goNorm bool // asciiNorm matches the server's keyword_normalize
+	goTrgm bool // trigramCount matches the server's show_trgm
 	seen   *bloom.BloomFilter
 	buf    []byte
 	// unnormalized counts the rows left for PostgreSQL to normalise, repeats those marked
-	// seen.
-	unnormalized, repeats int
+	// seen, uncounted those whose trigrams PostgreSQL is to count.
+	unnormalized, repeats, uncounted int
 }
 
-func newKeyer(goNorm bool) *keyer {
-	return &keyer{goNorm: goNorm, seen: bloom.New(seenFilterBits, seenFilterHashes)}
+func newKeyer(goNorm, goTrgm bool) *keyer {
+	return &keyer{goNorm: goNorm, goTrgm: goTrgm, seen: bloom.New(seenFilterBits, seenFilterHashes)}
+}
+
+// newKeyerFor returns the keyer of an import in tx, after asking the server which keys Go
+// may compute.
+func newKeyerFor(ctx context.Context, tx pgx.Tx) (*keyer, error) {
+	goNorm, err := goNormalizes(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	goTrgm, err := goCountsTrigrams(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	return newKeyer(goNorm, goTrgm), nil
+}
+
+// trigrams returns the keyword's trigram count as a COPY value, nil when PostgreSQL is to
+// count them.
+func (k *keyer) trigrams(keyword string) any {
+	if !k.goTrgm || !isASCII(keyword) {
+		k.uncounted++
+		return nil
+	}
+	return trigramCount(keyword)
 }
 
 // key returns the normalised keyword ("" when PostgreSQL must compute it) and whether the

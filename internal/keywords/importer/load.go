@@ -35,8 +35,8 @@ type counts struct{ distinct, written int }
 const stagingTable = `CREATE TEMP TABLE import_rows (
 	line int, keyword text, country text, language text, search_volume bigint,
 	keyword_difficulty double precision, cpc double precision, competition double precision,
-	search_intent text, serp_urls text[], domain text, position int, url text, url_hash uuid,
-	norm text, seen boolean) ON COMMIT DROP`
+	search_intent text, serp_urls text[], ntrgm smallint, domain text, position int, url text,
+	url_hash uuid, norm text, seen boolean) ON COMMIT DROP`
 
 // stage copies the file's valid rows into import_rows and completes the norms Go left
 // to PostgreSQL.
@@ -50,9 +50,21 @@ func stage(ctx context.Context, tx pgx.Tx, src *rowSource) error {
 	if src.progress != nil {
 		src.progress(src.rep.Read)
 	}
+	return completeKeys(ctx, tx, src)
+}
+
+// completeKeys computes the staged rows' keys and trigram counts that Go left to
+// PostgreSQL: a new table has no triggers to.
+func completeKeys(ctx context.Context, tx pgx.Tx, src *rowSource) error {
 	if src.keys.unnormalized > 0 {
 		if _, err := tx.Exec(ctx, `UPDATE import_rows SET norm = keyword_normalize(keyword) WHERE norm IS NULL`); err != nil {
 			return fmt.Errorf("normalise keywords: %w", err)
+		}
+	}
+	if src.metrics && src.keys.uncounted > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE import_rows SET ntrgm = least(coalesce(array_length(show_trgm(keyword), 1), 0), 32767)
+			WHERE ntrgm IS NULL`); err != nil {
+			return fmt.Errorf("count trigrams: %w", err)
 		}
 	}
 	return nil
@@ -194,7 +206,7 @@ func rankingsTarget(cols columns) target {
 // metricsTarget is keyword_metrics, for a file with the columns cols.
 func metricsTarget(cols columns) target {
 	return target{table: "keyword_metrics",
-		columns: append([]string{"keyword", "keyword_norm", "country", "language"}, metricColumns...),
+		columns: append(append([]string{"keyword", "keyword_norm", "country", "language"}, metricColumns...), "ntrgm"),
 		group:   []string{"country", "language", "keyword_norm"},
 		set:     append([]string{"keyword"}, metricColumns...),
 		present: map[string]bool{

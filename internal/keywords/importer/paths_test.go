@@ -314,8 +314,15 @@ func TestKeysOfOtherWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	var norm string
-	if err := pool.QueryRow(ctx, `SELECT keyword_norm FROM keyword_metrics WHERE country = 'xh'`).Scan(&norm); err != nil || norm != "mixed case" {
-		t.Errorf("keyword_norm %q (%v)", norm, err)
+	var ntrgm int
+	if err := pool.QueryRow(ctx, `SELECT keyword_norm, ntrgm FROM keyword_metrics WHERE country = 'xh'`).Scan(&norm, &ntrgm); err != nil || norm != "mixed case" || ntrgm != 11 {
+		t.Errorf("keyword_norm %q, ntrgm %d (%v); want mixed case, 11", norm, ntrgm, err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE keyword_metrics SET keyword = 'Mixed Cases' WHERE country = 'xh'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT ntrgm FROM keyword_metrics WHERE country = 'xh'`).Scan(&ntrgm); err != nil || ntrgm != 12 {
+		t.Errorf("ntrgm after the keyword changed %d (%v), want 12", ntrgm, err)
 	}
 }
 
