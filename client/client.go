@@ -256,10 +256,12 @@ type envelope struct {
 }
 
 type wireMeta struct {
-	CreditsUsed      *int   `json:"credits_used"`
-	CreditsRemaining *int   `json:"credits_remaining"`
-	RequestID        string `json:"request_id"`
-	JobID            string `json:"job_id"`
+	CreditsUsed      *int     `json:"credits_used"`
+	CreditsRemaining *int     `json:"credits_remaining"`
+	RequestID        string   `json:"request_id"`
+	JobID            string   `json:"job_id"`
+	DataSource       string   `json:"data_source"`
+	Warnings         []string `json:"warnings"`
 }
 
 // envelopeError finds an error reported with a success status ({"success": false} or
@@ -305,7 +307,8 @@ func decodeData(a *answer, v any) (*envelope, error) {
 // the top level, data (credits_used in the introductory example) or the headers.
 func metaOf(a *answer, env *envelope) Meta {
 	m := Meta{RequestID: a.header.Get("X-Request-ID"), JobID: a.header.Get("X-Job-ID"),
-		Replayed: a.header.Get("Idempotent-Replayed") == "true", RateLimit: rateLimitOf(a.header)}
+		Replayed: a.header.Get("Idempotent-Replayed") == "true", RateLimit: rateLimitOf(a.header),
+		DataSource: a.header.Get("X-Data-Source")}
 	if env != nil && env.Meta != nil {
 		if env.Meta.CreditsUsed != nil {
 			m.CreditsUsed = *env.Meta.CreditsUsed
@@ -319,6 +322,10 @@ func metaOf(a *answer, env *envelope) Meta {
 		if env.Meta.JobID != "" {
 			m.JobID = env.Meta.JobID
 		}
+		if env.Meta.DataSource != "" {
+			m.DataSource = env.Meta.DataSource
+		}
+		m.Warnings = env.Meta.Warnings
 	}
 	if env != nil && (env.Meta == nil || env.Meta.CreditsRemaining == nil) && env.CreditsRemaining != nil {
 		m.CreditsRemaining = *env.CreditsRemaining

@@ -16,6 +16,12 @@ type Meta struct {
 	// Idempotency-Key (nothing was charged again).
 	Replayed  bool
 	RateLimit RateLimit
+	// DataSource says where the answer's data came from: "synthetic" (made-up sample
+	// data), "mixed", "imported", "provider" or "crawl" (meta.data_source, or the
+	// X-Data-Source header of CSV answers).
+	DataSource string
+	// Warnings are what the caller should know about the answer (meta.warnings).
+	Warnings []string
 }
 
 // RateLimit is the account's rate-limit state after a call (X-RateLimit-* headers).

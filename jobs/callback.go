@@ -21,6 +21,7 @@ import (
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/job"
+	"github.com/contentapi/contentapi/internal/report"
 )
 
 // Callback delivery: a task per finished job that carries a callback URL.
@@ -181,7 +182,11 @@ func CallbackBody(j job.Job, sent time.Time) ([]byte, error) {
 	case job.Succeeded:
 		out["success"] = true
 		out["data"] = j.Result
-		out["meta"] = map[string]any{"credits_used": j.Cost, "job_id": j.ID, "request_id": j.RequestID}
+		meta := map[string]any{"credits_used": j.Cost, "job_id": j.ID, "request_id": j.RequestID}
+		if m, ok := report.StoredMeta(j.Meta); ok {
+			meta["data_source"], meta["warnings"] = m.DataSource, m.Warnings
+		}
+		out["meta"] = meta
 	case job.Failed:
 		out["success"] = false
 		out["error"] = map[string]any{"code": j.ErrorCode, "message": j.ErrorMessage, "job_id": j.ID,

@@ -192,8 +192,13 @@ func (s *server) jobPending(c *fiber.Ctx, j job.Job) error {
 	}})
 }
 
-// jobAnswer answers with the job as the synchronous call would: its result with meta, its
-// failure in the validation shape (nothing was charged), or 202 while it runs.
+// HeaderDataSource names where a finished analysis's data came from (meta.data_source), on
+// JSON and CSV answers alike: synthetic, mixed, imported, provider or crawl.
+const HeaderDataSource = "X-Data-Source"
+
+// jobAnswer answers with the job as the synchronous call would: its result with meta (and
+// its data source in X-Data-Source), its failure in the validation shape (nothing was
+// charged), or 202 while it runs.
 func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 	switch j.Status {
 	case job.Succeeded:
@@ -203,6 +208,10 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 			if balance, err = s.Ledger.Balance(c.UserContext(), j.AccountID); err != nil {
 				return err
 			}
+		}
+		am, described := report.StoredMeta(j.Meta)
+		if described {
+			c.Set(HeaderDataSource, am.DataSource)
 		}
 		if spec, ok := report.SpecOf(j.Kind); ok && spec.CSV && wantsCSV(c) {
 			body, err := report.CSV(j.Kind, j.Result)
@@ -216,12 +225,16 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 			c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+strings.ReplaceAll(strings.TrimPrefix(spec.Endpoint, "/v1/"), "/", "-")+`.csv"`)
 			return c.Send(body)
 		}
-		return c.JSON(fiber.Map{"success": true, "data": j.Result, "meta": fiber.Map{
+		meta := fiber.Map{
 			"credits_used":      j.Cost,
 			"credits_remaining": balance,
 			"request_id":        requestIDOf(c),
 			"job_id":            j.ID,
-		}})
+		}
+		if described {
+			meta["data_source"], meta["warnings"] = am.DataSource, am.Warnings
+		}
+		return c.JSON(fiber.Map{"success": true, "data": j.Result, "meta": meta})
 	case job.Failed:
 		status, ok := statusOf[j.ErrorCode]
 		if !ok {

@@ -72,7 +72,7 @@ func TestJobCallbackSignedAndRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	if body["job_id"] != id || body["success"] != true || body["data"].(map[string]any)["clusters"] == nil ||
-		body["meta"].(map[string]any)["credits_used"] != float64(5) {
+		body["meta"].(map[string]any)["credits_used"] != float64(5) || body["meta"].(map[string]any)["data_source"] != "synthetic" {
 		t.Fatalf("callback body %s", d.body)
 	}
 	cb := waitCallback(t, s, id, "delivered")

@@ -205,6 +205,14 @@ func TestGapsWithoutCompetitorDataRefund(t *testing.T) {
 	if r.Status != 200 || r.data()["total_gaps"] != float64(3) {
 		t.Fatalf("partly known competitors: %d %s", r.Status, r.Raw)
 	}
+	// Ordered by the search volume they show, unknown last.
+	var order []string
+	for _, g := range r.data()["gaps"].([]any) {
+		order = append(order, g.(map[string]any)["keyword"].(string))
+	}
+	if strings.Join(order, ", ") != "honesty espresso grinder, honesty moka pot, honesty espresso ghost" {
+		t.Errorf("gaps in order %q, want by search volume, unknown last", order)
+	}
 	expectBalance(t, s, key, 30, map[string]int{"refunded": 1, "settled": 2})
 }
 

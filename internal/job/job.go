@@ -38,15 +38,17 @@ const IdempotencyWindow = 24 * time.Hour
 
 // Job is one analysis call.
 type Job struct {
-	ID           uuid.UUID       `json:"job_id"`
-	AccountID    uuid.UUID       `json:"-"`
-	Kind         string          `json:"kind"`
-	Endpoint     string          `json:"endpoint"`
-	Request      json.RawMessage `json:"-"`
-	Cost         int             `json:"-"`
-	Status       string          `json:"status"`
-	Attempts     int             `json:"-"`
-	Result       json.RawMessage `json:"-"`
+	ID        uuid.UUID       `json:"job_id"`
+	AccountID uuid.UUID       `json:"-"`
+	Kind      string          `json:"kind"`
+	Endpoint  string          `json:"endpoint"`
+	Request   json.RawMessage `json:"-"`
+	Cost      int             `json:"-"`
+	Status    string          `json:"status"`
+	Attempts  int             `json:"-"`
+	Result    json.RawMessage `json:"-"`
+	// Meta is the result's meta (Described), stored beside it; null when it has none.
+	Meta         json.RawMessage `json:"-"`
 	ErrorCode    string          `json:"-"`
 	ErrorMessage string          `json:"-"`
 	RequestID    string          `json:"-"`
@@ -318,12 +320,17 @@ func (s *Service) stored(ctx context.Context, accountID, id uuid.UUID) (bool, er
 var errNotFound = errors.New("job not found")
 
 const jobColumns = `id, account_id, kind, endpoint, request, cost, status, attempts, result,
-	COALESCE(error_code, ''), COALESCE(error_message, ''), request_id, created_at, finished_at`
+	COALESCE(error_code, ''), COALESCE(error_message, ''), request_id, created_at, finished_at, meta`
+
+// fields are the scan targets of jobColumns, then extra.
+func (j *Job) fields(extra ...any) []any {
+	return append([]any{&j.ID, &j.AccountID, &j.Kind, &j.Endpoint, &j.Request, &j.Cost, &j.Status, &j.Attempts,
+		&j.Result, &j.ErrorCode, &j.ErrorMessage, &j.RequestID, &j.CreatedAt, &j.FinishedAt, &j.Meta}, extra...)
+}
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
-	err := row.Scan(&j.ID, &j.AccountID, &j.Kind, &j.Endpoint, &j.Request, &j.Cost, &j.Status, &j.Attempts,
-		&j.Result, &j.ErrorCode, &j.ErrorMessage, &j.RequestID, &j.CreatedAt, &j.FinishedAt)
+	err := row.Scan(j.fields()...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return j, errNotFound
 	}
@@ -382,8 +389,7 @@ func (s *Service) getWithBalance(ctx context.Context, accountID, id uuid.UUID) (
 	var j Job
 	err := s.pool.QueryRow(ctx, `SELECT `+jobColumns+`, `+credits.BalanceSQL("jobs.account_id", "$3")+`
 		FROM jobs WHERE id = $1 AND account_id = $2`, id, accountID, s.clock.Now()).
-		Scan(&j.ID, &j.AccountID, &j.Kind, &j.Endpoint, &j.Request, &j.Cost, &j.Status, &j.Attempts,
-			&j.Result, &j.ErrorCode, &j.ErrorMessage, &j.RequestID, &j.CreatedAt, &j.FinishedAt, &j.Balance)
+		Scan(j.fields(&j.Balance)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return j, apperr.New(apperr.NotFound, "Job not found.")
 	}

@@ -50,8 +50,7 @@ func (s *Service) Claim(ctx context.Context, id uuid.UUID) (Job, bool, error) {
 	}
 	var heartbeat *time.Time
 	err = s.pool.QueryRow(ctx, `SELECT `+jobColumns+`, heartbeat_at FROM jobs WHERE id = $1`, id).
-		Scan(&j.ID, &j.AccountID, &j.Kind, &j.Endpoint, &j.Request, &j.Cost, &j.Status, &j.Attempts,
-			&j.Result, &j.ErrorCode, &j.ErrorMessage, &j.RequestID, &j.CreatedAt, &j.FinishedAt, &heartbeat)
+		Scan(j.fields(&heartbeat)...)
 	margin := s.cfg.heartbeat() / 4
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -109,12 +108,24 @@ func (s *Service) KeepAlive(ctx context.Context, id uuid.UUID) (stop func()) {
 // character, or a size limit): storing it again cannot succeed.
 var ErrUnstorable = errors.New("job: result cannot be stored")
 
-// Complete stores the result and settles the reservation in one transaction. A job that
-// already ended is left as it is (false).
+// Described is a result with meta of its own for the answer (where its data came from,
+// warnings): Complete stores it beside the result.
+type Described interface {
+	AnswerMeta() any
+}
+
+// Complete stores the result (and its meta, when it is Described) and settles the
+// reservation in one transaction. A job that already ended is left as it is (false).
 func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool, error) {
 	body, err := json.Marshal(result)
 	if err != nil {
 		return false, fmt.Errorf("job: encode result: %w", err)
+	}
+	var meta []byte
+	if d, ok := result.(Described); ok {
+		if meta, err = json.Marshal(d.AnswerMeta()); err != nil {
+			return false, fmt.Errorf("job: encode result meta: %w", err)
+		}
 	}
 	// The result and the settlement in one statement, atomic without a transaction's extra
 	// round trips. Locks are taken in the order every path uses (the job row, then its
@@ -126,7 +137,7 @@ func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool,
 	var callback *string
 	err = s.pool.QueryRow(ctx, `
 		WITH j AS (
-			UPDATE jobs SET status = 'succeeded', result = $2, finished_at = $3, heartbeat_at = NULL
+			UPDATE jobs SET status = 'succeeded', result = $2, finished_at = $3, heartbeat_at = NULL, meta = $4
 			WHERE id = $1 AND status IN ('queued', 'running')
 				AND EXISTS (SELECT 1 FROM reservations r WHERE r.id = jobs.reservation_id AND r.status = 'reserved')
 			RETURNING reservation_id, account_id, cost, callback_url
@@ -135,7 +146,7 @@ func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool,
 			FROM j WHERE reservations.id = j.reservation_id AND reservations.status = 'reserved'
 			RETURNING reservations.id
 		)
-		SELECT j.account_id, j.cost, j.callback_url, (SELECT count(*) FROM settled) FROM j`, id, body, now).
+		SELECT j.account_id, j.cost, j.callback_url, (SELECT count(*) FROM settled) FROM j`, id, body, now, meta).
 		Scan(&account, &cost, &callback, &settled)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil // the job had ended already

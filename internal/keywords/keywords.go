@@ -28,6 +28,9 @@ type Keyword struct {
 	SERPURLs []string `json:"serp_urls,omitempty"`
 	// Relevance orders ideas: higher is more relevant to the request. Providers fill it.
 	Relevance float64 `json:"-"`
+	// Synthetic marks a made-up row (the generated sample set): its numbers are not search
+	// data. A ranking or gap is synthetic when its keyword row or a ranking row behind it is.
+	Synthetic bool `json:"synthetic,omitempty"`
 }
 
 // Ranking is a keyword a domain ranks for, with its position and ranking URL.
@@ -100,6 +103,29 @@ type Suggester interface {
 	// Popular returns up to n keywords of the market, highest search volume first; none
 	// when the provider holds no data for it.
 	Popular(ctx context.Context, country, language string, n int) ([]string, error)
+}
+
+// SyntheticLabeler is implemented by a provider whose Ideas leave Keyword.Synthetic unset
+// and which reads it in a second step (the local provider: its ideas query is tuned for
+// speed on its own). Callers get labelled ideas through the package function Ideas.
+type SyntheticLabeler interface {
+	// LabelSynthetic sets Synthetic on the keywords of the market that are made up.
+	LabelSynthetic(ctx context.Context, country, language string, ks []Keyword) error
+}
+
+// Ideas asks p for ideas and, when p is a SyntheticLabeler, labels the synthetic ones, so
+// every idea carries its flag whichever provider answered.
+func Ideas(ctx context.Context, p Provider, req IdeasRequest) ([]Keyword, error) {
+	ks, err := p.Ideas(ctx, req)
+	if err != nil || len(ks) == 0 {
+		return ks, err
+	}
+	if l, ok := p.(SyntheticLabeler); ok {
+		if err := l.LabelSynthetic(ctx, req.Country, req.Language, ks); err != nil {
+			return nil, err
+		}
+	}
+	return ks, nil
 }
 
 // ErrPermanent marks provider failures that retrying cannot fix (bad credentials, a request

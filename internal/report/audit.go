@@ -95,6 +95,7 @@ type AuditResult struct {
 	SitemapErrors        []crawler.SitemapError `json:"sitemap_errors"`
 	Warnings             []string               `json:"warnings"`
 	ThinThreshold        int                    `json:"thin_threshold"`
+	described                                   // data source "crawl", set by Run
 }
 
 // Audit crawls the site and reports its pages, thin content and cannibalization.

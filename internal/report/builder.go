@@ -40,7 +40,12 @@ func (b *Builder) Run(ctx context.Context, kind, jobID string, request []byte) (
 		if err := decode(request, &r); err != nil {
 			return nil, err
 		}
-		return b.Audit(ctx, r)
+		res, err := b.Audit(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		res.meta = Meta{DataSource: SourceCrawl, Warnings: []string{}}
+		return res, nil
 	case KindRecommend:
 		var r RecommendRequest
 		if err := decode(request, &r); err != nil {

@@ -77,6 +77,7 @@ type ContentMapResult struct {
 	Recommendations []MapRecommendation `json:"recommendations"`
 	Summary         MapSummary          `json:"summary"`
 	Warnings        []string            `json:"warnings"`
+	described
 }
 
 // ContentMap combines an audit of the domain's pages, its current rankings, the competitor
@@ -167,6 +168,7 @@ func (b *Builder) ContentMap(ctx context.Context, r ContentMapRequest) (ContentM
 		CompetitorGaps:       out.CompetitorGaps.Count,
 		Recommendations:      len(out.Recommendations),
 	}
+	out.meta = b.meta(g.rows(), out.Warnings)
 	return out, nil
 }
 

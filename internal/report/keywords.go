@@ -76,6 +76,7 @@ type ResearchResult struct {
 	Clusters      []ClusterRecord `json:"clusters"`
 	TotalKeywords int             `json:"total_keywords"`
 	Source        string          `json:"source"`
+	described
 }
 
 func record(k keywords.Keyword, position int) KeywordRecord {
@@ -132,7 +133,7 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 		return nil
 	}
 	readIdeas := func(ctx context.Context) (err error) {
-		ideas, err = b.Keywords.Ideas(ctx, keywords.IdeasRequest{Topic: topic, Seeds: seeds, Country: r.Country,
+		ideas, err = keywords.Ideas(ctx, b.Keywords, keywords.IdeasRequest{Topic: topic, Seeds: seeds, Country: r.Country,
 			Language: r.Language, Limit: *r.Limit})
 		if err != nil {
 			return fmt.Errorf("keyword ideas: %w", err)
@@ -192,6 +193,10 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 		res.TotalKeywords += len(cr.Keywords)
 		res.Clusters = append(res.Clusters, cr)
 	}
+	var used rows
+	used.add(ideas...)
+	used.addRankings(ranked)
+	res.meta = b.meta(used, nil)
 	return res, nil
 }
 
@@ -250,6 +255,7 @@ type GapsResult struct {
 	Gaps        []GapRecord `json:"gaps"`
 	TotalGaps   int         `json:"total_gaps"`
 	Source      string      `json:"source"`
+	described
 }
 
 // Gaps lists keywords the competitors rank for and the domain does not, highest search
@@ -274,6 +280,14 @@ func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
 		res.Gaps = append(res.Gaps, GapRecord{Keyword: g.Keyword.Keyword, SearchVolume: g.SearchVolume,
 			Difficulty: g.Difficulty, CompetitorPositions: g.CompetitorPositions})
 	}
+	var warnings []string
+	if len(list.Unranked) > 0 {
+		warnings = append(warnings, fmt.Sprintf("This service holds no ranking data for %s in %s/%s: the gaps are those of the other competitors.",
+			quotedList(list.Unranked), r.Country, r.Language))
+	}
+	var used rows
+	used.addGaps(list.Gaps)
+	res.meta = b.meta(used, warnings)
 	return res, nil
 }
 

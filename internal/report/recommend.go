@@ -81,6 +81,7 @@ type RecommendResult struct {
 	TotalRecommendations int                    `json:"total_recommendations"`
 	Warnings             []string               `json:"warnings"`
 	Source               string                 `json:"source"`
+	described
 }
 
 // Recommend builds a content plan for the domain. planID names it (the job's id).
@@ -157,6 +158,7 @@ func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID stri
 		}
 		out.Cannibalization = append(out.Cannibalization, CannibalEntry{Keyword: grp.Keyword, URLs: paths, Recommendation: advice})
 	}
+	out.meta = b.meta(g.rows(), out.Warnings)
 	return out, nil
 }
 
@@ -336,7 +338,7 @@ func (b *Builder) gather(ctx context.Context, r strategyRequest, withCompetitorP
 				seeds = append(seeds, rk.Keyword.Keyword)
 			}
 		}
-		ideas, err := b.Keywords.Ideas(ctx, keywords.IdeasRequest{Seeds: seeds, Country: r.Country, Language: r.Language, Limit: seedIdeas})
+		ideas, err := keywords.Ideas(ctx, b.Keywords, keywords.IdeasRequest{Seeds: seeds, Country: r.Country, Language: r.Language, Limit: seedIdeas})
 		g.ideasTried = true
 		if err != nil {
 			g.ideasErr = err
@@ -363,7 +365,7 @@ func (b *Builder) gather(ctx context.Context, r strategyRequest, withCompetitorP
 	topicErrs := make([]error, len(r.FocusTopics))
 	for i, topic := range r.FocusTopics {
 		eg.Go(func() error {
-			topicIdeas[i], topicErrs[i] = b.Keywords.Ideas(ctx, keywords.IdeasRequest{Topic: topic, Country: r.Country,
+			topicIdeas[i], topicErrs[i] = keywords.Ideas(ctx, b.Keywords, keywords.IdeasRequest{Topic: topic, Country: r.Country,
 				Language: r.Language, Limit: ideasPerTopic})
 			return nil
 		})

@@ -81,10 +81,11 @@ type idea struct {
 	Relevance float64 `json:"relevance"`
 }
 
-// Ideas answers from the cache or from the provider.
+// Ideas answers from the cache or from the provider, with each idea's synthetic flag (the
+// cache is not a keywords.SyntheticLabeler: what it stores is labelled already).
 func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
 	stored, err := through(ctx, p, "ideas", req, func() ([]idea, error) {
-		ks, err := p.next.Ideas(ctx, req)
+		ks, err := keywords.Ideas(ctx, p.next, req) // labelled before they are stored
 		if err != nil || ks == nil {
 			return nil, err
 		}

@@ -51,7 +51,7 @@ func f64(v float64) *float64 { return &v }
 var ideas = []keywords.Keyword{
 	{Keyword: "cold brew coffee", SearchVolume: i64(49500), Difficulty: f64(54), CPC: f64(1.52), Competition: f64(0),
 		Intent: "informational", SERPURLs: []string{"https://a.example/", "https://b.example/"}, Relevance: 0.9},
-	{Keyword: "cold brew tea", Relevance: 0.4}, // every metric unknown
+	{Keyword: "cold brew tea", Relevance: 0.4, Synthetic: true}, // every metric unknown; made up
 }
 
 func (c *counting) Ideas(_ context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
@@ -69,15 +69,15 @@ func (c *counting) Ranked(context.Context, keywords.RankedRequest) ([]keywords.R
 		return nil, err
 	}
 	return []keywords.Ranking{{Keyword: keywords.Keyword{Keyword: "brewshop", SearchVolume: i64(1600)}, Position: 1, URL: "https://brewshop.example/"},
-		{Keyword: keywords.Keyword{Keyword: "unknown metrics"}, Position: 14}}, nil
+		{Keyword: keywords.Keyword{Keyword: "unknown metrics", Synthetic: true}, Position: 14}}, nil
 }
 
 func (c *counting) Gaps(context.Context, keywords.GapsRequest) (keywords.GapList, error) {
 	if err := c.count("gaps"); err != nil {
 		return keywords.GapList{}, err
 	}
-	return keywords.GapList{Gaps: []keywords.Gap{{Keyword: keywords.Keyword{Keyword: "burr grinder", Difficulty: f64(61)},
-		CompetitorPositions: map[string]int{"a.example": 2, "b.example": 4}}}, Total: 1}, nil
+	return keywords.GapList{Gaps: []keywords.Gap{{Keyword: keywords.Keyword{Keyword: "burr grinder", Difficulty: f64(61), Synthetic: true},
+		CompetitorPositions: map[string]int{"a.example": 2, "b.example": 4}}}, Total: 1, Unranked: []string{"c.example"}}, nil
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -260,5 +260,51 @@ func TestRedisDown(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "redis get failed") {
 		t.Errorf("failure not logged: %s", logs.String())
+	}
+}
+
+// labelling is a provider whose ideas come unlabelled and are labelled in a second step, as
+// the local provider's.
+type labelling struct {
+	counting
+	labelled int
+}
+
+func (l *labelling) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
+	ks, err := l.counting.Ideas(ctx, req)
+	out := append([]keywords.Keyword(nil), ks...)
+	for i := range out {
+		out[i].Synthetic = false
+	}
+	return out, err
+}
+
+func (l *labelling) LabelSynthetic(_ context.Context, _, _ string, ks []keywords.Keyword) error {
+	l.labelled++
+	for i := range ks {
+		ks[i].Synthetic = ks[i].Keyword == "cold brew coffee"
+	}
+	return nil
+}
+
+func TestIdeasStoredLabelled(t *testing.T) {
+	rdb := testenv.Redis(t)
+	rdb.FlushDB(context.Background())
+	ctx := context.Background()
+	next := &labelling{}
+	p := cache.New(next, rdb, time.Minute)
+	req := keywords.IdeasRequest{Topic: "cold brew", Country: "us", Language: "en", Limit: 5}
+	for i := 0; i < 2; i++ {
+		got, err := keywords.Ideas(ctx, p, req)
+		if err != nil || len(got) != 2 || !got[0].Synthetic || got[1].Synthetic {
+			t.Fatalf("answer %d: %+v, %v; want cold brew coffee labelled synthetic", i, got, err)
+		}
+	}
+	if next.labelled != 1 || next.n("ideas") != 1 {
+		t.Errorf("labelled %d times, provider asked %d times; want once each (the cache keeps the labels)", next.labelled, next.n("ideas"))
+	}
+	key, _ := cache.Key("fake", "ideas", req)
+	if raw := rdb.Get(ctx, key).Val(); !strings.Contains(raw, `"synthetic":true`) {
+		t.Errorf("stored %s: want the synthetic flag", raw)
 	}
 }

@@ -74,14 +74,17 @@ LIMIT $5`
 
 // gapsReadSQL reads the chosen gaps ($4, in order) with their metrics and every named
 // competitor's ($3) best position: a domain may rank with several URLs, and jsonb keeps the
-// last value of a repeated key, so positions are aggregated worst first.
+// last value of a repeated key, so positions are aggregated worst first. A gap is synthetic
+// when its keyword row or one of the competitors' ranking rows is.
 const gapsReadSQL = `
 SELECT coalesce(k.keyword, p.keyword), k.search_volume, k.keyword_difficulty, k.cpc,
-       k.competition, k.search_intent, k.serp_urls, p.positions
+       k.competition, k.search_intent, k.serp_urls, p.positions,
+       p.synthetic OR coalesce(k.synthetic, false)
 FROM unnest($4::text[]) WITH ORDINALITY AS g(keyword_norm, ord)
 CROSS JOIN LATERAL (
     SELECT min(r.keyword) AS keyword,
-           jsonb_object_agg(r.domain, r.position ORDER BY r.position DESC) AS positions
+           jsonb_object_agg(r.domain, r.position ORDER BY r.position DESC) AS positions,
+           bool_or(r.synthetic) AS synthetic
     FROM domain_rankings r
     WHERE r.domain = ANY($3::text[]) AND r.country = $1 AND r.language = $2
       AND r.keyword_norm = g.keyword_norm
@@ -245,7 +248,7 @@ func readGaps(ctx context.Context, tx pgx.Tx, country, language string, competit
 		var g keywords.Gap
 		var intent *string
 		if err := rows.Scan(&g.Keyword.Keyword, &g.SearchVolume, &g.Difficulty, &g.CPC, &g.Competition,
-			&intent, &g.SERPURLs, &g.CompetitorPositions); err != nil {
+			&intent, &g.SERPURLs, &g.CompetitorPositions, &g.Synthetic); err != nil {
 			return nil, err
 		}
 		if intent != nil {

@@ -39,7 +39,7 @@ func collectKeys(rows pgx.Rows, err error) ([]string, error) {
 
 const rankedSQL = `
 SELECT r.keyword, k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
-       k.search_intent, k.serp_urls, r.position, r.url
+       k.search_intent, k.serp_urls, r.position, r.url, r.synthetic OR coalesce(k.synthetic, false)
 FROM domain_rankings r
 LEFT JOIN keyword_metrics k
        ON k.country = r.country AND k.language = r.language AND k.keyword_norm = r.keyword_norm
@@ -69,7 +69,7 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 		var r keywords.Ranking
 		var intent, u *string
 		if err := rows.Scan(&r.Keyword.Keyword, &r.SearchVolume, &r.Difficulty, &r.CPC, &r.Competition,
-			&intent, &r.SERPURLs, &r.Position, &u); err != nil {
+			&intent, &r.SERPURLs, &r.Position, &u, &r.Synthetic); err != nil {
 			return nil, fmt.Errorf("local: ranked: %w", err)
 		}
 		if intent != nil {
@@ -84,6 +84,36 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 		return nil, fmt.Errorf("local: ranked: %w", err)
 	}
 	return out, nil
+}
+
+// syntheticSQL picks, of the keywords $3, those whose row in the market is made up: one
+// primary-key probe each.
+const syntheticSQL = `
+SELECT k.keyword FROM unnest($3::text[]) AS k(keyword)
+WHERE EXISTS (
+    SELECT 1 FROM keyword_metrics m
+    WHERE m.country = $1 AND m.language = $2 AND m.keyword_norm = keyword_normalize(k.keyword) AND m.synthetic)`
+
+// LabelSynthetic sets Synthetic on the keywords whose row in the market is synthetic (the
+// sample set). Ideas read them from keyword_metrics, so each has a row.
+func (p *Provider) LabelSynthetic(ctx context.Context, country, language string, ks []keywords.Keyword) error {
+	country, language = Market(country, language)
+	texts := make([]string, len(ks))
+	for i, k := range ks {
+		texts[i] = k.Keyword
+	}
+	made, err := collectKeys(p.pool.Query(ctx, syntheticSQL, country, language, texts))
+	if err != nil {
+		return fmt.Errorf("local: synthetic labels: %w", err)
+	}
+	set := make(map[string]bool, len(made))
+	for _, k := range made {
+		set[k] = true
+	}
+	for i := range ks {
+		ks[i].Synthetic = set[ks[i].Keyword]
+	}
+	return nil
 }
 
 // popularSQL reads the market's highest-volume keywords from keyword_metrics_volume_idx.

@@ -1,0 +1,109 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/keywords/local"
+)
+
+// Data sources an answer names in meta.data_source.
+const (
+	// SourceSynthetic: every keyword row behind the answer is made up (the sample set).
+	SourceSynthetic = "synthetic"
+	// SourceMixed: some keyword rows behind the answer are made up, some are not.
+	SourceMixed = "mixed"
+	// SourceImported: the rows are keyword data imported into this service's database.
+	SourceImported = "imported"
+	// SourceProvider: the rows come from the external keyword-data provider (DataForSEO).
+	SourceProvider = "provider"
+	// SourceCrawl: the answer rests on the crawl alone (content audit), no keyword data.
+	SourceCrawl = "crawl"
+)
+
+// Meta is what an answer adds to SPEC.md's meta: where its data came from and what the
+// caller should know about it. The job stores it beside the result (job.Described).
+type Meta struct {
+	DataSource string   `json:"data_source"`
+	Warnings   []string `json:"warnings"`
+}
+
+// SyntheticWarning is the warning of an answer built only on synthetic rows.
+const SyntheticWarning = "This answer is built on the synthetic sample data set (ctl seed-sample): its keywords, " +
+	"volumes, difficulties, CPCs and rankings are made up, not search data."
+
+// rows counts the keyword rows an answer was built on, synthetic or not.
+type rows struct{ synthetic, real int }
+
+func (c *rows) add(ks ...keywords.Keyword) {
+	for _, k := range ks {
+		if k.Synthetic {
+			c.synthetic++
+		} else {
+			c.real++
+		}
+	}
+}
+
+func (c *rows) addRankings(rs []keywords.Ranking) {
+	for _, r := range rs {
+		c.add(r.Keyword)
+	}
+}
+
+func (c *rows) addGaps(gs []keywords.Gap) {
+	for _, g := range gs {
+		c.add(g.Keyword)
+	}
+}
+
+// meta is the answer's Meta for the rows it was built on and its own warnings (which it
+// keeps first). A provider other than the local one is "provider"; the local provider's
+// rows are "imported", "synthetic" or "mixed", with a warning whenever any is made up.
+func (b *Builder) meta(c rows, warnings []string) Meta {
+	m := Meta{DataSource: SourceProvider, Warnings: append([]string{}, warnings...)}
+	if b.Keywords.Name() != local.Name {
+		return m
+	}
+	switch {
+	case c.synthetic > 0 && c.real == 0:
+		m.DataSource = SourceSynthetic
+		m.Warnings = append(m.Warnings, SyntheticWarning)
+	case c.synthetic > 0:
+		m.DataSource = SourceMixed
+		m.Warnings = append(m.Warnings, fmt.Sprintf("Part of this answer is built on the synthetic sample data set "+
+			"(ctl seed-sample): %d of its %d keyword rows are made up, not search data.", c.synthetic, c.synthetic+c.real))
+	default:
+		m.DataSource = SourceImported
+	}
+	return m
+}
+
+// described carries an answer's Meta inside its result without showing in the result's
+// JSON: results embed it, and it makes them job.Described.
+type described struct{ meta Meta }
+
+// AnswerMeta is the answer's Meta.
+func (d described) AnswerMeta() any { return d.meta }
+
+// rows counts the rows a plan was built on: the domain's rankings, the ideas and the gaps.
+func (g *gathered) rows() rows {
+	var c rows
+	c.addRankings(g.ranked)
+	c.add(g.ideas...)
+	c.addGaps(g.gaps)
+	return c
+}
+
+// StoredMeta decodes a job's stored meta; ok is false when the job has none (a job stored
+// before answers carried it) or it cannot be read.
+func StoredMeta(raw []byte) (m Meta, ok bool) {
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m.DataSource == "" {
+		return Meta{}, false
+	}
+	if m.Warnings == nil {
+		m.Warnings = []string{}
+	}
+	return m, true
+}
