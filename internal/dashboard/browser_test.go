@@ -195,6 +195,10 @@ func TestBrowserFlow(t *testing.T) {
 		t.Fatalf("revoked key answered %d", status)
 	}
 
+	// The billing page (billing is off here), at phone width too.
+	c.do("billing", chromedp.Click(chromedp.CSS(`nav a[href="/dashboard/billing"]`)), chromedp.WaitVisible(chromedp.ID("current-plan")))
+	c.page("billing")
+
 	// Sign out: the dashboard asks for an e-mail address again, even for its other pages.
 	c.do("sign out", chromedp.Click(chromedp.CSS(".signout button")), chromedp.WaitVisible(chromedp.ID("email")),
 		chromedp.Navigate(e.URL+"/dashboard/keys"), chromedp.WaitVisible(chromedp.ID("email")))

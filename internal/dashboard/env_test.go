@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
 	"log/slog"
 	"mime"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/mail"
 	"net/url"
 	"regexp"
@@ -23,6 +25,8 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/contentapi/contentapi/internal/auth"
+	"github.com/contentapi/contentapi/internal/billing"
+	"github.com/contentapi/contentapi/internal/billing/billingtest"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/credits"
@@ -43,6 +47,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // listener over the test PostgreSQL and Redis, sending e-mail to an SMTP server of its own.
 type env struct {
 	URL      string
+	client   *http.Client
 	Clock    *clock.Manual
 	Accounts *auth.Accounts
 	Ledger   *credits.Ledger
@@ -59,10 +64,30 @@ func (e *env) logText() string {
 
 var seedOnce sync.Once
 
-type envOption func(*dashboard.Deps)
+// envConfig changes the env: the dashboard's settings, HTTPS, a fake Stripe for billing.
+type envConfig struct {
+	dash   func(*dashboard.Deps)
+	tls    bool
+	stripe string
+}
+
+type envOption func(*envConfig)
+
+func withDash(fn func(*dashboard.Deps)) envOption { return func(c *envConfig) { c.dash = fn } }
+
+// withHTTPS serves the API over TLS (with a certificate the env's clients trust), as
+// checkout wants the dashboard's addresses to be https.
+func withHTTPS() envOption { return func(c *envConfig) { c.tls = true } }
+
+// withStripe points billing at a fake Stripe (billingtest).
+func withStripe(url string) envOption { return func(c *envConfig) { c.stripe = url } }
 
 func startEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
+	var ec envConfig
+	for _, o := range opts {
+		o(&ec)
+	}
 	pool := testenv.Postgres(t)
 	rdb := testenv.Redis(t)
 	seedOnce.Do(func() {
@@ -102,11 +127,30 @@ func startEnv(t *testing.T, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
+	client := &http.Client{Timeout: 30 * time.Second}
+	if ec.tls {
+		// httptest's certificate is for 127.0.0.1, and its client trusts it.
+		ts := httptest.NewUnstartedServer(http.NotFoundHandler())
+		ts.StartTLS()
+		t.Cleanup(ts.Close)
+		cfg := ts.TLS.Clone()
+		cfg.NextProtos = []string{"http/1.1"}
+		ln = tls.NewListener(ln, cfg)
+		base = "https://" + ln.Addr().String()
+		client = ts.Client()
+	}
 	limiter := ratelimit.New(rdb)
 	dd := dashboard.Deps{Log: log, Pool: pool, Accounts: accounts, Gate: gate, Ledger: ledger, Limiter: limiter,
 		Jobs: jobSvc, Mailer: mailer, Clock: clk, URL: base + "/dashboard", SignInPerAddress: 1000}
-	for _, o := range opts {
-		o(&dd)
+	if ec.stripe != "" {
+		dd.Billing = billing.New(billing.Config{SecretKey: billingtest.SecretKey, WebhookSecret: billingtest.WebhookSecret,
+			APIBase: ec.stripe, DashboardURL: dd.URL,
+			Prices: billing.Prices{ProMonthly: billingtest.PriceProMonthly, ProAnnual: billingtest.PriceProAnnual,
+				ScaleMonthly: billingtest.PriceScaleMonthly, ScaleAnnual: billingtest.PriceScaleAnnual}},
+			pool, ledger, accounts, clk, log)
+	}
+	if ec.dash != nil {
+		ec.dash(&dd)
 	}
 	dash, err := dashboard.New(dd)
 	if err != nil {
@@ -116,7 +160,7 @@ func startEnv(t *testing.T, opts ...envOption) *env {
 		Limiter: limiter, Clock: clk, PublicBaseURL: base, DashboardURL: base + "/dashboard",
 		DocsURL: base + "/docs", RegisterLimit: 1000, TrustedProxies: []string{"127.0.0.1"}, Jobs: jobSvc, SyncTimeout: 20 * time.Second,
 		AnalysisOptions: report.Options{AllowPrivate: true}, Hosts: crawler.New(crawler.Config{AllowPrivate: true}),
-		Dashboard: dash})
+		Billing: dd.Billing, Dashboard: dash})
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })
 
@@ -131,7 +175,7 @@ func startEnv(t *testing.T, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return &env{URL: base, Clock: clk, Accounts: accounts, Ledger: ledger, Mail: box, log: logW}
+	return &env{URL: base, client: client, Clock: clk, Accounts: accounts, Ledger: ledger, Mail: box, log: logW}
 }
 
 type lockedWriter struct {
@@ -247,18 +291,27 @@ type browser struct {
 	header http.Header // added to every request
 }
 
-func newBrowser(t *testing.T, base string) *browser {
+// newBrowser is a browser with no cookies yet; it follows redirects within the env only.
+func (e *env) newBrowser(t *testing.T) *browser {
 	jar, _ := cookiejar.New(nil)
-	return &browser{t: t, base: base, header: http.Header{},
-		c: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+	c := *e.client
+	c.Jar = jar
+	c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		if !strings.HasPrefix(req.URL.String(), e.URL) {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+	return &browser{t: t, base: e.URL, header: http.Header{}, c: &c}
 }
 
 var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]*)"`)
 
 type page struct {
-	Status int
-	URL    string
-	Body   string
+	Status   int
+	URL      string
+	Location string // where a redirect out of the env points
+	Body     string
 }
 
 // CSRF is the form token on the page.
@@ -285,7 +338,7 @@ func (b *browser) do(req *http.Request) page {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	return page{Status: res.StatusCode, URL: res.Request.URL.String(), Body: string(body)}
+	return page{Status: res.StatusCode, URL: res.Request.URL.String(), Location: res.Header.Get("Location"), Body: string(body)}
 }
 
 func (b *browser) Get(path string) page {
@@ -313,7 +366,7 @@ func (b *browser) Post(path string, form url.Values) page {
 // register makes an account through the API and returns its first key.
 func (e *env) register(t *testing.T, email string) string {
 	t.Helper()
-	res, err := http.Post(e.URL+"/v1/auth/register", "application/json", strings.NewReader(`{"email":"`+email+`"}`))
+	res, err := e.client.Post(e.URL+"/v1/auth/register", "application/json", strings.NewReader(`{"email":"`+email+`"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +417,7 @@ func (e *env) call(t *testing.T, key, method, path, body string) (int, string) {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := e.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ var jobLinkRE = regexp.MustCompile(`href="/dashboard/jobs/([0-9a-f-]{36})"`)
 // a job with its result for download as JSON and CSV (the API's own CSV).
 func TestJobsPages(t *testing.T) {
 	e := startEnv(t)
-	b := newBrowser(t, e.URL)
+	b := e.newBrowser(t)
 	email := uniqueEmail("jobs")
 	key := e.signIn(t, b, email)
 	ctx := context.Background()
@@ -121,7 +121,7 @@ func TestJobsPages(t *testing.T) {
 	if p := b.Get("/dashboard/jobs/" + failedID + "/result.json"); p.Status != http.StatusNotFound {
 		t.Fatalf("failed job's JSON: %d", p.Status)
 	}
-	other := newBrowser(t, e.URL)
+	other := e.newBrowser(t)
 	e.signIn(t, other, uniqueEmail("other-jobs"))
 	for _, path := range []string{"", "/result.json", "/result.csv"} {
 		if p := other.Get("/dashboard/jobs/" + id + path); p.Status != http.StatusNotFound {

@@ -45,7 +45,7 @@ func activeKeyIDs(p page) []string {
 // last key goes only after a confirmation, and an account left with none makes a new one.
 func TestKeysPage(t *testing.T) {
 	e := startEnv(t)
-	b := newBrowser(t, e.URL)
+	b := e.newBrowser(t)
 	first := e.signIn(t, b, uniqueEmail("keys"))
 	keys := b.Get("/dashboard/keys")
 	csrf := keys.CSRF(t)
@@ -97,7 +97,7 @@ func TestKeysPage(t *testing.T) {
 	}
 
 	// Another account's key is not found.
-	other := newBrowser(t, e.URL)
+	other := e.newBrowser(t)
 	e.signIn(t, other, uniqueEmail("other"))
 	otherKeys := other.Get("/dashboard/keys")
 	if p := other.Post("/dashboard/keys/"+keyID(t, rolled, "CI runner")+"/revoke", url.Values{"csrf": {otherKeys.CSRF(t)}}); p.Status != http.StatusNotFound {

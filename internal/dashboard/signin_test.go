@@ -22,7 +22,7 @@ func uniqueEmail(prefix string) string {
 // as a digest.
 func TestRegistrationLinkSignsInOnce(t *testing.T) {
 	e := startEnv(t)
-	b := newBrowser(t, e.URL)
+	b := e.newBrowser(t)
 	email := uniqueEmail("verify")
 
 	if p := b.Get("/dashboard"); p.Status != http.StatusOK || !strings.HasSuffix(p.URL, "/dashboard/signin") {
@@ -73,7 +73,7 @@ func TestRegistrationLinkSignsInOnce(t *testing.T) {
 	}
 
 	// The same link again, in another browser: spent.
-	other := newBrowser(t, e.URL)
+	other := e.newBrowser(t)
 	if p := other.Get(link); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "not valid") {
 		t.Fatalf("spent link page: %d %s", p.Status, p.Body)
 	}
@@ -94,7 +94,7 @@ func TestSignInLinkAndSessions(t *testing.T) {
 	e.register(t, email)
 	e.Mail.Next(t) // the verification e-mail, not used
 
-	b := newBrowser(t, e.URL)
+	b := e.newBrowser(t)
 	form := b.Get("/dashboard/signin")
 	sent := b.Post("/dashboard/signin", url.Values{"csrf": {form.CSRF(t)}, "email": {"nobody-" + email}})
 	if sent.Status != http.StatusOK || !strings.Contains(sent.Body, "Check your e-mail") {
@@ -136,7 +136,7 @@ func TestSignInLinkAndSessions(t *testing.T) {
 			t.Fatalf("not signed in: %d %s", p.Status, p.Body)
 		}
 	}
-	b2 := newBrowser(t, e.URL)
+	b2 := e.newBrowser(t)
 	signInWithLink(b)
 	signInWithLink(b2)
 
@@ -177,7 +177,7 @@ func TestSignInLinkAndSessions(t *testing.T) {
 // Forms without the browser's token, or sent by another site, change nothing.
 func TestFormsNeedTheirToken(t *testing.T) {
 	e := startEnv(t)
-	b := newBrowser(t, e.URL)
+	b := e.newBrowser(t)
 	email := uniqueEmail("csrf")
 	e.signIn(t, b, email)
 	keys := b.Get("/dashboard/keys")
@@ -187,7 +187,7 @@ func TestFormsNeedTheirToken(t *testing.T) {
 		"no token":    func() page { return b.Post("/dashboard/keys", url.Values{"name": {"x"}}) },
 		"wrong token": func() page { return b.Post("/dashboard/keys", url.Values{"name": {"x"}, "csrf": {token[1:] + "A"}}) },
 		"other browser's token": func() page {
-			other := newBrowser(t, e.URL)
+			other := e.newBrowser(t)
 			return other.Post("/dashboard/signin", url.Values{"email": {email}, "csrf": {token}})
 		},
 		"cross-site": func() page {
@@ -212,11 +212,11 @@ func TestFormsNeedTheirToken(t *testing.T) {
 
 // Sign-in links are limited per address asked for and per client address.
 func TestSignInRateLimits(t *testing.T) {
-	e := startEnv(t, func(d *dashboard.Deps) { d.SignInPerEmail, d.SignInPerAddress = 2, 3 })
+	e := startEnv(t, withDash(func(d *dashboard.Deps) { d.SignInPerEmail, d.SignInPerAddress = 2, 3 }))
 	email := uniqueEmail("limit")
 	e.register(t, email)
 	e.Mail.Next(t)
-	b := newBrowser(t, e.URL)
+	b := e.newBrowser(t)
 	// The client's address, as the trusted proxy in front (the test itself) forwards it:
 	// one no other test uses.
 	b.header.Set("X-Forwarded-For", fmt.Sprintf("203.0.113.%d", time.Now().UnixNano()%250+1))
@@ -243,7 +243,7 @@ func TestSignInRateLimits(t *testing.T) {
 
 // Without SMTP_URL (make run) the e-mail is written to the log, where its link works.
 func TestLinksAreLoggedWithoutSMTP(t *testing.T) {
-	e := startEnv(t, func(d *dashboard.Deps) { d.Mailer = dashboard.LogMailer{Log: d.Log} })
+	e := startEnv(t, withDash(func(d *dashboard.Deps) { d.Mailer = dashboard.LogMailer{Log: d.Log} }))
 	email := uniqueEmail("logged")
 	e.register(t, email)
 	e.Mail.Empty(t)
@@ -251,7 +251,7 @@ func TestLinksAreLoggedWithoutSMTP(t *testing.T) {
 	if link == "" {
 		t.Fatalf("no link in the log: %s", e.logText())
 	}
-	b := newBrowser(t, e.URL)
+	b := e.newBrowser(t)
 	confirm := b.Get(link)
 	if p := b.Post("/dashboard/link", url.Values{"csrf": {confirm.CSRF(t)}, "token": {tokenOf(t, link)}}); !strings.Contains(p.Body, email) {
 		t.Fatalf("logged link: %d %s", p.Status, p.Body)
