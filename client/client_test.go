@@ -84,7 +84,7 @@ func (f *fakeAPI) header(i int, name string) string {
 // fast keeps backoffs short; Retry-After is honoured as sent.
 var fast = client.RetryPolicy{MaxAttempts: 4, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxRetryAfter: 5 * time.Second}
 
-const researchOK = `{"success":true,"data":{"domain":"a.example","topic":"coffee","country":"us","clusters":[{"cluster_name":"coffee","total_volume":10,"avg_difficulty":null,"keywords":[{"keyword":"coffee","search_volume":null,"keyword_difficulty":20,"cpc":null,"search_intent":"commercial","opportunity_score":50}]}],"total_keywords":1,"source":"local"},"meta":{"credits_used":5,"credits_remaining":45,"request_id":"req-fake","job_id":"job-1"}}`
+const researchOK = `{"success":true,"data":{"domain":"a.example","topic":"coffee","country":"us","clusters":[{"cluster_name":"coffee","total_volume":10,"avg_difficulty":null,"keywords":[{"keyword":"coffee","search_volume":null,"keyword_difficulty":20,"cpc":null,"search_intent":"commercial","opportunity_score":null}]}],"total_keywords":1,"source":"local"},"meta":{"credits_used":5,"credits_remaining":45,"request_id":"req-fake","job_id":"job-1","data_source":"synthetic","warnings":["made up"]}}`
 
 func TestRetryAfter429ThenSuccessSameIdempotencyKey(t *testing.T) {
 	f := newFake(t,
@@ -118,8 +118,11 @@ func TestRetryAfter429ThenSuccessSameIdempotencyKey(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	if res.Meta.CreditsUsed != 5 || res.Meta.CreditsRemaining != 45 || res.Meta.JobID != "job-1" || res.Meta.RateLimit.Remaining != 3 ||
-		res.Meta.RateLimit.Reset != 7*time.Second {
+		res.Meta.RateLimit.Reset != 7*time.Second || res.Meta.DataSource != "synthetic" || len(res.Meta.Warnings) != 1 {
 		t.Fatalf("meta %+v", res.Meta)
+	}
+	if res.Clusters[0].Keywords[0].OpportunityScore != nil {
+		t.Fatalf("a null opportunity_score decoded as %d", *res.Clusters[0].Keywords[0].OpportunityScore)
 	}
 
 	// A second logical call gets a new key.

@@ -72,6 +72,12 @@ func TestDataSourceOfAnswers(t *testing.T) {
 	if len(w) != 1 || !strings.Contains(w[0], `no ranking data for "nobody-here.example" in au/en`) {
 		t.Errorf("gaps warnings %q, want one naming the competitor without data", w)
 	}
+	// A plan names competitors without ranking data too.
+	w = expectSource(t, "sample content map", do(t, "POST", s.URL+"/v1/content-map", key, map[string]any{"domain": doms[0],
+		"competitors": []string{doms[1], "nobody-here.example"}, "focus_topics": []string{"coffee"}}), "synthetic")
+	if !strings.Contains(strings.Join(w, "\n"), `no ranking data for "nobody-here.example" in us/en`) {
+		t.Errorf("content map warnings %q, want one naming the competitor without data", w)
+	}
 	// The audit rests on the crawl alone.
 	expectSource(t, "audit", do(t, "POST", s.URL+"/v1/content/audit", key, map[string]any{"domain": site}), "crawl")
 }

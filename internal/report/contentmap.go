@@ -168,7 +168,7 @@ func (b *Builder) ContentMap(ctx context.Context, r ContentMapRequest) (ContentM
 		CompetitorGaps:       out.CompetitorGaps.Count,
 		Recommendations:      len(out.Recommendations),
 	}
-	out.meta = b.meta(g.rows(), out.Warnings)
+	out.meta = b.planMeta(r.Country, r.Language, g, out.Warnings)
 	return out, nil
 }
 

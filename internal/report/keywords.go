@@ -281,9 +281,8 @@ func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
 			Difficulty: g.Difficulty, CompetitorPositions: g.CompetitorPositions})
 	}
 	var warnings []string
-	if len(list.Unranked) > 0 {
-		warnings = append(warnings, fmt.Sprintf("This service holds no ranking data for %s in %s/%s: the gaps are those of the other competitors.",
-			quotedList(list.Unranked), r.Country, r.Language))
+	if w := unrankedWarning(list.Unranked, r.Country, r.Language); w != "" {
+		warnings = append(warnings, w)
 	}
 	var used rows
 	used.addGaps(list.Gaps)

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/contentapi/contentapi/internal/keywords"
 	"github.com/contentapi/contentapi/internal/keywords/local"
@@ -87,13 +88,26 @@ type described struct{ meta Meta }
 // AnswerMeta is the answer's Meta.
 func (d described) AnswerMeta() any { return d.meta }
 
-// rows counts the rows a plan was built on: the domain's rankings, the ideas and the gaps.
-func (g *gathered) rows() rows {
+// planMeta is the Meta of a plan (recommend, content map): built on the domain's rankings,
+// the ideas and the gaps, with the plan's warnings and the competitors without ranking data.
+func (b *Builder) planMeta(country, language string, g *gathered, warnings []string) Meta {
 	var c rows
 	c.addRankings(g.ranked)
 	c.add(g.ideas...)
 	c.addGaps(g.gaps)
-	return c
+	if w := unrankedWarning(g.unranked, country, language); w != "" {
+		warnings = append(slices.Clone(warnings), w)
+	}
+	return b.meta(c, warnings)
+}
+
+// unrankedWarning names the competitors the provider holds no ranking data for, or "".
+func unrankedWarning(unranked []string, country, language string) string {
+	if len(unranked) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("This service holds no ranking data for %s in %s/%s: the gaps are those of the other competitors.",
+		quotedList(unranked), country, language)
 }
 
 // StoredMeta decodes a job's stored meta; ok is false when the job has none (a job stored

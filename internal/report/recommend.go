@@ -158,7 +158,7 @@ func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID stri
 		}
 		out.Cannibalization = append(out.Cannibalization, CannibalEntry{Keyword: grp.Keyword, URLs: paths, Recommendation: advice})
 	}
-	out.meta = b.meta(g.rows(), out.Warnings)
+	out.meta = b.planMeta(r.Country, r.Language, g, out.Warnings)
 	return out, nil
 }
 
@@ -256,6 +256,7 @@ type gathered struct {
 	gaps      []keywords.Gap // the first planGaps gaps, highest search volume first
 	gapsTotal int            // all of them
 	gapsErr   error
+	unranked  []string // named competitors without ranking data
 
 	competitorPages []crawler.Page // content pages of every competitor crawled
 	competitorWarn  []string
@@ -356,7 +357,7 @@ func (b *Builder) gather(ctx context.Context, r strategyRequest, withCompetitorP
 				g.gapsErr = err
 				return nil //nolint:nilerr // a failed part degrades the answer; warnings say so
 			}
-			g.gaps, g.gapsTotal = list.Gaps, list.Total
+			g.gaps, g.gapsTotal, g.unranked = list.Gaps, list.Total, list.Unranked
 			return nil
 		})
 	}
