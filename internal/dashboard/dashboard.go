@@ -113,9 +113,11 @@ func (d *Dashboard) Mount(r fiber.Router, clientAddr func(*fiber.Ctx) netip.Addr
 	r.Use(func(c *fiber.Ctx) error { return apperr.New(apperr.NotFound, "There is no such page.") })
 }
 
-// securityHeaders keeps pages out of frames and caches, and scripts to our own.
+// securityHeaders keeps pages out of frames and caches, and scripts to our own. Forms post
+// here, but checkout and the portal answer with a redirect to the payment provider's https
+// pages, which form-action also governs.
 func (d *Dashboard) securityHeaders(c *fiber.Ctx) error {
-	c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self'")
+	c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self' https:")
 	c.Set("X-Content-Type-Options", "nosniff")
 	c.Set("Referrer-Policy", "same-origin")
 	c.Set(fiber.HeaderCacheControl, "no-store")
