@@ -74,7 +74,7 @@ func (l *loader) loadDirect(ctx context.Context, src *rowSource, tg target, opts
 	ds := &directSource{src: src, tg: tg, opts: opts}
 	copied, staged := 0, 0
 	for {
-		n, err := l.tx.CopyFrom(ctx, pgx.Identifier{nt.name}, tg.copyColumns(), ds)
+		n, err := copyFreeze(ctx, l.tx, nt.name, tg.copyColumns(), ds)
 		if err != nil {
 			return c, true, fmt.Errorf("copy rows: %w", err)
 		}

@@ -71,6 +71,22 @@ func TestDirectCopyWritesWhatRowsWrite(t *testing.T) {
 	if after := tableOIDs(directPool); after == before {
 		t.Fatalf("the tables were not replaced (%s): the file was not copied into a new table", after)
 	}
+	// The rows COPY writes are frozen, their pages all-visible at once (index-only scans
+	// need no VACUUM first): a file without repeats leaves every page so.
+	vmPool := schemaPool(t, "by_copy_vm")
+	var b strings.Builder
+	b.WriteString("domain,keyword,position\n")
+	for i := range 2000 {
+		fmt.Fprintf(&b, "vm.example,keyword number %d,%d\n", i, 1+i%50)
+	}
+	if _, err := importer.ImportRankings(context.Background(), vmPool, strings.NewReader(b.String()), importer.Options{Country: "xv"}); err != nil {
+		t.Fatal(err)
+	}
+	var pages, visible int
+	if err := vmPool.QueryRow(context.Background(), `SELECT relpages, relallvisible FROM pg_class
+		WHERE oid = 'domain_rankings'::regclass`).Scan(&pages, &visible); err != nil || pages < 2 || visible != pages {
+		t.Errorf("%d of %d pages all-visible (%v), want all", visible, pages, err)
+	}
 	rowsState, directState := tableState(t, rowsPool, "xd"), tableState(t, directPool, "xd")
 	if directState != rowsState {
 		t.Errorf("rows stored differ:\nrow by row:\n%s\ncopied:\n%s", rowsState, directState)
