@@ -411,3 +411,21 @@ func TestNewTableAbandoned(t *testing.T) {
 	}
 	checkMetrics(t, getMetrics(t, pool, "xf", "en", "kept as is"), "kept as is", i64(7), nil, nil, nil, nil)
 }
+
+// The columns keyword_metrics and domain_rankings are joined on share a collation: a join
+// compared under another than an index's cannot use that index (research read a whole
+// market's key when domain_rankings.language alone was "C").
+func TestJoinColumnsShareCollation(t *testing.T) {
+	pool := testenv.Postgres(t)
+	var differ []string
+	rows, err := pool.Query(context.Background(), `SELECT k.attname FROM pg_attribute k JOIN pg_attribute r
+		ON r.attrelid = 'domain_rankings'::regclass AND r.attname = k.attname
+		WHERE k.attrelid = 'keyword_metrics'::regclass AND k.attname IN ('country', 'language', 'keyword_norm')
+		  AND k.attcollation <> r.attcollation`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if differ, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil || len(differ) > 0 {
+		t.Errorf("columns of different collations in the two tables: %v (%v)", differ, err)
+	}
+}
