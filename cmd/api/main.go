@@ -102,6 +102,9 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
+	// E-mails leave through an outbox: no request waits on the SMTP server.
+	outbox := dashboard.NewOutbox(mailer, log, dashboard.OutboxConfig{})
+	mailer = outbox
 	limiter := ratelimit.New(rdb)
 	dash, err := dashboard.New(dashboard.Deps{Log: log, Pool: pool, Accounts: accounts, Gate: gate, Ledger: ledger,
 		Limiter: limiter, Billing: billingService, Jobs: jobService, Mailer: mailer, Clock: clk, URL: cfg.DashboardURL})
@@ -141,6 +144,11 @@ func run(ctx context.Context) error {
 	err = app.ShutdownWithTimeout(cfg.ShutdownTimeout)
 	stopFlush()
 	<-flushed
+	mailCtx, stopMail := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	if mailErr := outbox.Close(mailCtx); mailErr != nil {
+		log.Error("shutdown", "err", mailErr)
+	}
+	stopMail()
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("shutdown: %w", err)
 	}

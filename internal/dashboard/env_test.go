@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"sync"
 	"testing"
 	"time"
@@ -118,10 +119,16 @@ func startEnv(t *testing.T, opts ...envOption) *env {
 	jobSvc := job.NewService(pool, ledger, clk, queue, signals, cfg, log)
 
 	box := startMailbox(t)
-	mailer, err := dashboard.NewSMTPMailer("smtp://"+box.addr+"?tls=none", "ContentAPI <no-reply@contentapi.test>")
+	smtpMailer, err := dashboard.NewSMTPMailer("smtp://"+box.addr+"?tls=none", "ContentAPI <no-reply@contentapi.test>")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As in cmd/api, e-mails go through an outbox; the mailbox waits for it to be idle
+	// before saying that no message came.
+	outbox := dashboard.NewOutbox(smtpMailer, log, dashboard.OutboxConfig{})
+	t.Cleanup(func() { _ = outbox.Close(context.Background()) })
+	box.settle = outbox.Wait
+	var mailer dashboard.Mailer = outbox
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -208,8 +215,16 @@ func (m message) Link(t testing.TB) string {
 
 // mailbox is an SMTP server (go-smtp) on a loopback port that keeps what it receives.
 type mailbox struct {
-	addr string
-	msgs chan message
+	addr   string
+	msgs   chan message
+	settle func() // returns when every e-mail sent so far has reached the server
+
+	// Set before the first message, for the outbox's tests: entered receives once per
+	// message read, hold is received from before answering, and the first rejects
+	// messages are refused with a temporary SMTP error.
+	entered chan struct{}
+	hold    chan struct{}
+	rejects atomic.Int32
 }
 
 func startMailbox(t *testing.T) *mailbox {
@@ -228,8 +243,8 @@ func startMailbox(t *testing.T) *mailbox {
 	return box
 }
 
-// Next returns the next message, failing when none arrives. Sending is synchronous in
-// the handlers, so a message a request sent is here when its answer is.
+// Next returns the next message, failing when none arrives in 10 s (e-mails are sent in
+// the background, after the request's answer).
 func (b *mailbox) Next(t testing.TB) message {
 	t.Helper()
 	select {
@@ -241,9 +256,12 @@ func (b *mailbox) Next(t testing.TB) message {
 	return message{}
 }
 
-// Empty fails if a message is waiting.
+// Empty fails if a message is waiting once the outbox has sent everything it was given.
 func (b *mailbox) Empty(t testing.TB) {
 	t.Helper()
+	if b.settle != nil {
+		b.settle()
+	}
 	select {
 	case m := <-b.msgs:
 		t.Fatalf("unexpected e-mail to %s: %s", m.To, m.Subject)
@@ -257,7 +275,7 @@ type smtpSession struct {
 }
 
 func (s *smtpSession) Mail(from string, _ *smtp.MailOptions) error { s.from = from; return nil }
-func (s *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error  { s.to = to; return nil }
+func (s *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error   { s.to = to; return nil }
 func (s *smtpSession) Reset()                                      {}
 func (s *smtpSession) Logout() error                               { return nil }
 
@@ -278,6 +296,15 @@ func (s *smtpSession) Data(r io.Reader) error {
 	subject, err := dec.DecodeHeader(m.Header.Get("Subject"))
 	if err != nil {
 		return err
+	}
+	if s.box.entered != nil {
+		s.box.entered <- struct{}{}
+	}
+	if s.box.hold != nil {
+		<-s.box.hold
+	}
+	if s.box.rejects.Add(-1) >= 0 {
+		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
 	}
 	s.box.msgs <- message{From: s.from, To: s.to, Subject: subject, Body: string(b)}
 	return nil

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"time"
@@ -58,14 +57,13 @@ func (s *server) register(c *fiber.Ctx) error {
 		return err
 	}
 	if s.Dashboard != nil {
-		// The account and its key exist whatever happens to the e-mail; without it, a
-		// sign-in link asked for on the dashboard verifies the address as well.
-		ctx, cancel := context.WithTimeout(c.UserContext(), 20*time.Second)
+		// The account and its key exist whatever happens to the e-mail (queued here, sent
+		// in the background); without it, a sign-in link asked for on the dashboard
+		// verifies the address as well.
 		email, _ := auth.NormalizeEmail(req.Email) // Register accepted it
-		if err := s.Dashboard.SendVerification(ctx, reg.AccountID, email); err != nil {
+		if err := s.Dashboard.SendVerification(c.UserContext(), reg.AccountID, email); err != nil {
 			s.Log.Error("registration: verification e-mail not sent", "account_id", reg.AccountID, "err", err)
 		}
-		cancel()
 	}
 	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"success": true, "data": fiber.Map{
 		"api_key":    reg.Key,
