@@ -316,7 +316,9 @@ func (s *rowSource) Next() bool {
 	if len(s.pending) > 0 {
 		s.cur = s.pending[0]
 		s.pending[0] = stagedRow{}
-		s.pending = s.pending[1:]
+		if s.pending = s.pending[1:]; len(s.pending) == 0 {
+			s.pending = nil // the read-ahead's memory goes
+		}
 	} else if !s.read() {
 		return false
 	}
