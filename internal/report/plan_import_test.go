@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"github.com/contentapi/contentapi/internal/apperr"
 	"slices"
 	"strings"
 	"sync"
@@ -280,5 +281,34 @@ func TestPlanMultiWordTopic(t *testing.T) {
 	want := "only 4 of the 10 recommendations asked for are on the focus topics (home gardening): the keyword data for market in/en has 6 keywords on them, 2 of which the domain already ranks #1–3 for"
 	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
 		t.Errorf("warnings %q, want %q", res.Warnings, want)
+	}
+}
+
+// A site that already ranks #1–3 for every keyword of its focus topic, with no
+// cannibalization, gets no recommendation: that is NO_DATA (refunded by the job path),
+// saying why and which focus_topics to try, not a charged empty plan.
+func TestPlanOwnedTopicIsNoData(t *testing.T) {
+	t.Parallel()
+	inMarket(t)
+	site := newTestSite(t)
+	site.page("/", page{title: "Garden Owners", words: 300})
+	site.sitemap("/")
+	var rows []string
+	for i, k := range []string{"vegetable garden layout", "gardening tips for beginners", "raised garden bed ideas",
+		"container gardening", "how to start a vegetable garden", "indoor herb garden"} {
+		rows = append(rows, fmt.Sprintf("%s,%s,%d,%s", k, site.key(), 1+i%3, site.abs(fmt.Sprintf("/p%d", i))))
+	}
+	importRankings(t, rows...)
+	r := RecommendRequest{Domain: site.domain(), FocusTopics: []string{"home gardening"}, Limit: limit(10), Country: "in"}
+	res, err := newBuilder(t).Recommend(context.Background(), recommendRequest(t, r), "plan")
+	e, ok := apperr.As(err)
+	if !ok || e.Code != apperr.NoData {
+		t.Fatalf("owned topic: %v, %+v", err, res.Recommendations)
+	}
+	for _, want := range []string{"No recommendation is on the focus topics (home gardening)", "6 of which the domain already ranks #1–3 for",
+		"Try focus_topics", "Nothing was charged."} {
+		if !strings.Contains(e.Message, want) {
+			t.Errorf("message %q lacks %q", e.Message, want)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -107,8 +109,9 @@ type RecommendResult struct {
 // A site that cannot be crawled, a competitor that cannot be crawled and failing gap data
 // only add warnings. Failing ranking data fails the call (without it, keywords the domain
 // already owns could be recommended), and so do keyword ideas failing for every topic.
-// With no keyword to plan from (no idea for the focus topics or from the rankings, no gap)
-// there is nothing to recommend: NO_DATA, refunded, advises which focus_topics to try.
+// With no keyword to plan from (no idea for the focus topics or from the rankings, no gap),
+// or with keywords the domain all ranks #1–3 for and no cannibalization either, there is
+// nothing to recommend: NO_DATA, refunded, advises which focus_topics to try.
 func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID string) (RecommendResult, error) {
 	sr := strategyRequest{Domain: r.Domain, FocusTopics: r.FocusTopics, BrandContext: r.BrandContext,
 		Competitors: r.Competitors, Country: r.Country, Language: r.Language, Limit: limitOf(r.Limit, 10)}
@@ -158,8 +161,26 @@ func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID stri
 		}
 		out.Cannibalization = append(out.Cannibalization, CannibalEntry{Keyword: grp.Keyword, URLs: paths, Recommendation: advice})
 	}
+	if len(out.Recommendations) == 0 && len(out.Cannibalization) == 0 {
+		// Keywords were found but every one is owned already (ranked #1–3): an empty plan
+		// is nothing to sell. Refunded, with why and what to try instead.
+		why := focusWarning(sr, p)
+		if why == "" {
+			why = fmt.Sprintf("no recommendation: %s already ranks #1–3 for every keyword of the plan (%d)", r.Domain, len(p.keywords))
+		}
+		return RecommendResult{}, b.noData(ctx, r.Country, r.Language, "focus_topics", capitalize(why)+".")
+	}
 	out.meta = b.planMeta(r.Country, r.Language, g, out.Warnings)
 	return out, nil
+}
+
+// capitalize upper-cases s's first letter (a warning read as a sentence).
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 func recommendationRecord(rec analysis.Recommendation) RecommendationRecord {
