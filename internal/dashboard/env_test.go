@@ -16,8 +16,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -284,7 +284,7 @@ func (s *smtpSession) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	var body io.Reader = m.Body
+	body := m.Body
 	if strings.EqualFold(m.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
 		body = quotedprintable.NewReader(m.Body)
 	}
