@@ -404,7 +404,7 @@ func CannibalAdvice(g CannibalGroup, pages []PageSignal, rankings []keywords.Ran
 		target = "them"
 	}
 	advice = fmt.Sprintf("Keep %s%s; merge %s into it and 301-redirect %s to %s.",
-		k.path, k.details(groupKW, true), joinList(others), target, k.path)
+		k.path, k.details(groupKW, true), JoinList(others), target, k.path)
 	return k.url, advice
 }
 
@@ -427,8 +427,8 @@ func (f urlFacts) details(groupKW string, long bool) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-// joinList joins items as "a", "a and b" or "a, b and c".
-func joinList(items []string) string {
+// JoinList joins items as "a", "a and b" or "a, b and c".
+func JoinList(items []string) string {
 	switch len(items) {
 	case 0:
 		return ""

@@ -236,7 +236,7 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 		intent := Intent(k)
 		title := Title(k.Keyword, intent, brand, site.Year)
 		if !english {
-			title = upperFirst(readablePhrase(k.Keyword))
+			title = UpperFirst(readablePhrase(k.Keyword))
 		}
 		outline := BuildOutline(k, cluster, s.c.CompetitorH2s, brand, intent)
 		if h2s, ok := pageH2s(site.Pages, s.url); ok && s.action == ActionImprove {
@@ -330,7 +330,7 @@ func competitorNote(keyword string, positions map[string]int) string {
 	for i, d := range domains {
 		parts[i] = fmt.Sprintf("%s (#%d)", d, positions[d])
 	}
-	return fmt.Sprintf("Competitors already rank for %s: %s; study what their pages cover and go further.", quote(readablePhrase(keyword)), joinList(parts))
+	return fmt.Sprintf("Competitors already rank for %s: %s; study what their pages cover and go further.", quote(readablePhrase(keyword)), JoinList(parts))
 }
 
 // RelatedKeywords lists up to max keywords of the cluster other than the target (compared

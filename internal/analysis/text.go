@@ -238,13 +238,13 @@ func titleWord(w string, edge bool) string {
 			parts[j] = cp
 			continue
 		}
-		parts[j] = upperFirst(p)
+		parts[j] = UpperFirst(p)
 	}
 	return prefix + strings.Join(parts, "-") + suffix
 }
 
-// upperFirst upper-cases the first letter of s.
-func upperFirst(s string) string {
+// UpperFirst upper-cases the first letter of s.
+func UpperFirst(s string) string {
 	r, size := utf8.DecodeRuneInString(s)
 	if r == utf8.RuneError {
 		return s

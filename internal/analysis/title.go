@@ -325,7 +325,7 @@ func commercialTitle(words, lw []string, b Brand, year int) string {
 		if year > 0 {
 			dated = fmt.Sprintf(" (%d)", year)
 		}
-		return tc(words[:len(words)-1]) + " " + upperFirst(last) + dated + ": Pros, Cons and Our Verdict"
+		return tc(words[:len(words)-1]) + " " + UpperFirst(last) + dated + ": Pros, Cons and Our Verdict"
 	case (last == "alternatives" || last == "alternative") && len(subject) > 1:
 		return "Best " + tc(subject[:len(subject)-1]) + " Alternatives" + inYear + ": Compared Side by Side" + suffix
 	case (last == "comparison" || last == "compared") && len(words) > 1:

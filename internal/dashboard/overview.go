@@ -1,13 +1,9 @@
 package dashboard
 
 import (
-	"context"
-	"fmt"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/job"
@@ -20,16 +16,9 @@ func (d *Dashboard) overviewRoutes(r fiber.Router) {
 	r.Get("/", d.signedIn, d.overview)
 }
 
-type grantRow struct {
-	Remaining int
-	Amount    int
-	ExpiresAt time.Time
-	Source    string
-}
-
 type overviewData struct {
 	Usage  credits.Usage
-	Grants []grantRow
+	Grants []credits.SpendableGrant
 	Chart  Chart
 	Jobs   []job.Summary
 }
@@ -42,11 +31,11 @@ func (d *Dashboard) overview(c *fiber.Ctx) error {
 		return err
 	}
 	now := d.Clock.Now()
-	grants, err := d.spendableGrants(ctx, s.Account.ID, now)
+	grants, err := d.Ledger.SpendableGrants(ctx, s.Account.ID)
 	if err != nil {
 		return err
 	}
-	daily, err := d.dailyCredits(ctx, s.Account.ID, now)
+	daily, err := d.Ledger.DailySpend(ctx, s.Account.ID, startOfDay(now).AddDate(0, 0, -(ChartDays-1)))
 	if err != nil {
 		return err
 	}
@@ -56,40 +45,6 @@ func (d *Dashboard) overview(c *fiber.Ctx) error {
 	}
 	return d.render(c, fiber.StatusOK, "overview", view{Title: "Overview", Nav: "overview",
 		Data: overviewData{Usage: u, Grants: grants, Chart: NewChart(daily, now), Jobs: jobs}})
-}
-
-// spendableGrants lists the grants with credits left, soonest expiry first.
-func (d *Dashboard) spendableGrants(ctx context.Context, account uuid.UUID, now time.Time) ([]grantRow, error) {
-	rows, err := d.Pool.Query(ctx, `
-		SELECT remaining, amount, expires_at, source FROM credit_grants
-		WHERE account_id = $1 AND remaining > 0 AND expires_at > $2 ORDER BY expires_at, id`, account, now)
-	if err != nil {
-		return nil, fmt.Errorf("dashboard: grants: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[grantRow])
-	if err != nil {
-		return nil, fmt.Errorf("dashboard: grants: %w", err)
-	}
-	return out, nil
-}
-
-// dailyCredits sums the credits of settled calls per UTC day over the chart's days.
-func (d *Dashboard) dailyCredits(ctx context.Context, account uuid.UUID, now time.Time) (map[string]int, error) {
-	since := startOfDay(now).AddDate(0, 0, -(ChartDays - 1))
-	rows, err := d.Pool.Query(ctx, `
-		SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), sum(amount)::int FROM reservations
-		WHERE account_id = $1 AND status = 'settled' AND created_at >= $2 GROUP BY 1`, account, since)
-	if err != nil {
-		return nil, fmt.Errorf("dashboard: daily credits: %w", err)
-	}
-	out := map[string]int{}
-	var day string
-	var n int
-	_, err = pgx.ForEachRow(rows, []any{&day, &n}, func() error { out[day] = n; return nil })
-	if err != nil {
-		return nil, fmt.Errorf("dashboard: daily credits: %w", err)
-	}
-	return out, nil
 }
 
 func startOfDay(t time.Time) time.Time {

@@ -3,7 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
-	"strings"
+	"github.com/contentapi/contentapi/internal/analysis"
 
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/keywords"
@@ -44,13 +44,7 @@ func quotedList(items []string) string {
 	for i, s := range items {
 		quoted[i] = fmt.Sprintf("%q", s)
 	}
-	switch len(quoted) {
-	case 0:
-		return ""
-	case 1:
-		return quoted[0]
-	}
-	return strings.Join(quoted[:len(quoted)-1], ", ") + " and " + quoted[len(quoted)-1]
+	return analysis.JoinList(quoted)
 }
 
 // noPlanData is the NO_DATA error of a content plan (recommend, content map) with no keyword

@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -168,19 +166,10 @@ func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID stri
 		if why == "" {
 			why = fmt.Sprintf("no recommendation: %s already ranks #1–3 for every keyword of the plan (%d)", r.Domain, len(p.keywords))
 		}
-		return RecommendResult{}, b.noData(ctx, r.Country, r.Language, "focus_topics", capitalize(why)+".")
+		return RecommendResult{}, b.noData(ctx, r.Country, r.Language, "focus_topics", analysis.UpperFirst(why)+".")
 	}
 	out.meta = b.planMeta(r.Country, r.Language, g, out.Warnings)
 	return out, nil
-}
-
-// capitalize upper-cases s's first letter (a warning read as a sentence).
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	r, n := utf8.DecodeRuneInString(s)
-	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 func recommendationRecord(rec analysis.Recommendation) RecommendationRecord {
