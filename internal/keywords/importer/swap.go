@@ -108,7 +108,6 @@ type index struct {
 	def        string // pg_get_indexdef from " USING " on
 	unique     bool
 	tmp        string // its name until the switch
-	built      bool   // before the commit (loadDirect)
 }
 
 // primaryKey returns the new table's index for the old one's primary key, or nil.
@@ -225,9 +224,7 @@ func (l *loader) switchTables(ctx context.Context) error {
 func (l *loader) buildIndexes(ctx context.Context, nt *newTable) error {
 	todo := make(chan *index, len(nt.indexes))
 	for i := range nt.indexes {
-		if !nt.indexes[i].built {
-			todo <- &nt.indexes[i]
-		}
+		todo <- &nt.indexes[i]
 	}
 	close(todo)
 	g, ctx := errgroup.WithContext(ctx)

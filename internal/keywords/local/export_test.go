@@ -16,13 +16,13 @@ func BoundIdeas(t *testing.T, want func(limit int) int) {
 	}
 }
 
-// TierLookups returns each tier's full-text, trigram and word look-up and the names of
-// the two partial indexes it should read.
-func TierLookups() (lookups [][3]string, indexes [][2]string) {
+// TierLookups returns each tier's full-text, trigram and word look-up and the name of
+// the partial index they should read.
+func TierLookups() (lookups [][3]string, indexes []string) {
 	for i := range ideasTiers {
 		lookups = append(lookups, [3]string{lookupSQL(fullTextLookup, []int{i}), lookupSQL(trigramLookup, []int{i}),
 			lookupSQL(wordLookup, []int{i})})
-		indexes = append(indexes, [2]string{fmt.Sprintf("keyword_metrics_tsv_t%02d_idx", i), fmt.Sprintf("keyword_metrics_trgm_t%02d_idx", i)})
+		indexes = append(indexes, fmt.Sprintf("keyword_metrics_t%02d_idx", i))
 	}
 	return lookups, indexes
 }

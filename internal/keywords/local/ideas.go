@@ -26,7 +26,7 @@ const DefaultIdeasLimit = 50
 // (pg_trgm's % operator, similarity ≥ 0.3 by default). Its relevance is its best score over
 // the terms it matches:
 //
-//	relevance = 2 × (keyword is the term) + ts_rank(tsv, query) + similarity(keyword, term)
+//	relevance = 2 × (keyword is the term) + ts_rank(vector, query) + similarity(keyword, term)
 //
 // so exact seeds come first, then keywords sharing the term's words, closer phrasings
 // before longer ones; ties go to the higher search volume.
@@ -38,7 +38,8 @@ const DefaultIdeasLimit = 50
 // at a million keywords, whatever the threshold). What bounds the work is that a keyword
 // of m distinct trigrams is at most min(n, m)/max(n, m) similar to a term of n, and one
 // holding the term's words is about that similar: the keywords are read by trigram count,
-// in tiers (a partial full-text and a partial trigram GIN index per tier, migration 00014),
+// in tiers (a partial GIN index per tier over the trigrams and the full-text vector,
+// migrations 00014 and 00021),
 // the tiers nearest the term's count first. Per term, want = max(8 × limit, 400):
 //
 //   - full-text matches: whole tiers, nearest first, until want are found;
@@ -61,8 +62,9 @@ const DefaultIdeasLimit = 50
 var ideasRankAll = 5000
 
 // ideasTiers are the lower bounds of the trigram-count tiers: tier i holds the keywords with
-// ideasTiers[i] ≤ ntrgm < ideasTiers[i+1], the last every longer one. Migration 00014 has a
-// partial full-text and a partial trigram GIN index per tier with exactly these bounds.
+// ideasTiers[i] ≤ ntrgm < ideasTiers[i+1], the last every longer one. Migration 00021 has a
+// partial GIN index per tier, over the trigrams and the full-text vector, with exactly
+// these bounds.
 var ideasTiers = []int{0, 7, 9, 11, 13, 15, 17, 20, 23, 27, 32, 38, 45, 54}
 
 // tierRange returns tier i's bounds, inclusive.
@@ -204,6 +206,10 @@ const (
 // termQuery is the term's full-text query, computed once per statement.
 const termQuery = "(SELECT websearch_to_tsquery(keyword_ts_config($2), $3))"
 
+// Vector is a keyword's full-text vector in its language, written as the tier indexes of
+// migration 00021 write it: the planner reads such an index only for this expression.
+const Vector = "to_tsvector(keyword_ts_config(language), keyword)"
+
 func lookupSQL(kind lookup, tiers []int) string {
 	var b strings.Builder
 	b.WriteString("SELECT key, sim, rank, tier FROM (")
@@ -214,14 +220,14 @@ func lookupSQL(kind lookup, tiers []int) string {
 		sim, cond := "similarity(keyword, $3)", ""
 		switch kind {
 		case fullTextLookup:
-			cond = "tsv @@ " + termQuery
+			cond = Vector + " @@ " + termQuery
 		case trigramLookup:
 			cond = "keyword % $3 AND similarity(keyword, $3) >= $5"
 		case wordLookup:
-			cond = fmt.Sprintf("tsv @@ $%d::tsquery AND similarity(keyword, $3) >= $5", 6+j)
+			cond = fmt.Sprintf("%s @@ $%d::tsquery AND similarity(keyword, $3) >= $5", Vector, 6+j)
 		}
-		fmt.Fprintf(&b, "(SELECT keyword_norm AS key, %s AS sim, ts_rank(tsv, %s) AS rank, %d AS tier FROM keyword_metrics WHERE country || language = $1 || $2 AND %s AND %s)",
-			sim, termQuery, i, tierPredicate(i), cond)
+		fmt.Fprintf(&b, "(SELECT keyword_norm AS key, %s AS sim, ts_rank(%s, %s) AS rank, %d AS tier FROM keyword_metrics WHERE country || language = $1 || $2 AND %s AND %s)",
+			sim, Vector, termQuery, i, tierPredicate(i), cond)
 	}
 	b.WriteString(") u LIMIT $4")
 	return b.String()
@@ -379,7 +385,7 @@ var ideasTermsSQL = func() string {
 	var has []string
 	for i := range ideasTiers {
 		has = append(has, `(SELECT FROM keyword_metrics WHERE country || language = $1 || $2 AND `+tierPredicate(i)+
-			` AND tsv @@ plainto_tsquery(keyword_ts_config($2), w.word))`)
+			` AND `+Vector+` @@ plainto_tsquery(keyword_ts_config($2), w.word))`)
 	}
 	return `
 WITH words AS (
@@ -486,7 +492,8 @@ const headWeight = 0.25
 
 // ideasRankSQL ranks the keywords of the market that match a term ($3, each with its
 // weight in the array at the second verb): all of them (ideasAll) or those among the
-// candidates $5 and the terms themselves (ideasAmong).
+// candidates $5 and the terms themselves (ideasAmong). A keyword's full-text vector is
+// computed once (the fenced lateral), not once per use and term.
 const ideasRankSQL = `
 WITH terms AS (
     SELECT t.term, t.weight,
@@ -497,12 +504,13 @@ WITH terms AS (
 SELECT k.keyword, k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
        k.search_intent, k.serp_urls, r.relevance
 FROM %[1]s
+CROSS JOIN LATERAL (SELECT to_tsvector(keyword_ts_config(k.language), k.keyword) AS tsv OFFSET 0) v
 CROSS JOIN LATERAL (
     SELECT max(terms.weight * (CASE WHEN k.keyword_norm = terms.norm AND terms.weight = 1 THEN 2 ELSE 0 END
-               + ts_rank(k.tsv, terms.tsq)
+               + ts_rank(v.tsv, terms.tsq)
                + similarity(k.keyword, terms.term))) AS relevance
     FROM terms
-    WHERE k.keyword_norm = terms.norm OR k.tsv @@ terms.tsq OR k.keyword %% terms.term
+    WHERE k.keyword_norm = terms.norm OR v.tsv @@ terms.tsq OR k.keyword %% terms.term
 ) r
 WHERE k.country = $1 AND k.language = $2 AND r.relevance IS NOT NULL
 ORDER BY r.relevance DESC, k.search_volume DESC NULLS LAST, k.keyword_norm
