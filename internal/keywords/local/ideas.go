@@ -206,9 +206,9 @@ const (
 // termQuery is the term's full-text query, computed once per statement.
 const termQuery = "(SELECT websearch_to_tsquery(keyword_ts_config($2), $3))"
 
-// Vector is a keyword's full-text vector in its language, written as the tier indexes of
+// vector is a keyword's full-text vector in its language, written as the tier indexes of
 // migration 00021 write it: the planner reads such an index only for this expression.
-const Vector = "to_tsvector(keyword_ts_config(language), keyword)"
+const vector = "to_tsvector(keyword_ts_config(language), keyword)"
 
 func lookupSQL(kind lookup, tiers []int) string {
 	var b strings.Builder
@@ -220,14 +220,14 @@ func lookupSQL(kind lookup, tiers []int) string {
 		sim, cond := "similarity(keyword, $3)", ""
 		switch kind {
 		case fullTextLookup:
-			cond = Vector + " @@ " + termQuery
+			cond = vector + " @@ " + termQuery
 		case trigramLookup:
 			cond = "keyword % $3 AND similarity(keyword, $3) >= $5"
 		case wordLookup:
-			cond = fmt.Sprintf("%s @@ $%d::tsquery AND similarity(keyword, $3) >= $5", Vector, 6+j)
+			cond = fmt.Sprintf("%s @@ $%d::tsquery AND similarity(keyword, $3) >= $5", vector, 6+j)
 		}
 		fmt.Fprintf(&b, "(SELECT keyword_norm AS key, %s AS sim, ts_rank(%s, %s) AS rank, %d AS tier FROM keyword_metrics WHERE country || language = $1 || $2 AND %s AND %s)",
-			sim, Vector, termQuery, i, tierPredicate(i), cond)
+			sim, vector, termQuery, i, tierPredicate(i), cond)
 	}
 	b.WriteString(") u LIMIT $4")
 	return b.String()
@@ -385,7 +385,7 @@ var ideasTermsSQL = func() string {
 	var has []string
 	for i := range ideasTiers {
 		has = append(has, `(SELECT FROM keyword_metrics WHERE country || language = $1 || $2 AND `+tierPredicate(i)+
-			` AND `+Vector+` @@ plainto_tsquery(keyword_ts_config($2), w.word))`)
+			` AND `+vector+` @@ plainto_tsquery(keyword_ts_config($2), w.word))`)
 	}
 	return `
 WITH words AS (
