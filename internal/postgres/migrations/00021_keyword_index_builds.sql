@@ -23,7 +23,9 @@
 --     market by volume reads the other markets' entries too.
 --   - the queries that read a whole market (its keyword count, the ranking of every match
 --     in a small market) read a BRIN index of the market columns, 0.17 s to build: an
---     import writes its rows together, so a market's rows lie in a few page ranges.
+--     import writes its rows together, so a market's rows lie in a few page ranges (the
+--     ranges rows are added to later are summarised by autovacuum; until then a scan
+--     reads them).
 ALTER TABLE keyword_metrics DROP COLUMN tsv; -- and its 14 tier indexes
 DROP INDEX keyword_metrics_trgm_t00_idx;
 DROP INDEX keyword_metrics_trgm_t01_idx;
@@ -72,7 +74,8 @@ ALTER TABLE keyword_metrics DROP CONSTRAINT keyword_metrics_pkey,
 DROP INDEX keyword_metrics_volume_idx;
 CREATE INDEX keyword_metrics_volume_idx
     ON keyword_metrics (search_volume DESC NULLS LAST, keyword_norm, country, language);
-CREATE INDEX keyword_metrics_market_idx ON keyword_metrics USING brin (country, language);
+CREATE INDEX keyword_metrics_market_idx ON keyword_metrics USING brin (country, language)
+    WITH (autosummarize = on);
 ANALYZE keyword_metrics;
 
 -- +goose Down
