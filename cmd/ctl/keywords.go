@@ -45,10 +45,10 @@ func importFile(ctx context.Context, pool *pgxpool.Pool, what string, args []str
 	defer f.Close()
 	opts := importer.Options{Country: *country, Language: *language, Source: *source}
 	var in io.Reader = f
+	finish := func() {}
 	if term.IsTerminal(int(os.Stderr.Fd())) {
 		p := newImportProgress(f, os.Stderr)
-		defer p.finish()
-		in, opts.Progress = p.reader, p.rows
+		in, opts.Progress, opts.Stage, finish = p.reader, p.rows, p.stages, p.finish
 	}
 	var rep importer.Report
 	if what == "keywords" {
@@ -56,6 +56,7 @@ func importFile(ctx context.Context, pool *pgxpool.Pool, what string, args []str
 	} else {
 		rep, err = importer.ImportRankings(ctx, pool, in, opts)
 	}
+	finish() // the bar is cleared before the report is printed
 	if err != nil {
 		return err
 	}

@@ -93,9 +93,7 @@ func (l *loader) loadDirect(ctx context.Context, src *rowSource, tg target, opts
 			break
 		}
 	}
-	if src.progress != nil {
-		src.progress(src.rep.Read)
-	}
+	src.fileRead(l)
 	c = counts{distinct: copied, written: copied}
 	if staged == 0 {
 		return c, true, nil

@@ -50,7 +50,19 @@ type Options struct {
 	// ProgressEvery rows and once when the file is read. It runs on the goroutine that
 	// feeds COPY.
 	Progress func(read int)
+	// Stage, when set, is called as the import enters each stage after the file is read:
+	// StageWriting, StageIndexes (again as each index is built, with how many of how many
+	// are; a large load builds its tables' indexes anew) and StageAnalysing. Calls do not
+	// overlap, though they may come from several goroutines.
+	Stage func(stage string, done, total int)
 }
+
+// The stages of an import after its file is read (Options.Stage).
+const (
+	StageWriting   = "writing rows"
+	StageIndexes   = "building indexes"
+	StageAnalysing = "analysing"
+)
 
 // ProgressEvery is how many rows pass between two Options.Progress calls.
 const ProgressEvery = 10_000
@@ -114,7 +126,7 @@ func ImportKeywords(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 		return rep, fmt.Errorf("import keywords: %w", err)
 	}
 	cols := mapColumns(t.header, t.raw)
-	err = importFile(ctx, pool, &rep, func(ctx context.Context, l *loader) (counts, error) {
+	err = importFile(ctx, pool, &rep, opts.Stage, func(ctx context.Context, l *loader) (counts, error) {
 		k, err := newKeyerFor(ctx, l.tx)
 		if err != nil {
 			return counts{}, err
@@ -150,7 +162,7 @@ func ImportRankings(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 	if cols.hasMetrics() {
 		tables = append(tables, "keyword_metrics")
 	}
-	err = importFile(ctx, pool, &rep, func(ctx context.Context, l *loader) (counts, error) {
+	err = importFile(ctx, pool, &rep, opts.Stage, func(ctx context.Context, l *loader) (counts, error) {
 		k, err := newKeyerFor(ctx, l.tx)
 		if err != nil {
 			return counts{}, err
@@ -166,7 +178,7 @@ func ImportRankings(ctx context.Context, pool *pgxpool.Pool, r io.Reader, opts O
 // importFile runs load in one transaction, holding the keyword data writers' lock
 // (LockKeywordData) from before the file is read until its new tables, if any, are
 // switched in; then it analyses the tables and completes rep.
-func importFile(ctx context.Context, pool *pgxpool.Pool, rep *Report, load func(context.Context, *loader) (counts, error), tables ...string) error {
+func importFile(ctx context.Context, pool *pgxpool.Pool, rep *Report, stage func(string, int, int), load func(context.Context, *loader) (counts, error), tables ...string) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
@@ -180,7 +192,7 @@ func importFile(ctx context.Context, pool *pgxpool.Pool, rep *Report, load func(
 			_ = conn.Conn().Close(context.WithoutCancel(ctx)) // the session's lock goes with it
 		}
 	}()
-	l := &loader{pool: pool}
+	l := &loader{pool: pool, stage: stage}
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		l.tx = tx
 		c, err := load(ctx, l)
@@ -195,6 +207,7 @@ func importFile(ctx context.Context, pool *pgxpool.Pool, rep *Report, load func(
 		return err
 	}
 	rep.Merged = rep.Read - rep.RejectedRows - rep.Loaded
+	l.enter(StageAnalysing, 0, 0)
 	return analyze(ctx, pool, tables...)
 }
 
@@ -336,6 +349,15 @@ func (s *rowSource) peek(n int) bool {
 		s.pending = append(s.pending, s.cur)
 	}
 	return true
+}
+
+// fileRead reports the end of the file: Options.Progress's last call, and the writing
+// stage.
+func (s *rowSource) fileRead(l *loader) {
+	if s.progress != nil {
+		s.progress(s.rep.Read)
+	}
+	l.enter(StageWriting, 0, 0)
 }
 
 // read reads the file's next valid row into cur, recording invalid ones.

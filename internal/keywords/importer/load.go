@@ -38,19 +38,17 @@ const stagingTable = `CREATE TEMP TABLE import_rows (
 	search_intent text, serp_urls text[], ntrgm smallint, domain text, position int, url text,
 	url_hash uuid, norm text, seen boolean) ON COMMIT DROP`
 
-// stage copies the file's valid rows into import_rows and completes the norms Go left
+// stageRows copies the file's valid rows into import_rows and completes the norms Go left
 // to PostgreSQL.
-func stage(ctx context.Context, tx pgx.Tx, src *rowSource) error {
-	if err := createStaging(ctx, tx); err != nil {
+func (l *loader) stageRows(ctx context.Context, src *rowSource) error {
+	if err := createStaging(ctx, l.tx); err != nil {
 		return err
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_rows"}, src.columns(), src); err != nil {
+	if _, err := l.tx.CopyFrom(ctx, pgx.Identifier{"import_rows"}, src.columns(), src); err != nil {
 		return fmt.Errorf("copy rows: %w", err)
 	}
-	if src.progress != nil {
-		src.progress(src.rep.Read)
-	}
-	return completeKeys(ctx, tx, src)
+	src.fileRead(l)
+	return completeKeys(ctx, l.tx, src)
 }
 
 // completeKeys computes the staged rows' keys and trigram counts that Go left to
@@ -148,7 +146,7 @@ func (l *loader) loadRankings(ctx context.Context, src *rowSource, cols columns,
 // holds every keyword with several URLs.
 func (l *loader) prepare(ctx context.Context, src *rowSource, group, key []string, order string) (int, error) {
 	tx := l.tx
-	if err := stage(ctx, tx, src); err != nil {
+	if err := l.stageRows(ctx, src); err != nil {
 		return 0, err
 	}
 	merged := 0

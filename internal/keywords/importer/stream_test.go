@@ -229,3 +229,34 @@ func TestImportBoundsOneRecord(t *testing.T) {
 		t.Fatalf("report %+v, err %v", rep, err)
 	}
 }
+
+// After the file is read, Options.Stage follows the import: the rows written, then, for a
+// table written anew, each of its indexes built, counted up to all of them, then the
+// tables analysed.
+func TestImportReportsStages(t *testing.T) {
+	pool := testenv.Postgres(t)
+	ctx := context.Background()
+	importer.AlwaysNewTable(t, nil)
+	var indexes int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_index WHERE indrelid = 'keyword_metrics'::regclass`).Scan(&indexes); err != nil {
+		t.Fatal(err)
+	}
+	type call struct {
+		stage       string
+		done, total int
+	}
+	want := []call{{importer.StageWriting, 0, 0}}
+	for i := 0; i <= indexes; i++ {
+		want = append(want, call{importer.StageIndexes, i, indexes})
+	}
+	want = append(want, call{importer.StageAnalysing, 0, 0})
+	var calls []call
+	_, err := importer.ImportKeywords(ctx, pool, strings.NewReader("keyword,volume\nstage one,1\nstage two,2\n"),
+		importer.Options{Country: "zb", Stage: func(stage string, done, total int) { calls = append(calls, call{stage, done, total}) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(calls, want) {
+		t.Errorf("stages %v, want %v", calls, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -140,6 +141,30 @@ type loader struct {
 	pool *pgxpool.Pool
 	tx   pgx.Tx
 	news []*newTable
+
+	stage   func(stage string, done, total int) // Options.Stage
+	stageMu sync.Mutex
+	built   int // indexes built of the table being built
+}
+
+// enter reports a stage to Options.Stage, one call at a time.
+func (l *loader) enter(stage string, done, total int) {
+	if l.stage == nil {
+		return
+	}
+	l.stageMu.Lock()
+	defer l.stageMu.Unlock()
+	l.stage(stage, done, total)
+}
+
+// indexBuilt reports one more of total indexes built.
+func (l *loader) indexBuilt(total int) {
+	l.stageMu.Lock()
+	defer l.stageMu.Unlock()
+	l.built++
+	if l.stage != nil {
+		l.stage(StageIndexes, l.built, total)
+	}
 }
 
 // createNewTable locks table against other writers in a transaction of its own, then,
@@ -227,6 +252,9 @@ func (l *loader) buildIndexes(ctx context.Context, nt *newTable) error {
 		todo <- &nt.indexes[i]
 	}
 	close(todo)
+	total := len(todo)
+	l.built = 0
+	l.enter(StageIndexes, 0, total)
 	g, ctx := errgroup.WithContext(ctx)
 	for range min(indexBuilders, len(todo)) {
 		g.Go(func() error {
@@ -235,6 +263,7 @@ func (l *loader) buildIndexes(ctx context.Context, nt *newTable) error {
 				if err != nil {
 					return err
 				}
+				l.indexBuilt(total)
 			}
 			return nil
 		})
