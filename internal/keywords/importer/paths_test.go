@@ -199,7 +199,7 @@ func TestNewTableWritesWhatRowsWrite(t *testing.T) {
 // them.
 func tableDefinition(t *testing.T, pool *pgxpool.Pool, table string) []string {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), `
+	return queryStrings(t, pool, `
 		SELECT 'index ' || indexname || ' ' || indexdef FROM pg_indexes WHERE tablename = $1
 		UNION ALL SELECT 'constraint ' || conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = $1::regclass
 		UNION ALL SELECT 'trigger ' || pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal
@@ -208,14 +208,6 @@ func tableDefinition(t *testing.T, pool *pgxpool.Pool, table string) []string {
 		FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 		WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped
 		ORDER BY 1`, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return defs
 }
 
 // While an import builds its new table, the API reads the old one (an import locks out

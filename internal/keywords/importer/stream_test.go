@@ -20,18 +20,24 @@ import (
 // getURLs returns the URLs stored for a domain's keyword, sorted ("" for none).
 func getURLs(t *testing.T, pool *pgxpool.Pool, domain, country, keyword string) []string {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), `
+	return queryStrings(t, pool, `
 		SELECT coalesce(url, '') FROM domain_rankings
 		WHERE domain = $1 AND country = $2 AND language = 'en' AND keyword_norm = keyword_normalize($3)
 		ORDER BY 1`, domain, country, keyword)
+}
+
+// queryStrings returns the one text column of a query's rows.
+func queryStrings(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), sql, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	urls, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		t.Fatal(err)
 	}
-	return urls
+	return out
 }
 
 func gz(t *testing.T, s string) []byte {
@@ -258,5 +264,39 @@ func TestImportReportsStages(t *testing.T) {
 	}
 	if !slices.Equal(calls, want) {
 		t.Errorf("stages %v, want %v", calls, want)
+	}
+}
+
+// The words of imported keywords are in keyword_words, whichever way the file was written:
+// row by row (the table's trigger adds them) or as a new table (added beside its index
+// builds, before the switch).
+func TestImportAddsKeywordWords(t *testing.T) {
+	pool := testenv.Postgres(t)
+	ctx := context.Background()
+	words := func(country string) []string {
+		return queryStrings(t, pool, `SELECT word FROM keyword_words WHERE country = $1 AND language = 'en' ORDER BY word`, country)
+	}
+	load := func(country, file string) {
+		t.Helper()
+		if _, err := importer.ImportKeywords(ctx, pool, strings.NewReader(file), importer.Options{Country: country}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load("zc", "keyword,volume\nWords  Row BY row,1\nrow-by-row words,2\n")
+	if got, want := words("zc"), []string{"by", "row", "row-by-row", "words"}; !slices.Equal(got, want) {
+		t.Errorf("row by row: words %q, want %q", got, want)
+	}
+	t.Run("new table", func(t *testing.T) {
+		importer.AlwaysNewTable(t, nil)
+		load("zd", "keyword,volume\nNew table words,1\nnew words,2\n")
+		if got, want := words("zd"), []string{"new", "table", "words"}; !slices.Equal(got, want) {
+			t.Errorf("new table: words %q, want %q", got, want)
+		}
+	})
+	// The new table took the old one's trigger: a row written later, row by row, adds its
+	// words.
+	load("zd", "keyword,volume\nlater words,3\n")
+	if got := words("zd"); !slices.Contains(got, "later") {
+		t.Errorf("after the switch: words %q lack later", got)
 	}
 }

@@ -245,30 +245,64 @@ func (l *loader) switchTables(ctx context.Context) error {
 
 // buildIndexes builds the indexes of nt, each in a transaction of its own on one of
 // indexBuilders connections: the B-trees first (the longest builds, over every row), then
-// the others as the builders come free.
+// the others as the builders come free. The table's statement of besideIndexes, if any,
+// runs among them, after the B-trees.
 func (l *loader) buildIndexes(ctx context.Context, nt *newTable) error {
-	todo := make(chan *index, len(nt.indexes))
+	type task struct {
+		x   *index // nil: the statement beside the indexes
+		sql string
+	}
+	todo := make(chan task, len(nt.indexes)+1)
+	total, btrees := len(nt.indexes), 0
 	for i := range nt.indexes {
-		todo <- &nt.indexes[i]
+		if strings.HasPrefix(nt.indexes[i].def, " USING btree ") {
+			btrees++
+		}
+	}
+	for i := range btrees { // listed first (createNewTable)
+		todo <- task{x: &nt.indexes[i]}
+	}
+	if sql := besideIndexes[nt.table]; sql != "" {
+		todo <- task{sql: fmt.Sprintf(sql, nt.name)}
+	}
+	for i := btrees; i < total; i++ {
+		todo <- task{x: &nt.indexes[i]}
 	}
 	close(todo)
-	total := len(todo)
 	l.built = 0
 	l.enter(StageIndexes, 0, total)
 	g, ctx := errgroup.WithContext(ctx)
-	for range min(indexBuilders, len(todo)) {
+	for range indexBuilders {
 		g.Go(func() error {
-			for x := range todo {
-				err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error { return l.buildIndex(ctx, tx, nt, x) })
+			for t := range todo {
+				err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+					if t.x == nil {
+						_, err := tx.Exec(ctx, t.sql)
+						return err
+					}
+					return l.buildIndex(ctx, tx, nt, t.x)
+				})
 				if err != nil {
 					return err
 				}
-				l.indexBuilt(total)
+				if t.x != nil {
+					l.indexBuilt(total)
+				}
 			}
 			return nil
 		})
 	}
 	return g.Wait()
+}
+
+// besideIndexes are statements run beside the index builds of a new table (%s its name):
+// what the old table's triggers do for the rows written to it, which the new table,
+// without triggers until the switch, did not do (keyword_words, migration 00021).
+var besideIndexes = map[string]string{
+	"keyword_metrics": `INSERT INTO keyword_words (word, country, language)
+		SELECT w, country, language
+		FROM (SELECT unnest(string_to_array(keyword_norm, ' ')) AS w, country, language FROM %s) k
+		WHERE w <> '' GROUP BY 1, 2, 3 ON CONFLICT DO NOTHING`,
 }
 
 // buildIndex builds the index x of nt in tx.

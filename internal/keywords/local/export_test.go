@@ -16,12 +16,11 @@ func BoundIdeas(t *testing.T, want func(limit int) int) {
 	}
 }
 
-// TierLookups returns each tier's full-text, trigram and word look-up and the name of
-// the partial index they should read.
-func TierLookups() (lookups [][3]string, indexes []string) {
+// TierLookups returns each tier's full-text and word look-up and the name of the partial
+// index they should read.
+func TierLookups() (lookups [][2]string, indexes []string) {
 	for i := range ideasTiers {
-		lookups = append(lookups, [3]string{lookupSQL(fullTextLookup, []int{i}), lookupSQL(trigramLookup, []int{i}),
-			lookupSQL(wordLookup, []int{i})})
+		lookups = append(lookups, [2]string{lookupSQL(fullTextLookup, []int{i}), lookupSQL(wordLookup, []int{i})})
 		indexes = append(indexes, fmt.Sprintf("keyword_metrics_t%02d_idx", i))
 	}
 	return lookups, indexes

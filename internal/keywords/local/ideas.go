@@ -38,20 +38,21 @@ const DefaultIdeasLimit = 50
 // at a million keywords, whatever the threshold). What bounds the work is that a keyword
 // of m distinct trigrams is at most min(n, m)/max(n, m) similar to a term of n, and one
 // holding the term's words is about that similar: the keywords are read by trigram count,
-// in tiers (a partial GIN index per tier over the trigrams and the full-text vector,
-// migrations 00014 and 00021),
-// the tiers nearest the term's count first. Per term, want = max(8 × limit, 400):
+// in tiers (a partial GIN index of the full-text vector per tier, migrations 00014 and
+// 00021), the tiers nearest the term's count first. Per term, want = max(8 × limit, 400):
 //
 //   - full-text matches: whole tiers, nearest first, until want are found;
 //   - the want most similar trigram matches: tiers nearest first while their bound reaches
-//     the similarity of the want-th best found so far. A term of one word (one lexeme) is
-//     looked up in the trigram index; so is a phrase with a word no keyword of the market
-//     has (a misspelling: "expresso machine"). Another phrase is looked up in the
-//     full-text index, among the keywords sharing enough of its words to reach that
-//     similarity in the tier (the trigrams of a phrase are those of its words; see
-//     wordQuery). That misses keywords similar to a phrase of several words through a
-//     single shared word plus its stop words or a few shared letters ("how to make a
-//     budget" for "how to make cold brew at home"), which rank low when found.
+//     the similarity of the want-th best found so far, among the keywords sharing enough
+//     of the term's words to reach that similarity in the tier (the trigrams of a phrase
+//     are those of its words; see wordQuery). A word stands for itself, except the word
+//     of a term of one word (one lexeme) and a word no keyword of the market has (a
+//     misspelling: "expresso machine"), which stand for the words of the market's keywords
+//     similar to them (keyword_words, by trigram similarity, the 32 most similar): a
+//     keyword is similar to such a term mostly through such a word. That misses keywords
+//     similar to a term through letters spread over several of their words, or through
+//     stop words and a few shared letters only ("how to make a budget" for "how to make
+//     cold brew at home", "how to bake" for "how to brew"), which rank low when found.
 //
 // Of these, a term passes on its limit most relevant (and those tied with the last): only
 // they can be among the limit most relevant to all the terms. The keywords passed on and
@@ -125,13 +126,15 @@ type ideaTerm struct {
 	trigrams int        // distinct trigrams
 	words    []termWord // words with a lexeme, longest first
 	stop     int        // trigrams of the words without one (stop words)
-	misspelt bool       // a word with a lexeme is in no keyword of the market
 }
 
-// termWord is a word of a term: its lexeme and its trigram count.
+// termWord is a word of a term: its lexeme and its trigram count, and, when it stands for
+// the market's words similar to it, their lexemes (none: no keyword can share it).
 type termWord struct {
 	lexeme   string
 	trigrams int
+	alike    []string
+	similar  bool // alike is set
 }
 
 // wordQuery is the tsquery of the keywords of a tier whose lowest trigram count is lo that
@@ -176,13 +179,23 @@ func (t ideaTerm) wordQuery(lo int, bar float64) string {
 // wordSetsQuery is the tsquery OR of the sets (bit i: word i).
 func wordSetsQuery(ws []termWord, sets []uint) string {
 	quote := strings.NewReplacer(`\`, `\\`, `'`, `''`)
+	lexeme := func(l string) string { return "'" + quote.Replace(l) + "'" }
 	var or []string
 	for _, set := range sets {
 		var and []string
-		for i := range ws {
-			if set&(1<<i) != 0 {
-				and = append(and, "'"+quote.Replace(ws[i].lexeme)+"'")
+		for i, w := range ws {
+			if set&(1<<i) == 0 {
+				continue
 			}
+			if !w.similar {
+				and = append(and, lexeme(w.lexeme))
+				continue
+			}
+			alike := make([]string, len(w.alike))
+			for j, l := range w.alike {
+				alike[j] = lexeme(l)
+			}
+			and = append(and, "("+strings.Join(alike, " | ")+")")
 		}
 		or = append(or, strings.Join(and, " & "))
 	}
@@ -199,7 +212,6 @@ type lookup int
 
 const (
 	fullTextLookup lookup = iota // the term's full-text matches
-	trigramLookup                // its trigram matches, from the trigram index
 	wordLookup                   // its trigram matches among the keywords matching a word query
 )
 
@@ -221,8 +233,6 @@ func lookupSQL(kind lookup, tiers []int) string {
 		switch kind {
 		case fullTextLookup:
 			cond = vector + " @@ " + termQuery
-		case trigramLookup:
-			cond = "keyword % $3 AND similarity(keyword, $3) >= $5"
 		case wordLookup:
 			cond = fmt.Sprintf("%s @@ $%d::tsquery AND similarity(keyword, $3) >= $5", vector, 6+j)
 		}
@@ -277,10 +287,6 @@ func (p *Provider) termCandidates(ctx context.Context, country, language string,
 		// are more, tier by tier from the last one read, the bar raised to the want-th
 		// best similarity found.
 		bar := threshold
-		kind := trigramLookup
-		if len(t.words) >= 2 && !t.misspelt {
-			kind = wordLookup
-		}
 		look := func(tiers []int, limit int) ([]found, error) {
 			a := append(slices.Clone(args), limit, bar)
 			var read []int
@@ -288,20 +294,18 @@ func (p *Provider) termCandidates(ctx context.Context, country, language string,
 				if tierBound(i, t.trigrams) < bar {
 					continue
 				}
-				if kind == wordLookup {
-					lo, _ := tierRange(i)
-					q := t.wordQuery(lo, bar)
-					if q == "" {
-						continue
-					}
-					a = append(a, q)
+				lo, _ := tierRange(i)
+				q := t.wordQuery(lo, bar)
+				if q == "" {
+					continue
 				}
+				a = append(a, q)
 				read = append(read, i)
 			}
 			if len(read) == 0 {
 				return nil, nil
 			}
-			return readLookup(ctx, tx, kind, read, a...)
+			return readLookup(ctx, tx, wordLookup, read, a...)
 		}
 		best, err := look(tiers, want)
 		if err != nil {
@@ -379,8 +383,8 @@ func (p *Provider) readTx(ctx context.Context, lookups bool, f func(tx pgx.Tx) e
 const LookupSettings = "SET LOCAL enable_seqscan = off"
 
 // ideasTermsSQL describes the terms ($3): trigram count, and per word (as pg_trgm splits
-// them) its trigram count, its lexeme (empty for a stop word) and whether a keyword of the
-// market has it; and how many keywords the market has, counted up to $4.
+// them) its trigram count, its lexeme (empty for a stop word), whether a keyword of the
+// market has it, and the word; and how many keywords the market has, counted up to $4.
 var ideasTermsSQL = func() string {
 	var has []string
 	for i := range ideasTiers {
@@ -400,11 +404,40 @@ SELECT coalesce(array_length(show_trgm(t.term), 1), 0),
              FROM words w WHERE w.i = t.i ORDER BY w.j),
        array(SELECT EXISTS (` + strings.Join(has, "\n        UNION ALL ") + `)
              FROM words w WHERE w.i = t.i ORDER BY w.j),
+       array(SELECT w.word FROM words w WHERE w.i = t.i ORDER BY w.j),
        coalesce(current_setting('pg_trgm.similarity_threshold', true)::float8, 0.3),
        (SELECT count(*) FROM (SELECT FROM keyword_metrics WHERE country = $1 AND language = $2 LIMIT $4) s)
 FROM unnest($3::text[]) WITH ORDINALITY AS t(term, i)
 ORDER BY t.i`
 }()
+
+// alikeSQL lists, for each word of $3, the lexemes of the market's words most similar to it
+// (pg_trgm's % operator, at most 32 words, a word itself first when a keyword has it).
+const alikeSQL = `
+SELECT w.word, coalesce(array_agg(DISTINCT l.lexeme) FILTER (WHERE l.lexeme IS NOT NULL), '{}')
+FROM unnest($3::text[]) AS w(word)
+LEFT JOIN LATERAL (
+    SELECT v.word FROM keyword_words v
+    WHERE v.word % w.word AND v.country = $1 AND v.language = $2
+    ORDER BY similarity(v.word, w.word) DESC, v.word
+    LIMIT 32) s ON true
+LEFT JOIN LATERAL unnest(tsvector_to_array(to_tsvector(keyword_ts_config($2), s.word))) AS l(lexeme) ON true
+GROUP BY w.word`
+
+// collectAlike reads alikeSQL's rows.
+func collectAlike(rows pgx.Rows, err error) (map[string][]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	alike := map[string][]string{}
+	var word string
+	var lexemes []string
+	_, err = pgx.ForEachRow(rows, []any{&word, &lexemes}, func() error {
+		alike[word] = slices.Clone(lexemes)
+		return nil
+	})
+	return alike, err
+}
 
 // candidates returns the keys of the terms' candidates, or nil when the market is small
 // enough to rank all its matches.
@@ -417,21 +450,50 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
+		// A word stands for the market's words similar to it (see above) when it is the
+		// only one of its term or no keyword has it: stand[lexeme] is that word.
+		stand := make([]map[string]string, len(texts))
+		var alikeOf []string
 		for i := 0; rows.Next(); i++ {
 			var weights []int
-			var lexemes []string
+			var lexemes, words []string
 			var known []bool
-			if err := rows.Scan(&terms[i].trigrams, &weights, &lexemes, &known, &threshold, &size); err != nil {
+			if err := rows.Scan(&terms[i].trigrams, &weights, &lexemes, &known, &words, &threshold, &size); err != nil {
+				rows.Close()
 				return err
 			}
 			terms[i].text = texts[i]
 			terms[i].words, terms[i].stop = termWords(weights, lexemes)
+			stand[i] = map[string]string{}
 			for j, l := range lexemes {
-				terms[i].misspelt = terms[i].misspelt || l != "" && !known[j]
+				if l != "" && (!known[j] || len(terms[i].words) == 1) && stand[i][l] == "" {
+					stand[i][l] = words[j]
+					alikeOf = append(alikeOf, words[j])
+				}
 			}
 		}
-		return rows.Err()
+		rows.Close()
+		if err := rows.Err(); err != nil || len(alikeOf) == 0 || size <= ideasRankAll {
+			return err
+		}
+		alike, err := collectAlike(tx.Query(ctx, alikeSQL, country, language, alikeOf))
+		if err != nil {
+			return err
+		}
+		for i := range terms {
+			ws := terms[i].words[:0]
+			for _, w := range terms[i].words {
+				if word, ok := stand[i][w.lexeme]; ok {
+					w.similar, w.alike = true, alike[word]
+					if len(w.alike) == 0 {
+						continue // no keyword can share it
+					}
+				}
+				ws = append(ws, w)
+			}
+			terms[i].words = ws
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -477,7 +539,7 @@ func termWords(weights []int, lexemes []string) (words []termWord, stop int) {
 			words[j].trigrams = max(words[j].trigrams, weights[i])
 		default:
 			at[l] = len(words)
-			words = append(words, termWord{l, weights[i]})
+			words = append(words, termWord{lexeme: l, trigrams: weights[i]})
 		}
 	}
 	slices.SortStableFunc(words, func(a, b termWord) int { return cmp.Compare(b.trigrams, a.trigrams) })

@@ -29,7 +29,10 @@ func TestIdeasTierIndexes(t *testing.T) {
 					return err
 				}
 				args := []any{"us", "en", "coffee grinder", 10, 0.3, "'coffe' & 'grinder'"}
-				rows, err := tx.Query(ctx, "EXPLAIN "+sql, args[:4+j]...)
+				if j == 0 {
+					args = args[:4]
+				}
+				rows, err := tx.Query(ctx, "EXPLAIN "+sql, args...)
 				if err != nil {
 					return err
 				}
@@ -59,6 +62,9 @@ var ideaRequests = []struct {
 	{keywords.IdeasRequest{Topic: "coffee", Limit: 20}, nil},
 	{keywords.IdeasRequest{Topic: "grinding", Limit: 50}, nil},
 	{keywords.IdeasRequest{Topic: "expresso machine", Limit: 5}, nil},
+	// A misspelt word alone: no keyword holds it, its similar words do (keyword_words).
+	{keywords.IdeasRequest{Topic: "expresso", Limit: 5}, nil},
+	{keywords.IdeasRequest{Topic: "cofee", Limit: 10}, nil},
 	{keywords.IdeasRequest{Topic: "running shoes", Limit: 30}, nil},
 	{keywords.IdeasRequest{Seeds: []string{"best running shoes", "dog training"}, Topic: "remote work", Limit: 25}, nil},
 	{keywords.IdeasRequest{Topic: "widget", Country: "ca", Limit: 3}, nil},
