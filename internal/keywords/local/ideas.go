@@ -129,12 +129,11 @@ type ideaTerm struct {
 }
 
 // termWord is a word of a term: its lexeme and its trigram count, and, when it stands for
-// the market's words similar to it, their lexemes (none: no keyword can share it).
+// the market's words similar to it, their lexemes.
 type termWord struct {
 	lexeme   string
 	trigrams int
 	alike    []string
-	similar  bool // alike is set
 }
 
 // wordQuery is the tsquery of the keywords of a tier whose lowest trigram count is lo that
@@ -187,7 +186,7 @@ func wordSetsQuery(ws []termWord, sets []uint) string {
 			if set&(1<<i) == 0 {
 				continue
 			}
-			if !w.similar {
+			if len(w.alike) == 0 {
 				and = append(and, lexeme(w.lexeme))
 				continue
 			}
@@ -484,8 +483,7 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 			ws := terms[i].words[:0]
 			for _, w := range terms[i].words {
 				if word, ok := stand[i][w.lexeme]; ok {
-					w.similar, w.alike = true, alike[word]
-					if len(w.alike) == 0 {
+					if w.alike = alike[word]; len(w.alike) == 0 {
 						continue // no keyword can share it
 					}
 				}
