@@ -208,6 +208,9 @@ func importFile(ctx context.Context, pool *pgxpool.Pool, rep *Report, stage func
 	}
 	rep.Merged = rep.Read - rep.RejectedRows - rep.Loaded
 	l.enter(StageAnalysing, 0, 0)
+	if slices.Contains(tables, "keyword_metrics") {
+		tables = append(tables, "keyword_words") // the words of the keywords written (migration 00021)
+	}
 	return analyze(ctx, pool, tables...)
 }
 

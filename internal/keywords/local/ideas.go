@@ -410,15 +410,21 @@ FROM unnest($3::text[]) WITH ORDINALITY AS t(term, i)
 ORDER BY t.i`
 }()
 
-// alikeSQL lists, for each word of $3, the lexemes of the market's words most similar to it
-// (pg_trgm's % operator, at most 32 words, a word itself first when a keyword has it).
+// alikeSQL lists, for each word of $3, the lexemes of the market's words most similar to it:
+// at most 32 words similar enough for pg_trgm's % operator, the most similar first (a word
+// itself when a keyword has it), read nearest first from the GiST index of keyword_words
+// (the market is written as a filter no B-tree answers, as in the tier look-ups).
 const alikeSQL = `
 SELECT w.word, coalesce(array_agg(DISTINCT l.lexeme) FILTER (WHERE l.lexeme IS NOT NULL), '{}')
 FROM unnest($3::text[]) AS w(word)
 LEFT JOIN LATERAL (
-    SELECT v.word FROM keyword_words v
-    WHERE v.word % w.word AND v.country = $1 AND v.language = $2
-    ORDER BY similarity(v.word, w.word) DESC, v.word
+    SELECT n.word FROM (
+        SELECT v.word FROM keyword_words v
+        WHERE v.country || v.language = $1 || $2
+        ORDER BY v.word <-> w.word
+        LIMIT 64) n
+    WHERE n.word % w.word
+    ORDER BY similarity(n.word, w.word) DESC, n.word
     LIMIT 32) s ON true
 LEFT JOIN LATERAL unnest(tsvector_to_array(to_tsvector(keyword_ts_config($2), s.word))) AS l(lexeme) ON true
 GROUP BY w.word`
@@ -473,6 +479,11 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil || len(alikeOf) == 0 || size <= ideasRankAll {
+			return err
+		}
+		// Nearest first from the GiST index, not the whole market sorted: the planner
+		// costs the two about the same.
+		if _, err := tx.Exec(ctx, "SET LOCAL enable_bitmapscan = off"); err != nil {
 			return err
 		}
 		alike, err := collectAlike(tx.Query(ctx, alikeSQL, country, language, alikeOf))
