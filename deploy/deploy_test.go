@@ -544,15 +544,15 @@ func containerEnv(m manifestSet, c corev1.Container) (map[string]string, []error
 	return env, errs
 }
 
-// Every variable the manifests set is one the README documents; secrets come only from
+// Every variable the manifests set is one docs/configuration.md documents; secrets come only from
 // Secrets; the Secret is a template with placeholders; and each container's environment is
 // a configuration the binaries accept.
 func TestEnvironment(t *testing.T) {
 	m := manifests(t)
-	documented := readmeVars(t)
+	documented := documentedVars(t)
 	checkName := func(where, name string) {
 		if _, ok := documented[name]; !ok {
-			t.Errorf("%s: %s is not a variable of README.md's configuration table", where, name)
+			t.Errorf("%s: %s is not a variable of %s", where, name, configDoc)
 		}
 	}
 	for _, o := range m.ofKind("ConfigMap") {
@@ -1285,7 +1285,7 @@ func composeServices(t *testing.T) map[string]composeService {
 func TestDockerCompose(t *testing.T) {
 	services := composeServices(t)
 	stages := dockerStages(t)
-	documented := readmeVars(t)
+	documented := documentedVars(t)
 	for _, want := range []string{"postgres", "redis", "api", "worker", "asynqmon"} {
 		if _, ok := services[want]; !ok {
 			t.Errorf("docker-compose.yml has no service %s (has %v)", want, sortedKeys(services))
@@ -1303,7 +1303,7 @@ func TestDockerCompose(t *testing.T) {
 			}
 			for k := range s.Environment {
 				if _, ok := documented[k]; !ok {
-					t.Errorf("docker-compose.yml %s: %s is not a variable of README.md's configuration table", name, k)
+					t.Errorf("docker-compose.yml %s: %s is not a variable of %s", name, k, configDoc)
 				}
 			}
 		}

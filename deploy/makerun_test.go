@@ -121,6 +121,48 @@ func (r *makeRun) waitExit(t *testing.T, timeout time.Duration, after string) {
 	}
 }
 
+// waitServing waits until the API answers /readyz on addr and the worker says it runs, and
+// returns the two service processes.
+func (r *makeRun) waitServing(t *testing.T, addr string) []member {
+	t.Helper()
+	pgid := r.cmd.Process.Pid
+	client := &http.Client{Timeout: 2 * time.Second}
+	ready := func() bool {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://"+addr+"/readyz", nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if r.exited() {
+			t.Fatalf("make run ended (%v) before the API was ready; output:\n%s", r.err, r.output())
+		}
+		services := slices.DeleteFunc(groupMembers(t, pgid), func(m member) bool { return m.comm != "api" && m.comm != "worker" })
+		if len(services) == 2 && ready() && strings.Contains(r.output(), `"msg":"worker running"`) {
+			return services
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("API not ready and worker not running 2m after make run started (services %v); output:\n%s", services, r.output())
+		}
+		time.Sleep(50 * time.Millisecond) // polling: /readyz has nothing to wait on
+	}
+}
+
+// freeAddr is a loopback address nothing listens on (for a moment).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
 // member is a live (not zombie) process of a process group.
 type member struct {
 	pid  int
@@ -164,6 +206,7 @@ func TestMakeRun(t *testing.T) {
 	bin := makeBuild(t)
 	t.Run("fails when the API cannot bind", func(t *testing.T) { testMakeRunBusyPort(t, bin) })
 	t.Run("stops on Ctrl-C", func(t *testing.T) { testMakeRunCtrlC(t, bin) })
+	t.Run("serves the quickstart", func(t *testing.T) { testMakeRunQuickstart(t, bin) })
 }
 
 // A busy API port fails `make run`: the API's failure ends the run with an error, and the
@@ -193,40 +236,10 @@ func testMakeRunBusyPort(t *testing.T, bin string) {
 // crash (the old trap 'kill 0' recursion printed "Segmentation fault"), and both services
 // stopped cleanly.
 func testMakeRunCtrlC(t *testing.T, bin string) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := freeAddr(t)
 	r := startMakeRun(t, bin, addr)
 	pgid := r.cmd.Process.Pid
-
-	client := &http.Client{Timeout: 2 * time.Second}
-	ready := func() bool {
-		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://"+addr+"/readyz", nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	var services []member
-	for {
-		if r.exited() {
-			t.Fatalf("make run ended (%v) before the API was ready; output:\n%s", r.err, r.output())
-		}
-		services = slices.DeleteFunc(groupMembers(t, pgid), func(m member) bool { return m.comm != "api" && m.comm != "worker" })
-		if len(services) == 2 && ready() && strings.Contains(r.output(), `"msg":"worker running"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("API not ready and worker not running 2m after make run started (services %v); output:\n%s", services, r.output())
-		}
-		time.Sleep(50 * time.Millisecond) // polling: /readyz has nothing to wait on
-	}
+	services := r.waitServing(t, addr)
 
 	if err := syscall.Kill(-pgid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -241,5 +254,30 @@ func testMakeRunCtrlC(t *testing.T, bin string) {
 	}
 	if n := strings.Count(out, `"msg":"stopped"`); n != 2 {
 		t.Errorf("%d \"stopped\" log lines after Ctrl-C, want one each from api and worker; output:\n%s", n, out)
+	}
+}
+
+// The README's first call after `make run`: `go run ./examples/quickstart`, exactly as
+// written (no key, no flags; only CONTENTAPI_URL points it at this run's port), registers an
+// account and gets keyword research on the sample data.
+func testMakeRunQuickstart(t *testing.T, bin string) {
+	addr := freeAddr(t)
+	r := startMakeRun(t, bin, addr)
+	r.waitServing(t, addr)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "run", "./examples/quickstart")
+	cmd.Dir = repoRoot
+	env := makeEnv(map[string]string{"CONTENTAPI_URL": "http://" + addr})
+	cmd.Env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "CONTENTAPI_KEY=") })
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run ./examples/quickstart: %v\n%s\nmake run's output:\n%s", err, out, r.output())
+	}
+	for _, want := range []string{"export CONTENTAPI_KEY=ap_", `keywords about "coffee" for coffee-sample.example`, "5 credits used, 45 left."} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("quickstart output lacks %q:\n%s", want, out)
+		}
 	}
 }

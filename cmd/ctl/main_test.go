@@ -103,7 +103,7 @@ func TestImportAndSeedCommands(t *testing.T) {
 	}
 }
 
-// pool_max_conns (which the README advises) and pgx's own parameters in DATABASE_URL used to
+// pool_max_conns (which docs/operating.md advises) and pgx's own parameters in DATABASE_URL used to
 // reach the server as settings and stop `ctl migrate`; DATABASE_MIGRATE_URL, when set, is
 // where migrations run (a direct connection beside a transaction-mode pooler).
 func TestMigrateWithPoolParametersAndMigrateURL(t *testing.T) {

@@ -1,8 +1,12 @@
 // Quickstart registers an account (or uses CONTENTAPI_KEY), runs keyword research and
 // prints the keyword clusters.
 //
+//	go run ./examples/quickstart
 //	go run ./examples/quickstart -email you@example.com
 //	CONTENTAPI_KEY=ap_... go run ./examples/quickstart -domain coffee-sample.example -topic "cold brew"
+//
+// Without CONTENTAPI_KEY or -email it registers a throwaway address under example.com (a
+// name reserved for examples, so no mail reaches anyone), which is all a local service needs.
 //
 // CONTENTAPI_URL names the API (default http://localhost:8080, where `make run` serves it
 // with a synthetic sample keyword set).
@@ -10,6 +14,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,7 +34,7 @@ func main() {
 }
 
 func run() error {
-	email := flag.String("email", "", "register a new account with this e-mail address (when CONTENTAPI_KEY is not set)")
+	email := flag.String("email", "", "register a new account with this e-mail address (when CONTENTAPI_KEY is not set; default a new quickstart-…@example.com)")
 	domain := flag.String("domain", "coffee-sample.example", "the site to research for")
 	topic := flag.String("topic", "coffee", "the topic")
 	limit := flag.Int("limit", 20, "maximum keywords (1-100)")
@@ -47,14 +52,14 @@ func run() error {
 	c := client.New(os.Getenv("CONTENTAPI_KEY"), client.WithBaseURL(base), client.WithUserAgent("quickstart"))
 	if os.Getenv("CONTENTAPI_KEY") == "" {
 		if *email == "" {
-			return errors.New("set CONTENTAPI_KEY, or give -email to register a new account")
+			*email = "quickstart-" + strings.ToLower(rand.Text()[:10]) + "@example.com"
 		}
 		reg, err := c.Register(ctx, client.RegisterRequest{Email: *email, Name: "quickstart"})
 		if err != nil {
 			return err
 		}
-		fmt.Printf("Registered a %s account with %d credits. Your API key (shown once, save it):\n\n  export CONTENTAPI_KEY=%s\n\n",
-			reg.Plan, reg.Credits, reg.APIKey)
+		fmt.Printf("Registered %s: a %s account with %d credits. Your API key (shown once, save it):\n\n  export CONTENTAPI_KEY=%s\n\n",
+			*email, reg.Plan, reg.Credits, reg.APIKey)
 		c = c.WithAPIKey(reg.APIKey)
 	}
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -111,7 +112,7 @@ func lookupNetIP(ctx context.Context, host string) ([]netip.Addr, error) {
 // what actually enforces the rule, DNS rebinding included.
 func (c *Crawler) CheckHost(ctx context.Context, host string) error {
 	name := hostOnly(host)
-	addrs, err := c.lookup(ctx, name)
+	addrs, err := c.lookup(ctx, c.resolvedName(name))
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrUnresolvable, name, err)
 	}
@@ -127,6 +128,29 @@ func (c *Crawler) CheckHost(ctx context.Context, host string) error {
 		}
 	}
 	return nil
+}
+
+// resolvedName is the name looked up for host. With AllowPrivate a name under .localhost
+// (shop.localhost) is looked up as localhost: RFC 6761 makes every such name the loopback
+// host, but the system resolver knows only "localhost" itself, and a developer auditing
+// several local sites tells them apart by name. Without AllowPrivate names are left alone
+// (the loopback address they would reach is refused anyway).
+func (c *Crawler) resolvedName(host string) string {
+	if c.cfg.AllowPrivate && strings.HasSuffix(strings.TrimSuffix(strings.ToLower(host), "."), ".localhost") {
+		return "localhost"
+	}
+	return host
+}
+
+// dialContext dials address, looking its host up as resolvedName says; the Host header and
+// TLS server name stay those of the URL.
+func (c *Crawler) dialContext(dialer *net.Dialer) func(ctx context.Context, network, address string) (net.Conn, error) {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		if host, port, err := net.SplitHostPort(address); err == nil {
+			address = net.JoinHostPort(c.resolvedName(host), port)
+		}
+		return dialer.DialContext(ctx, network, address)
+	}
 }
 
 // dialControl runs after DNS resolution, just before each connect, so it sees the address
@@ -156,7 +180,7 @@ func (c *Crawler) newTransport() *http.Transport {
 	return &http.Transport{
 		// No proxy: with one, the dial check would see the proxy's address, not the target's.
 		Proxy:                  nil,
-		DialContext:            dialer.DialContext,
+		DialContext:            c.dialContext(dialer),
 		TLSClientConfig:        c.tlsConfig.Clone(),
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           4 * c.cfg.Parallelism,

@@ -332,7 +332,7 @@ func newStack(t *testing.T, extraEnv ...string) *stack {
 	s.env = []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + s.dir,
-		// pool_max_conns is what the README advises operators to set.
+		// pool_max_conns is what docs/operating.md advises operators to set.
 		"DATABASE_URL=" + s.pg.url("contentapi") + "&pool_max_conns=10",
 		"REDIS_URL=redis://" + s.redis.addr() + "/0",
 		"API_ADDR=127.0.0.1:" + strconv.Itoa(s.apiPort),

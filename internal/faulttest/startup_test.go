@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The real binaries start with the DATABASE_URL the README advises (pool_max_conns in it):
+// The real binaries start with the DATABASE_URL docs/operating.md advises (pool_max_conns in it):
 // ctl migrate creates and migrates the database, the api and worker become ready, a
 // registration and a keyword research call work end to end, and SIGTERM stops both cleanly.
 func TestRealBinariesStartServeAndStop(t *testing.T) {

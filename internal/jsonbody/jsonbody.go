@@ -1,5 +1,5 @@
 // Package jsonbody decodes request bodies strictly, with the semantics of encoding/json/v2
-// (github.com/go-json-experiment/json, the same code; see README.md "Behaviour decided here").
+// (github.com/go-json-experiment/json, the same code; see docs/decisions.md, "Requests").
 // Every endpoint with a JSON body decodes it here, so its rules hold for all of them.
 package jsonbody
 

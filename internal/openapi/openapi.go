@@ -1,5 +1,5 @@
 // Package openapi holds the API's OpenAPI 3.1 document (openapi.yaml, embedded), serves it as
-// JSON, bundles the human-readable reference (Redoc, see README.md) and validates responses
+// JSON, bundles the human-readable reference (Redoc, see docs/decisions.md) and validates responses
 // against the document, so tests can prove the API and its description agree. It imports
 // neither Fiber nor anything of the service: the HTTP layer adapts the accessors.
 package openapi

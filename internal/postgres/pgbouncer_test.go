@@ -109,7 +109,7 @@ max_client_conn = 100
 }
 
 // Behind pgbouncer in transaction mode, with default_query_exec_mode=cache_describe as the
-// README advises (and migrations on the direct URL), the money path runs as it does on a
+// docs/operating.md advises (and migrations on the direct URL), the money path runs as it does on a
 // direct connection: accounts, reservations, jobs settled and refunded concurrently, usage
 // and the job list. pgx's default mode keeps named prepared statements per server
 // connection, which pgbouncer (before 1.21) hands from client to client: that mode failed 4

@@ -38,7 +38,7 @@ func freshDSN(t *testing.T, params string) string {
 	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable&%s", cfg.User, cfg.Host, cfg.Port, name, params)
 }
 
-// The pool parameters the README advises (and pgx's own) are read, not sent to the server as
+// The pool parameters docs/operating.md advises (and pgx's own) are read, not sent to the server as
 // settings: PostgreSQL refuses unknown settings, which stopped `api` and `ctl migrate`.
 func TestSetupAndConnectWithPoolParameters(t *testing.T) {
 	ctx := context.Background()
@@ -72,7 +72,7 @@ func TestSetupAndConnectWithPoolParameters(t *testing.T) {
 }
 
 // pgx's own parameters are read too: default_query_exec_mode=cache_describe (what the
-// README advises behind pgbouncer; TestBehindPgbouncerTransactionMode runs the store through
+// docs/operating.md advises behind pgbouncer; TestBehindPgbouncerTransactionMode runs the store through
 // one) reaches the pool, and creating and migrating the database work with it in the URL.
 func TestSetupAndConnectWithQueryExecMode(t *testing.T) {
 	ctx := context.Background()
