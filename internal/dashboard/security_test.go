@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -106,7 +107,8 @@ func TestKeyNamesRefuseControlAndBidiCharacters(t *testing.T) {
 	csrf := b.Get("/dashboard/keys").CSRF(t)
 	for _, name := range []string{"a\x00b", "a\xffb", "a\x01b", "a\u202eb", "a\nb", "a\u2066b"} {
 		p := b.Post("/dashboard/keys", url.Values{"csrf": {csrf}, "name": {name}})
-		if p.Status != http.StatusBadRequest || !strings.Contains(p.Body, `role="alert"`) || len(activeKeyIDs(p)) != 1 {
+		if p.Status != http.StatusBadRequest || !strings.Contains(p.Body, `role="alert"`) || len(activeKeyIDs(p)) != 1 ||
+			!utf8.ValidString(p.Body) || strings.Contains(p.Body, "\x00") {
 			t.Errorf("name %q: %d %s", name, p.Status, p.Body)
 		}
 	}
