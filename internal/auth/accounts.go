@@ -89,6 +89,9 @@ func (a *Accounts) Register(ctx context.Context, email, keyName string) (Registr
 	if err != nil {
 		return Registration{}, err
 	}
+	if _, err := KeyName(keyName); err != nil {
+		return Registration{}, err
+	}
 	key, err := NewKey()
 	if err != nil {
 		return Registration{}, fmt.Errorf("auth: new key: %w", err)

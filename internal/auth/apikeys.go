@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -48,14 +49,25 @@ func (k Key) Status(now time.Time) string {
 	return "active"
 }
 
-// KeyName validates a key name, giving the default for an empty one.
+// KeyName validates a key name, giving the default for an empty one. It is the one check of
+// key names, the JSON API's and the dashboard's: PostgreSQL cannot store NUL or invalid
+// UTF-8, and control characters, line separators and bidirectional-text controls (U+202E
+// shows "yek-dab" as "bad-key") make a name on the key list say something other than it is.
 func KeyName(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return DefaultKeyName, nil
 	}
+	if !utf8.ValidString(s) {
+		return "", apperr.Invalid("name must be valid UTF-8")
+	}
 	if utf8.RuneCountInString(s) > 100 {
 		return "", apperr.Invalid("name must be at most 100 characters")
+	}
+	for _, r := range s {
+		if unicode.In(r, unicode.Cc, unicode.Zl, unicode.Zp, unicode.Bidi_Control) {
+			return "", apperr.Invalid("name must not contain NUL, control characters, line breaks or bidirectional-text controls (like U+202E)")
+		}
 	}
 	return s, nil
 }

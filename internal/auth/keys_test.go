@@ -70,3 +70,34 @@ func TestNormalizeEmail(t *testing.T) {
 		}
 	}
 }
+
+// KeyName is the one check of key names (the JSON API's and the dashboard's): NUL, invalid
+// UTF-8, control characters and bidirectional-text controls are refused; any script is not.
+func TestKeyNameRefusesControlAndBidiCharacters(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"", DefaultKeyName, true},
+		{"  production server ", "production server", true},
+		{"café ☕ שרת 本番", "café ☕ שרת 本番", true},
+		{"a\x00b", "", false},
+		{"a\xffb", "", false},
+		{"a\x01b", "", false},
+		{"a\tb", "", false},
+		{"a\nb", "", false},
+		{"a\x7fb", "", false},
+		{"a\u0085b", "", false},
+		{"a\u202eb", "", false},
+		{"a\u200fb", "", false},
+		{"a\u2066b", "", false},
+		{"a\u061cb", "", false},
+		{"a\u2028b", "", false},
+		{strings.Repeat("n", 101), "", false},
+	} {
+		got, err := KeyName(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("KeyName(%q) = %q, %v", c.in, got, err)
+		}
+	}
+}

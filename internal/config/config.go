@@ -164,7 +164,7 @@ func Load(getenv Getenv) (*Config, error) {
 		}
 		u, err := url.Parse(v)
 		if err != nil || u.Host == "" || !contains(schemes, u.Scheme) {
-			errs = append(errs, fmt.Errorf("%s=%q: want an absolute %s URL", name, v, strings.Join(schemes, " or ")))
+			errs = append(errs, fmt.Errorf("%s=%q: want an absolute %s URL", name, redact.ConnString(v), strings.Join(schemes, " or ")))
 		}
 		return strings.TrimRight(v, "/")
 	}
@@ -308,7 +308,7 @@ func mask(val string, secret bool) string {
 		return redact.URL(val)
 	}
 	if !secret || val == "" {
-		return val
+		return redact.ConnString(val)
 	}
 	return redact.Mask
 }

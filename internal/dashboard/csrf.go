@@ -53,7 +53,7 @@ func csrfMAC(key []byte) []byte {
 }
 
 // sameOrigin refuses unsafe requests sent by another site (net/http's CrossOriginProtection:
-// Sec-Fetch-Site, or Origin against Host), then requires the form's CSRF token.
+// Sec-Fetch-Site, or Origin against Host), then requires the CSRF token in the form's body.
 func (d *Dashboard) sameOrigin(c *fiber.Ctx) error {
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
@@ -68,7 +68,9 @@ func (d *Dashboard) sameOrigin(c *fiber.Ctx) error {
 		return forbidden
 	}
 	key := d.csrfKey(c, false)
-	given, err := base64.RawURLEncoding.DecodeString(c.FormValue("csrf"))
+	// The token is read from the form's body only: in a query string it would reach access
+	// logs, browser history and Referer headers (c.FormValue reads the query first).
+	given, err := base64.RawURLEncoding.DecodeString(string(c.Request().PostArgs().Peek("csrf")))
 	if key == nil || err != nil || !hmac.Equal(given, csrfMAC(key)) {
 		return forbidden
 	}

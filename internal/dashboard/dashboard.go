@@ -118,6 +118,7 @@ func (d *Dashboard) Mount(r fiber.Router, clientAddr func(*fiber.Ctx) netip.Addr
 // pages, which form-action also governs.
 func (d *Dashboard) securityHeaders(c *fiber.Ctx) error {
 	c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self' https:")
+	c.Set(fiber.HeaderXFrameOptions, "DENY") // frame-ancestors for browsers without CSP 2
 	c.Set("X-Content-Type-Options", "nosniff")
 	c.Set("Referrer-Policy", "same-origin")
 	c.Set(fiber.HeaderCacheControl, "no-store")

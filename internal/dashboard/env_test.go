@@ -83,7 +83,7 @@ func withHTTPS() envOption { return func(c *envConfig) { c.tls = true } }
 // withStripe points billing at a fake Stripe (billingtest).
 func withStripe(url string) envOption { return func(c *envConfig) { c.stripe = url } }
 
-func startEnv(t *testing.T, opts ...envOption) *env {
+func startEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
 	var ec envConfig
 	for _, o := range opts {
@@ -227,7 +227,7 @@ type mailbox struct {
 	rejects atomic.Int32
 }
 
-func startMailbox(t *testing.T) *mailbox {
+func startMailbox(t testing.TB) *mailbox {
 	t.Helper()
 	box := &mailbox{msgs: make(chan message, 100)}
 	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &smtpSession{box: box}, nil }))
@@ -312,14 +312,14 @@ func (s *smtpSession) Data(r io.Reader) error {
 
 // browser is an HTTP client with a cookie jar, as a browser signs in.
 type browser struct {
-	t      *testing.T
+	t      testing.TB
 	c      *http.Client
 	base   string
 	header http.Header // added to every request
 }
 
 // newBrowser is a browser with no cookies yet; it follows redirects within the env only.
-func (e *env) newBrowser(t *testing.T) *browser {
+func (e *env) newBrowser(t testing.TB) *browser {
 	jar, _ := cookiejar.New(nil)
 	c := *e.client
 	c.Jar = jar
@@ -391,7 +391,7 @@ func (b *browser) Post(path string, form url.Values) page {
 }
 
 // register makes an account through the API and returns its first key.
-func (e *env) register(t *testing.T, email string) string {
+func (e *env) register(t testing.TB, email string) string {
 	t.Helper()
 	res, err := e.client.Post(e.URL+"/v1/auth/register", "application/json", strings.NewReader(`{"email":"`+email+`"}`))
 	if err != nil {

@@ -80,7 +80,8 @@ func (d *Dashboard) createKey(c *fiber.Ctx) error {
 		k, key, err = d.Accounts.CreateKey(c.UserContext(), s.Account.ID, name, days)
 	}
 	if e, ok := apperr.As(err); ok && e.Code == apperr.Validation {
-		return d.renderKeys(c, fiber.StatusBadRequest, keysData{Error: e.Message, Name: name})
+		// The name is shown again to be corrected, as text the page can hold.
+		return d.renderKeys(c, fiber.StatusBadRequest, keysData{Error: e.Message, Name: strings.ToValidUTF8(name, "\uFFFD")})
 	}
 	if err != nil {
 		return err

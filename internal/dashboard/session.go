@@ -128,9 +128,12 @@ func (d *Dashboard) endSession(c *fiber.Ctx, s session) error {
 	return nil
 }
 
-// endAllSessions signs the account out in every browser.
+// endAllSessions signs the account out in every browser, and voids its links not yet used:
+// one waiting in a mailbox someone else reads would otherwise sign them in again.
 func (d *Dashboard) endAllSessions(c *fiber.Ctx, s session) error {
-	if _, err := d.Pool.Exec(c.UserContext(), `DELETE FROM dashboard_sessions WHERE account_id = $1`, s.Account.ID); err != nil {
+	if _, err := d.Pool.Exec(c.UserContext(), `
+		WITH voided AS (DELETE FROM dashboard_links WHERE account_id = $1)
+		DELETE FROM dashboard_sessions WHERE account_id = $1`, s.Account.ID); err != nil {
 		return fmt.Errorf("dashboard: end sessions: %w", err)
 	}
 	d.clearCookie(c, sessionCookie)

@@ -48,8 +48,9 @@ func (d *Dashboard) signInPage(c *fiber.Ctx) error {
 	return d.render(c, fiber.StatusOK, "signin", view{Title: "Sign in"})
 }
 
-// requestLink e-mails a sign-in link to the address, if it has an account. The answer is
-// the same either way, so the form does not tell who has an account.
+// requestLink e-mails a sign-in link to the address if it has an account, and otherwise an
+// e-mail saying it has none. The answer, and the work done for it, are the same either way,
+// so the form does not tell who has an account.
 func (d *Dashboard) requestLink(c *fiber.Ctx) error {
 	email := strings.TrimSpace(c.FormValue("email"))
 	norm, err := auth.NormalizeEmail(email)
@@ -77,21 +78,28 @@ func (d *Dashboard) requestLink(c *fiber.Ctx) error {
 		}
 	}
 	acct, err := d.Accounts.GetByEmail(ctx, norm)
-	switch {
-	case apperr.CodeOf(err) == apperr.NotFound:
-	case err != nil:
+	known := err == nil
+	if !known && apperr.CodeOf(err) != apperr.NotFound {
 		return err
-	default:
-		link, err := d.issueLink(ctx, acct.ID, purposeSignIn, SignInLinkTTL)
-		if err != nil {
-			return err
-		}
-		body := "Open this link to sign in to the ContentAPI dashboard:\n\n" + link +
-			"\n\nIt works once, within 15 minutes. If you did not ask to sign in, ignore this e-mail.\n"
-		if err := d.Mailer.Send(ctx, acct.Email, "Your ContentAPI sign-in link", body); err != nil {
-			d.Log.Error("dashboard: send sign-in link", "account_id", acct.ID, "err", err)
-			return apperr.New(apperr.ServiceUnavailable, "We could not send the e-mail just now. Try again in a few minutes.")
-		}
+	}
+	// An address without an account takes the same path: a link is stored (for no account,
+	// so it signs nobody in) and an e-mail is queued, one saying there is no account. The
+	// write and the queueing cost the same either way, so the answer's timing (and a full
+	// outbox's refusal) do not tell who has an account.
+	link, err := d.issueLink(ctx, uuid.NullUUID{UUID: acct.ID, Valid: known}, purposeSignIn, SignInLinkTTL)
+	if err != nil {
+		return err
+	}
+	to, subject, body := acct.Email, "Your ContentAPI sign-in link", "Open this link to sign in to the ContentAPI dashboard:\n\n"+link+
+		"\n\nIt works once, within 15 minutes. If you did not ask to sign in, ignore this e-mail.\n"
+	if !known {
+		to, subject, body = norm, "Your ContentAPI sign-in request", "Someone asked to sign in to the ContentAPI dashboard with this "+
+			"address, but there is no account with it. If your account uses another address, ask for a sign-in link for "+
+			"that one at "+d.URL+"/signin. If you did not ask to sign in, ignore this e-mail.\n"
+	}
+	if err := d.Mailer.Send(ctx, to, subject, body); err != nil {
+		d.Log.Error("dashboard: send sign-in e-mail", "err", err)
+		return apperr.New(apperr.ServiceUnavailable, "We could not send the e-mail just now. Try again in a few minutes.")
 	}
 	return d.render(c, fiber.StatusOK, "signin_sent", view{Title: "Check your e-mail", Data: norm})
 }
@@ -99,7 +107,7 @@ func (d *Dashboard) requestLink(c *fiber.Ctx) error {
 // SendVerification e-mails a new account its verification link, which also signs it in to
 // the dashboard (registration calls it).
 func (d *Dashboard) SendVerification(ctx context.Context, accountID uuid.UUID, email string) error {
-	link, err := d.issueLink(ctx, accountID, purposeVerify, VerifyLinkTTL)
+	link, err := d.issueLink(ctx, uuid.NullUUID{UUID: accountID, Valid: true}, purposeVerify, VerifyLinkTTL)
 	if err != nil {
 		return err
 	}
@@ -108,8 +116,9 @@ func (d *Dashboard) SendVerification(ctx context.Context, accountID uuid.UUID, e
 	return d.Mailer.Send(ctx, email, "Confirm your ContentAPI e-mail address", body)
 }
 
-// issueLink stores a new one-time link for the account (its digest only) and returns it.
-func (d *Dashboard) issueLink(ctx context.Context, accountID uuid.UUID, purpose string, ttl time.Duration) (string, error) {
+// issueLink stores a new one-time link for the account (its digest only) and returns it;
+// without an account, a link that signs nobody in.
+func (d *Dashboard) issueLink(ctx context.Context, accountID uuid.NullUUID, purpose string, ttl time.Duration) (string, error) {
 	secret, value, err := newSecret()
 	if err != nil {
 		return "", err
@@ -137,7 +146,8 @@ func (d *Dashboard) linkPage(c *fiber.Ctx) error {
 	}
 	var purpose string
 	err := d.Pool.QueryRow(c.UserContext(), `
-		SELECT purpose FROM dashboard_links WHERE digest = $1 AND used_at IS NULL AND expires_at > $2`,
+		SELECT purpose FROM dashboard_links
+		WHERE digest = $1 AND account_id IS NOT NULL AND used_at IS NULL AND expires_at > $2`,
 		digest(secret), d.Clock.Now()).Scan(&purpose)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return errBadLink

@@ -86,8 +86,9 @@ func TestRegistrationLinkSignsInOnce(t *testing.T) {
 	}
 }
 
-// A sign-in link is mailed to a known address only, expires after 15 minutes, and the
-// session ends on sign-out, after 30 days, or everywhere at once.
+// A sign-in link is mailed to a known address only (an unknown one is told it has no
+// account), expires after 15 minutes, and the session ends on sign-out, after 30 days, or
+// everywhere at once.
 func TestSignInLinkAndSessions(t *testing.T) {
 	e := startEnv(t)
 	email := uniqueEmail("signin")
@@ -99,6 +100,9 @@ func TestSignInLinkAndSessions(t *testing.T) {
 	sent := b.Post("/dashboard/signin", url.Values{"csrf": {form.CSRF(t)}, "email": {"nobody-" + email}})
 	if sent.Status != http.StatusOK || !strings.Contains(sent.Body, "Check your e-mail") {
 		t.Fatalf("unknown address: %d %s", sent.Status, sent.Body)
+	}
+	if msg := e.Mail.Next(t); msg.To != "nobody-"+email || linkRE.MatchString(msg.Body) || !strings.Contains(msg.Body, "no account") {
+		t.Fatalf("unknown address: e-mail %+v", msg)
 	}
 	e.Mail.Empty(t)
 

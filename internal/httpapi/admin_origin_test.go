@@ -76,3 +76,23 @@ func TestQueueDashboardRefusesCrossSiteActions(t *testing.T) {
 		t.Fatalf("pause with curl: %d %s", r.Status, r.Raw)
 	}
 }
+
+// The queue dashboard cannot be framed by another page (clickjacking its buttons): every
+// /admin answer, a refused login's too, forbids framing in old and new browsers.
+func TestQueueDashboardRefusesFraming(t *testing.T) {
+	o := testenv.RedisOptions(t)
+	s := startServer(t, func(d *httpapi.Deps) {
+		d.AdminToken = "s3cret-admin"
+		d.AdminQueues = asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: asynq.RedisClientOpt{Addr: o.Addr, DB: o.DB}})
+	})
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:s3cret-admin"))
+	for _, r := range []response{
+		do(t, "GET", s.URL+"/admin/queues", "", nil, "Authorization", basic),
+		do(t, "GET", s.URL+"/admin/queues/api/queues", "", nil, "Authorization", basic),
+		do(t, "GET", s.URL+"/admin/queues", "", nil),
+	} {
+		if r.Header.Get("X-Frame-Options") != "DENY" || r.Header.Get("Content-Security-Policy") != "frame-ancestors 'none'" {
+			t.Errorf("%d answer framing headers: %v", r.Status, r.Header)
+		}
+	}
+}

@@ -155,6 +155,7 @@ func New(d Deps) *fiber.App {
 	if d.Metrics != nil {
 		app.Get("/metrics", s.adminOnly, adaptor.HTTPHandler(d.Metrics.Handler()))
 	}
+	app.Use("/admin", noFraming)
 	if d.AdminQueues != nil {
 		queues := adaptor.HTTPHandler(d.AdminQueues)
 		app.All("/admin/queues", s.adminOnly, s.sameOrigin, queues)

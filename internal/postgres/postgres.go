@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+
+	"github.com/contentapi/contentapi/internal/redact"
 )
 
 //go:embed migrations/*.sql
@@ -31,9 +33,9 @@ type Querier interface {
 
 // Connect opens a pool and checks the database answers.
 func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, err := parseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: parse DATABASE_URL: %w", err)
+		return nil, err
 	}
 	// pgx defaults to max(4, CPUs) connections, which queues a busy API behind a handful of
 	// connections; a pool_max_conns parameter in DATABASE_URL still wins.
@@ -51,15 +53,35 @@ func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
+// parseConfig reads dsn as pgxpool does. Its error quotes dsn with every password masked:
+// pgx's own masking misses some (password = x, a quoted password holding a quote, a URL
+// password holding an @), so its text is rebuilt from dsn and the reason pgx gives.
+func parseConfig(dsn string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err == nil {
+		return cfg, nil
+	}
+	reason := "not a PostgreSQL connection string"
+	var pce *pgconn.ParseConfigError
+	if errors.As(err, &pce) {
+		// The text is "cannot parse `<dsn, masked by pgx>`: <reason>".
+		if _, after, ok := strings.Cut(pce.Error(), "`: "); ok {
+			reason = after
+		}
+	}
+	// pgx's error is not wrapped: its text may hold a password.
+	return nil, redact.Error(fmt.Errorf("postgres: parse DATABASE_URL `%s`: %s", redact.ConnString(dsn), reason))
+}
+
 // EnsureDatabase creates the database named in dsn when it does not exist, connecting to the
 // server's "postgres" database to do it. It lets `make run` start on a fresh server. dsn is
 // read as Connect reads it: pgxpool's own parameters (pool_max_conns and the like) and pgx's
 // (default_query_exec_mode, ...) are taken out rather than sent to the server, which would
 // refuse them as unknown settings.
 func EnsureDatabase(ctx context.Context, dsn string) error {
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, err := parseConfig(dsn)
 	if err != nil {
-		return fmt.Errorf("postgres: parse DATABASE_URL: %w", err)
+		return err
 	}
 	name := cfg.ConnConfig.Database
 	if name == "" || name == "postgres" {
@@ -99,9 +121,9 @@ func Setup(ctx context.Context, dsn string) ([]string, error) {
 	if err := EnsureDatabase(ctx, dsn); err != nil {
 		return nil, err
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, err := parseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: parse DATABASE_URL: %w", err)
+		return nil, err
 	}
 	cfg.MaxConns = 2
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,23 @@ func TestEnsureDatabaseReportsOtherErrors(t *testing.T) {
 	// taken out.
 	if err := postgres.EnsureDatabase(ctx, freshDSN(t, "no_such_setting=1")); err == nil {
 		t.Fatal("an unknown server setting was accepted")
+	}
+}
+
+// A connection string PostgreSQL's driver cannot use is quoted in the error with its
+// passwords masked, in every form (the driver's own masking misses some of them).
+func TestConnectErrorsHidePasswords(t *testing.T) {
+	for _, dsn := range []string{
+		"host=db user=x password=hunter2 port=abc",
+		"host=db user=x password = hunter2 port=abc",
+		`host=db user=x password='hun\'ter2 x' port=abc`,
+		"postgres://x:hun@ter2@db:abc/app",
+		"postgres://x:hunter2@db/app?sslmode=bogus",
+		"postgres://x@db/app?password=hunter2&port=abc",
+	} {
+		_, err := postgres.Connect(context.Background(), dsn)
+		if err == nil || strings.Contains(err.Error(), "hun") || strings.Contains(err.Error(), "ter2") {
+			t.Errorf("Connect(%q): %v", dsn, err)
+		}
 	}
 }

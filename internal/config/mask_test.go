@@ -1,0 +1,36 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// A connection string the configuration refuses is named in the error with its passwords
+// masked, in key/value and URL forms, and the start log's description masks them too.
+func TestConnectionStringPasswordsNeverShown(t *testing.T) {
+	for _, v := range []map[string]string{
+		{"DATABASE_URL": "host=db user=x password=hunter2"},
+		{"DATABASE_URL": "host=db user=x password='hun ter2'"},
+		{"DATABASE_URL": "mysql://x:hunter2@db/app"},
+		{"DATABASE_URL": "postgres://x:hun%zzter2@db/app"},
+		{"DATABASE_MIGRATE_URL": "postgres://x:hun%zzter2@db/app?password=hunter2"},
+		{"REDIS_URL": "host=cache password=hunter2"},
+		{"SMTP_URL": "http://mailer:hunter2@smtp.example"},
+	} {
+		_, err := Load(env(v))
+		if err == nil {
+			t.Fatalf("%v accepted", v)
+		}
+		if strings.Contains(err.Error(), "hun") || strings.Contains(err.Error(), "ter2") {
+			t.Errorf("error shows the password: %v", err)
+		}
+		for name := range v {
+			if !strings.Contains(err.Error(), name) {
+				t.Errorf("error does not name %s: %v", name, err)
+			}
+			if d := Describe(env(v))[name]; strings.Contains(d, "hun") || strings.Contains(d, "ter2") {
+				t.Errorf("Describe shows the password: %s=%s", name, d)
+			}
+		}
+	}
+}
