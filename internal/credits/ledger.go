@@ -309,6 +309,15 @@ type Usage struct {
 	NextExpiry *time.Time
 }
 
+// Limit is the current period's allocation: the monthly credits, or twelve months' worth on
+// annual billing, whose period is a year and whose credits come upfront.
+func (u Usage) Limit() int {
+	if u.BillingCycle == "annual" {
+		return 12 * u.CreditsMonthly
+	}
+	return u.CreditsMonthly
+}
+
 // Usage reads the account's usage in one round trip.
 func (l *Ledger) Usage(ctx context.Context, accountID uuid.UUID) (Usage, error) {
 	var u Usage

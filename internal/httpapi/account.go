@@ -90,14 +90,10 @@ func (s *server) usage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	limit := u.CreditsMonthly
-	if u.BillingCycle == "annual" {
-		limit *= 12
-	}
 	body, err := json.Marshal(fiber.Map{"success": true, "data": fiber.Map{
 		"plan":              u.Plan,
 		"credits_used":      u.Used,
-		"credits_limit":     limit,
+		"credits_limit":     u.Limit(),
 		"credits_remaining": u.Balance,
 		"period_start":      u.PeriodStart.UTC(),
 		"period_end":        u.PeriodEnd.UTC(),
