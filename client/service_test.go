@@ -199,7 +199,7 @@ func TestClientAgainstService(t *testing.T) {
 		t.Fatalf("info %+v %v", info, err)
 	}
 	u, err := c.Usage(ctx)
-	if err != nil || u.CreditsRemaining != 50 || u.Plan != "enterprise" {
+	if err != nil || u.CreditsRemaining != 50 || u.Plan != "enterprise" || u.PeriodStart.IsZero() || !u.PeriodEnd.After(u.PeriodStart) {
 		t.Fatalf("usage %+v %v", u, err)
 	}
 

@@ -54,9 +54,13 @@ type Usage struct {
 	CreditsUsed      int    `json:"credits_used"`
 	CreditsLimit     int    `json:"credits_limit"`
 	CreditsRemaining int    `json:"credits_remaining"`
-	RateLimit        int    `json:"rate_limit"` // requests per minute
-	RecentCalls      []Call `json:"recent_calls"`
-	UpgradeURL       string `json:"upgrade_url"`
+	// PeriodStart and PeriodEnd bound the current credit period: credits_used counts from
+	// PeriodStart, and the next monthly allocation comes at PeriodEnd.
+	PeriodStart time.Time `json:"period_start"`
+	PeriodEnd   time.Time `json:"period_end"`
+	RateLimit   int       `json:"rate_limit"` // requests per minute
+	RecentCalls []Call    `json:"recent_calls"`
+	UpgradeURL  string    `json:"upgrade_url"`
 }
 
 // Call is one settled call in Usage.

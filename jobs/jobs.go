@@ -23,7 +23,8 @@ const (
 // Queues is the worker's queue configuration.
 var Queues = map[string]int{QueueAnalysis: 6, QueueCallbacks: 2, QueueMaintenance: 1}
 
-// TypeRenewPeriods starts new free credit periods for accounts whose period has ended.
+// TypeRenewPeriods starts the next credit period, with its monthly credits, of every free or
+// operator-managed account whose period has ended (Stripe subscriptions renew by invoice).
 const TypeRenewPeriods = "credits:renew-periods"
 
 // NewRenewPeriodsTask returns the periodic renewal task.
@@ -70,12 +71,12 @@ func (m *Maintenance) purgeJobs(ctx context.Context, _ *asynq.Task) error {
 }
 
 func (m *Maintenance) renewPeriods(ctx context.Context, _ *asynq.Task) error {
-	n, err := m.Ledger.RenewDueFreePeriods(ctx)
+	n, err := m.Ledger.RenewDuePeriods(ctx)
 	if err != nil {
 		return fmt.Errorf("renew periods: %w", err)
 	}
 	if n > 0 {
-		m.Log.Info("free credit periods renewed", "accounts", n)
+		m.Log.Info("credit periods renewed", "accounts", n)
 	}
 	return nil
 }

@@ -16,8 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/config"
@@ -31,9 +33,12 @@ const usage = `usage: ctl <command> [flags]
 commands:
   migrate                                   apply pending database migrations
   credits grant --email E --amount N [--expires-in 30d]
-                                            grant credits to an account
+                                            grant credits to an account (they last 12 months
+                                            unless --expires-in is shorter; never longer)
   plan set --email E --plan P [--rate-limit N] [--credits-monthly N]
-                                            put an account on a plan (enterprise terms included)
+                                            put an account without a Stripe subscription on a
+                                            plan (enterprise terms included); its monthly credits
+                                            are granted now and every month
   import keywords FILE [--country us] [--language en] [--source NAME]
                                             load keyword metrics from a CSV export, plain or gzip (Keyword Planner,
                                             Semrush, Ahrefs, Search Console, or our own columns)
@@ -85,7 +90,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer pool.Close()
 	switch cmd {
 	case "credits grant":
-		return grantCredits(ctx, pool, args, out)
+		return grantCredits(ctx, cfg, pool, args, out)
 	case "plan set":
 		return setPlan(ctx, cfg, pool, args, out)
 	case "import keywords", "import rankings":
@@ -97,30 +102,48 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return fmt.Errorf("unknown command %q", cmd)
 }
 
-func grantCredits(ctx context.Context, pool *pgxpool.Pool, args []string, out io.Writer) error {
+func grantCredits(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("credits grant", flag.ContinueOnError)
 	email := fs.String("email", "", "account e-mail address")
 	amount := fs.Int("amount", 0, "credits to grant")
-	expiresIn := fs.String("expires-in", "365d", "lifetime, like 30d or 720h")
+	expiresIn := fs.String("expires-in", "", "lifetime, like 30d or 720h, at most 12 months (default: 12 months)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *email == "" || *amount <= 0 {
 		return errors.New("credits grant needs --email and a positive --amount")
 	}
-	life, err := parseLifetime(*expiresIn)
+	clk := clock.Real{}
+	now := clk.Now()
+	expires := clock.AddMonths(now, credits.LifetimeMonths)
+	if *expiresIn != "" {
+		life, err := parseLifetime(*expiresIn)
+		if err != nil {
+			return err
+		}
+		expires = now.Add(life)
+	}
+	rdb, err := cfg.ConnectRedis(ctx)
 	if err != nil {
 		return err
 	}
-	clk := clock.Real{}
+	defer rdb.Close()
 	ledger := credits.NewLedger(pool, clk)
+	// The API replicas cache usage answers per account state: tell them of the grant.
+	ledger.OnChange(func(ctx context.Context, id uuid.UUID) {
+		if err := auth.AccountChanged(ctx, rdb, id); err != nil {
+			fmt.Fprintln(os.Stderr, "ctl: the running API was not told of the grant:", err)
+		}
+	})
 	acc, err := auth.NewAccounts(pool, ledger, clk, nil).GetByEmail(ctx, *email)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *email, err)
 	}
-	now := clk.Now()
 	n, err := ledger.Grant(ctx, credits.Grant{AccountID: acc.ID, Amount: *amount, IssuedAt: now,
-		ExpiresAt: now.Add(life), Source: credits.SourceOperator, SourceRef: now.Format(time.RFC3339Nano)})
+		ExpiresAt: expires, Source: credits.SourceOperator, SourceRef: now.Format(time.RFC3339Nano)})
+	if e, ok := apperr.As(err); ok && e.Code == apperr.Validation {
+		return fmt.Errorf("--expires-in %s: %s", *expiresIn, e.Message)
+	}
 	if err != nil {
 		return err
 	}
@@ -129,7 +152,7 @@ func grantCredits(ctx context.Context, pool *pgxpool.Pool, args []string, out io
 		return err
 	}
 	fmt.Fprintf(out, "granted %d credits to %s, expiring %s; balance now %d\n", n, acc.Email,
-		now.Add(life).Format(time.RFC3339), bal)
+		expires.UTC().Format(time.RFC3339), bal)
 	return nil
 }
 
@@ -168,10 +191,20 @@ func setPlan(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, args [
 	if err != nil {
 		return fmt.Errorf("%s: %w", *email, err)
 	}
-	if err := accounts.SetPlan(ctx, acc.ID, p.Name, *rate, *monthly); err != nil {
+	p.RateLimit, p.CreditsMonthly = *rate, *monthly
+	ch, err := ledger.SetPlan(ctx, acc.ID, p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", acc.Email, err)
+	}
+	if err := accounts.AccountChanged(ctx, acc.ID); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s is on %s: %d requests/minute, %d credits a month\n", acc.Email, p.Name, *rate, *monthly)
+	bal, err := ledger.Balance(ctx, acc.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s is on %s: %d requests/minute, %d credits a month; %d credits granted, balance now %d; period %s to %s\n",
+		acc.Email, p.Name, *rate, *monthly, ch.Granted, bal, ch.PeriodStart.UTC().Format(time.RFC3339), ch.PeriodEnd.UTC().Format(time.RFC3339))
 	return nil
 }
 

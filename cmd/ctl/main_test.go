@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -55,10 +56,34 @@ func TestOperatorCommands(t *testing.T) {
 	if _, err := ctl(t, "credits", "grant", "--email", email, "--amount", "5", "--expires-in", "soon"); err == nil {
 		t.Fatal("a bad --expires-in was accepted")
 	}
+	// Credits last 12 months at most: a longer life is refused and grants nothing.
+	if out, err := ctl(t, "credits", "grant", "--email", email, "--amount", "5", "--expires-in", "800d"); err == nil ||
+		!strings.Contains(err.Error(), "--expires-in 800d: credits expire at most 12 months after issue") {
+		t.Fatalf("credits grant for 800 days: %q %v", out, err)
+	}
+	if b, _ := ledger.Balance(ctx, reg.AccountID); b != 250 {
+		t.Fatalf("balance %d after a refused grant, want 250", b)
+	}
+	// Without --expires-in, the full 12 months.
+	out, err = ctl(t, "credits", "grant", "--email", email, "--amount", "5")
+	if err != nil || !strings.Contains(out, "balance now 255") {
+		t.Fatalf("credits grant: %q %v", out, err)
+	}
+	var issued, expires time.Time
+	if err := pool.QueryRow(ctx, `SELECT issued_at, expires_at FROM credit_grants WHERE account_id = $1 AND amount = 5`,
+		reg.AccountID).Scan(&issued, &expires); err != nil || !expires.Equal(clock.AddMonths(issued, 12)) {
+		t.Fatalf("default grant issued %v expires %v: %v", issued, expires, err)
+	}
 
+	// An operator's plan is granted its monthly credits at once, in a period starting now.
 	out, err = ctl(t, "plan", "set", "--email", email, "--plan", "enterprise", "--rate-limit", "300", "--credits-monthly", "20000")
-	if err != nil || !strings.Contains(out, "enterprise: 300 requests/minute, 20000 credits a month") {
+	if err != nil || !strings.Contains(out, "enterprise: 300 requests/minute, 20000 credits a month; 20000 credits granted, balance now 20255") {
 		t.Fatalf("plan set: %q %v", out, err)
+	}
+	// Setting it again grants nothing more.
+	out, err = ctl(t, "plan", "set", "--email", email, "--plan", "enterprise", "--rate-limit", "300", "--credits-monthly", "20000")
+	if err != nil || !strings.Contains(out, "0 credits granted, balance now 20255") {
+		t.Fatalf("plan set again: %q %v", out, err)
 	}
 	acc, err := accounts.Get(ctx, reg.AccountID)
 	if err != nil || acc.Plan != "enterprise" || acc.RateLimit != 300 || acc.CreditsMonthly != 20000 {
@@ -66,6 +91,16 @@ func TestOperatorCommands(t *testing.T) {
 	}
 	if _, err := ctl(t, "plan", "set", "--email", email, "--plan", "platinum"); err == nil {
 		t.Fatal("an unknown plan was accepted")
+	}
+	// An account paying through Stripe follows its subscription: refused.
+	if _, err := pool.Exec(ctx, `UPDATE accounts SET stripe_subscription_id = 'sub_ctl_' || id::text WHERE id = $1`, reg.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := ctl(t, "plan", "set", "--email", email, "--plan", "pro"); err == nil || !strings.Contains(err.Error(), "Stripe subscription") {
+		t.Fatalf("plan set on a Stripe account: %q %v", out, err)
+	}
+	if acc, _ := accounts.Get(ctx, reg.AccountID); acc.Plan != "enterprise" {
+		t.Fatalf("a refused plan set changed the plan to %s", acc.Plan)
 	}
 }
 

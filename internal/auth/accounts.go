@@ -98,7 +98,7 @@ func (a *Accounts) Register(ctx context.Context, email, keyName string) (Registr
 	}
 	now := a.clock.Now()
 	reg := Registration{AccountID: uuid.New(), Key: key, Plan: plan.Free}
-	_, start, end := credits.FreePeriodAt(now, now)
+	_, start, end := credits.MonthlyPeriodAt(now, now)
 	err = postgres.InTx(ctx, a.pool, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `
 			INSERT INTO accounts (id, email, plan, rate_limit, credits_monthly, period_anchor, period_start, period_end, created_at, updated_at)
@@ -115,7 +115,7 @@ func (a *Accounts) Register(ctx context.Context, email, keyName string) (Registr
 		}
 		reg.Credits, err = a.ledger.GrantTx(ctx, tx, credits.Grant{AccountID: reg.AccountID,
 			Amount: plan.Free.CreditsMonthly, IssuedAt: start, ExpiresAt: end,
-			Source: credits.SourceFreeMonthly, SourceRef: credits.FreeGrantRef(start, 0)})
+			Source: credits.SourceFreeMonthly, SourceRef: credits.PeriodGrantRef(start, 0)})
 		return err
 	})
 	return reg, err
@@ -148,20 +148,17 @@ func getAccount(ctx context.Context, q postgres.Querier, where string, arg any) 
 	return ac, nil
 }
 
-// SetPlan puts an account on a plan with the given rate limit and monthly credits (operator
-// support and billing use it) and makes every replica apply the new limit on the next request.
+// SetPlan puts an account without a Stripe subscription on a plan with the given rate limit
+// and monthly credits (operator terms), grants what the change brings (credits.Ledger.SetPlan)
+// and makes every replica apply the new limit on the next request.
 func (a *Accounts) SetPlan(ctx context.Context, id uuid.UUID, planName string, rateLimit, creditsMonthly int) error {
-	if _, err := plan.Lookup(planName); err != nil {
+	p, err := plan.Lookup(planName)
+	if err != nil {
 		return apperr.Invalid("%v", err)
 	}
-	tag, err := a.pool.Exec(ctx, `
-		UPDATE accounts SET plan = $2, rate_limit = $3, credits_monthly = $4, updated_at = $5 WHERE id = $1`,
-		id, planName, rateLimit, creditsMonthly, a.clock.Now())
-	if err != nil {
-		return fmt.Errorf("auth: set plan: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return apperr.New(apperr.NotFound, "account not found")
+	p.RateLimit, p.CreditsMonthly = rateLimit, creditsMonthly
+	if _, err := a.ledger.SetPlan(ctx, id, p); err != nil {
+		return err
 	}
 	return a.AccountChanged(ctx, id)
 }

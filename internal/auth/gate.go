@@ -276,7 +276,7 @@ func (g *Gate) Revoked(ctx context.Context, account, key uuid.UUID) error {
 }
 
 func (g *Gate) renew(ctx context.Context, account uuid.UUID) error {
-	if _, _, err := g.ledger.RenewFreePeriod(ctx, account); err != nil {
+	if _, _, err := g.ledger.RenewPeriod(ctx, account); err != nil {
 		return err
 	}
 	return g.Refresh(ctx, account)

@@ -39,9 +39,6 @@ const CodeNoBillingAccount = "NO_BILLING_ACCOUNT"
 // CheckoutLifetime is how long a checkout session can be paid (SPEC.md: 24 hours).
 const CheckoutLifetime = 24 * time.Hour
 
-// CreditLifetimeMonths is how long paid credits last after issue (SPEC.md credit rule 3).
-const CreditLifetimeMonths = 12
-
 // Prices are the Stripe price ids of each paid plan and cycle.
 type Prices struct {
 	ProMonthly, ProAnnual, ScaleMonthly, ScaleAnnual string

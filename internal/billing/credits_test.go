@@ -26,7 +26,7 @@ func TestCreditRules(t *testing.T) {
 		}
 		for i := 1; i <= 3; i++ {
 			h.clock.Set(months(i))
-			if ok, _, err := h.ledger.RenewFreePeriod(h.ctx, acct); err != nil || !ok {
+			if ok, _, err := h.ledger.RenewPeriod(h.ctx, acct); err != nil || !ok {
 				t.Fatalf("renew %d: %v %v", i, ok, err)
 			}
 			if b := h.balance(acct); b != 50 {
@@ -244,7 +244,7 @@ func TestCreditRules(t *testing.T) {
 		// Later free months renew, whatever the earlier free periods were called.
 		for i := 3; i <= 4; i++ {
 			h.clock.Set(months(i))
-			if ok, _, err := h.ledger.RenewFreePeriod(h.ctx, acct); err != nil || !ok {
+			if ok, _, err := h.ledger.RenewPeriod(h.ctx, acct); err != nil || !ok {
 				t.Fatalf("renew: %v %v", ok, err)
 			}
 			if b := h.balance(acct); b != 850+1000+50 {

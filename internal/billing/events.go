@@ -291,7 +291,7 @@ func (s *Service) upgrade(ctx context.Context, tx pgx.Tx, acct account, st subSt
 	}
 	n := 0
 	if diff := allocation(p, st.Cycle) - allocation(old, acct.Cycle); diff > 0 {
-		g := credits.Grant{AccountID: acct.ID, Amount: diff, IssuedAt: now, ExpiresAt: clock.AddMonths(now, CreditLifetimeMonths),
+		g := credits.Grant{AccountID: acct.ID, Amount: diff, IssuedAt: now, ExpiresAt: clock.AddMonths(now, credits.LifetimeMonths),
 			Source: credits.SourcePaid, SourceRef: fmt.Sprintf("upgrade:%s:%s:%s:%d", st.ID, p.Name, st.Cycle, acct.PeriodStart.Unix())}
 		if st.Cycle == Monthly {
 			g.Cap = p.RolloverCap()
@@ -339,7 +339,7 @@ func (s *Service) toFree(ctx context.Context, tx pgx.Tx, acct account) (eventRes
 func (s *Service) grantPaid(ctx context.Context, tx pgx.Tx, accountID uuid.UUID, p plan.Plan, cycle, ref string) (int, error) {
 	now := s.clock.Now()
 	g := credits.Grant{AccountID: accountID, Amount: allocation(p, cycle), IssuedAt: now,
-		ExpiresAt: clock.AddMonths(now, CreditLifetimeMonths), Source: credits.SourcePaid, SourceRef: ref}
+		ExpiresAt: clock.AddMonths(now, credits.LifetimeMonths), Source: credits.SourcePaid, SourceRef: ref}
 	if cycle == Monthly {
 		g.Cap = p.RolloverCap()
 	}

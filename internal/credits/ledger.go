@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,7 +22,14 @@ const (
 	SourceFreeMonthly = "free_monthly"
 	SourcePaid        = "subscription"
 	SourceOperator    = "operator"
+	// SourceOperatorMonthly is the monthly allocation of a plan an operator set (an
+	// enterprise arrangement, or a plan without a Stripe subscription).
+	SourceOperatorMonthly = "operator_monthly"
 )
+
+// LifetimeMonths is the longest credits last: they expire at most 12 months after issue
+// (product credit rule 3). GrantTx refuses a grant that would outlive it.
+const LifetimeMonths = 12
 
 // Ledger reads and writes credits. Every change to an account's grants first locks the
 // account row, so reservations, refunds and grants of one account are serialised and the
@@ -35,7 +41,7 @@ type Ledger struct {
 }
 
 // OnChange sets a function called after the ledger commits a change to an account's credits
-// in its own transaction (Reserve, Settle, Refund, Grant, RenewFreePeriod). Callers of the
+// in its own transaction (Reserve, Settle, Refund, Grant, RenewPeriod, SetPlan). Callers of the
 // Tx variants call Notify after their commit.
 func (l *Ledger) OnChange(fn func(ctx context.Context, accountID uuid.UUID)) { l.onChange = fn }
 
@@ -67,10 +73,15 @@ type Grant struct {
 }
 
 // GrantTx adds a grant inside tx and returns the credits actually granted (less than asked
-// when cut by Cap, 0 when the same source and reference were granted before).
+// when cut by Cap, 0 when the same source and reference were granted before). A grant that
+// would expire more than LifetimeMonths after its issue is refused with VALIDATION_ERROR.
 func (l *Ledger) GrantTx(ctx context.Context, tx pgx.Tx, g Grant) (int, error) {
 	if g.Amount <= 0 {
 		return 0, fmt.Errorf("credits: grant of %d", g.Amount)
+	}
+	if latest := clock.AddMonths(g.IssuedAt, LifetimeMonths); g.ExpiresAt.After(latest) {
+		return 0, apperr.Invalid("credits expire at most %d months after issue: a grant issued %s can expire %s at the latest, not %s",
+			LifetimeMonths, g.IssuedAt.UTC().Format(time.RFC3339), latest.UTC().Format(time.RFC3339), g.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	if err := lockAccount(ctx, tx, g.AccountID); err != nil {
 		return 0, err
@@ -123,6 +134,14 @@ func (l *Ledger) Balance(ctx context.Context, accountID uuid.UUID) (int, error) 
 
 // ReserveTx takes amount credits for a call inside tx, from the grants that expire first. It
 // takes all of them or none: with too few it returns INSUFFICIENT_CREDITS.
+//
+// Spend order: soonest expiry first, ties to the grant recorded first. Every plan grant
+// (paid, annual, operator monthly) lasts LifetimeMonths from issue, so among them this is
+// the oldest first, as the product's credit rules say. The orders differ only for a grant
+// that lives shorter than 12 months (the free month's credits kept after an upgrade, an
+// operator grant with a short --expires-in); spending it first is what keeps it from
+// expiring unused while credits that would last longer are spent, so the caller never loses
+// credits to the order.
 //
 // The account lock and the reservation go to the server as one pipelined batch (one round
 // trip); they still run in order, and the reservation statement reads the grants with a
@@ -267,97 +286,6 @@ func (l *Ledger) Refund(ctx context.Context, id uuid.UUID) (bool, error) {
 	return ok, err
 }
 
-// RenewFreePeriod starts the free account's current monthly period when the stored one has
-// ended: a fresh monthly grant that expires when that period ends, so nothing rolls over.
-// It reports whether it renewed; a paid account or a current period changes nothing.
-func (l *Ledger) RenewFreePeriod(ctx context.Context, accountID uuid.UUID) (bool, time.Time, error) {
-	var renewed bool
-	var end time.Time
-	err := postgres.InTx(ctx, l.pool, func(tx pgx.Tx) error {
-		var plan string
-		var anchor time.Time
-		var monthly int
-		err := tx.QueryRow(ctx, `
-			SELECT plan, period_anchor, period_end, credits_monthly FROM accounts WHERE id = $1 FOR UPDATE`,
-			accountID).Scan(&plan, &anchor, &end, &monthly)
-		if err != nil {
-			return fmt.Errorf("credits: renew: %w", err)
-		}
-		now := l.clock.Now()
-		if plan != "free" || now.Before(end) {
-			return nil
-		}
-		k, start, next := FreePeriodAt(anchor, now)
-		end = next
-		if _, err := tx.Exec(ctx, `
-			UPDATE accounts SET period_index = $2, period_start = $3, period_end = $4, updated_at = $5 WHERE id = $1`,
-			accountID, k, start, next, now); err != nil {
-			return fmt.Errorf("credits: renew period: %w", err)
-		}
-		renewed = true
-		if monthly <= 0 {
-			return nil
-		}
-		_, err = l.GrantTx(ctx, tx, Grant{AccountID: accountID, Amount: monthly, IssuedAt: start, ExpiresAt: next,
-			Source: SourceFreeMonthly, SourceRef: FreeGrantRef(anchor, k)})
-		return err
-	})
-	if renewed {
-		l.Notify(ctx, accountID)
-	}
-	return renewed, end, err
-}
-
-// RenewDueFreePeriods renews every free account whose period has ended; the worker runs it
-// periodically so balances are right even for accounts that make no request.
-func (l *Ledger) RenewDueFreePeriods(ctx context.Context) (int, error) {
-	rows, err := l.pool.Query(ctx, `
-		SELECT id FROM accounts WHERE plan = 'free' AND period_end <= $1 ORDER BY period_end LIMIT 1000`, l.clock.Now())
-	if err != nil {
-		return 0, fmt.Errorf("credits: due periods: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return 0, fmt.Errorf("credits: due periods: %w", err)
-	}
-	n := 0
-	for _, id := range ids {
-		ok, _, err := l.RenewFreePeriod(ctx, id)
-		if err != nil {
-			return n, err
-		}
-		if ok {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// FreeGrantRef names the free grant of period k of the run of periods starting at anchor, so
-// a repeated renewal cannot grant twice and a new run (an account back on free) never
-// collides with an earlier one.
-func FreeGrantRef(anchor time.Time, k int) string {
-	return strconv.FormatInt(anchor.Unix(), 10) + ":" + strconv.Itoa(k)
-}
-
-// FreePeriodAt returns the index, start and end of the monthly period containing now, for
-// periods counted in calendar months from anchor.
-func FreePeriodAt(anchor, now time.Time) (int, time.Time, time.Time) {
-	if now.Before(anchor) {
-		return 0, anchor, clock.AddMonths(anchor, 1)
-	}
-	y1, m1, _ := anchor.Date()
-	y2, m2, _ := now.Date()
-	k := (y2-y1)*12 + int(m2-m1)
-	for k > 0 && clock.AddMonths(anchor, k).After(now) {
-		k--
-	}
-	for !clock.AddMonths(anchor, k+1).After(now) {
-		k++
-	}
-	return k, clock.AddMonths(anchor, k), clock.AddMonths(anchor, k+1)
-}
-
 // Call is one settled call, for usage reports.
 type Call struct {
 	Endpoint    string    `json:"endpoint"`
@@ -372,6 +300,7 @@ type Usage struct {
 	RateLimit      int
 	CreditsMonthly int
 	PeriodStart    time.Time
+	PeriodEnd      time.Time
 	Used           int
 	Balance        int
 	Recent         []Call
@@ -380,11 +309,20 @@ type Usage struct {
 	NextExpiry *time.Time
 }
 
+// Limit is the current period's allocation: the monthly credits, or twelve months' worth on
+// annual billing, whose period is a year and whose credits come upfront.
+func (u Usage) Limit() int {
+	if u.BillingCycle == "annual" {
+		return 12 * u.CreditsMonthly
+	}
+	return u.CreditsMonthly
+}
+
 // Usage reads the account's usage in one round trip.
 func (l *Ledger) Usage(ctx context.Context, accountID uuid.UUID) (Usage, error) {
 	var u Usage
 	err := l.pool.QueryRow(ctx, `
-		SELECT a.plan, a.billing_cycle, a.rate_limit, a.credits_monthly, a.period_start,
+		SELECT a.plan, a.billing_cycle, a.rate_limit, a.credits_monthly, a.period_start, a.period_end,
 			(SELECT COALESCE(sum(amount), 0) FROM reservations
 				WHERE account_id = a.id AND status = 'settled' AND created_at >= a.period_start),
 			`+BalanceSQL("a.id", "$2")+`,
@@ -394,7 +332,7 @@ func (l *Ledger) Usage(ctx context.Context, accountID uuid.UUID) (Usage, error) 
 					WHERE account_id = a.id AND status = 'settled' ORDER BY created_at DESC LIMIT 20) r),
 			(SELECT min(expires_at) FROM credit_grants WHERE account_id = a.id AND remaining > 0 AND expires_at > $2)
 		FROM accounts a WHERE a.id = $1`, accountID, l.clock.Now()).
-		Scan(&u.Plan, &u.BillingCycle, &u.RateLimit, &u.CreditsMonthly, &u.PeriodStart, &u.Used, &u.Balance, &u.Recent, &u.NextExpiry)
+		Scan(&u.Plan, &u.BillingCycle, &u.RateLimit, &u.CreditsMonthly, &u.PeriodStart, &u.PeriodEnd, &u.Used, &u.Balance, &u.Recent, &u.NextExpiry)
 	if err != nil {
 		return u, fmt.Errorf("credits: usage: %w", err)
 	}

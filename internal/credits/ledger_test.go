@@ -270,14 +270,14 @@ func TestFreePeriodRenewsWithoutRollover(t *testing.T) {
 	if _, err := l.Reserve(ctx, acc, 5, "/x"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _, _ := l.RenewFreePeriod(ctx, acc); ok {
+	if ok, _, _ := l.RenewPeriod(ctx, acc); ok {
 		t.Fatal("renewed within the first period")
 	}
 	clk.Set(time.Date(2026, 2, 28, 10, 0, 0, 0, time.UTC)) // the next period starts 28 February
 	if b := balance(t, l, acc); b != 0 {
 		t.Fatalf("balance %d once the period ended, want 0 (no rollover)", b)
 	}
-	ok, end, err := l.RenewFreePeriod(ctx, acc)
+	ok, end, err := l.RenewPeriod(ctx, acc)
 	if err != nil || !ok {
 		t.Fatalf("renew: %v %v", ok, err)
 	}
@@ -287,12 +287,12 @@ func TestFreePeriodRenewsWithoutRollover(t *testing.T) {
 	if b := balance(t, l, acc); b != 50 {
 		t.Fatalf("balance %d after renewal, want 50", b)
 	}
-	if ok, _, _ := l.RenewFreePeriod(ctx, acc); ok {
+	if ok, _, _ := l.RenewPeriod(ctx, acc); ok {
 		t.Fatal("renewed twice in one period")
 	}
 	// Months without requests: the periodic sweep catches up to the current period only.
 	clk.Set(time.Date(2026, 6, 5, 0, 0, 0, 0, time.UTC))
-	n, err := l.RenewDueFreePeriods(ctx)
+	n, err := l.RenewDuePeriods(ctx)
 	if err != nil || n < 1 {
 		t.Fatalf("sweep renewed %d, %v", n, err)
 	}
@@ -301,7 +301,7 @@ func TestFreePeriodRenewsWithoutRollover(t *testing.T) {
 	}
 }
 
-func TestFreePeriodAt(t *testing.T) {
+func TestMonthlyPeriodAt(t *testing.T) {
 	anchor := time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
 	cases := []struct {
 		now        time.Time
@@ -314,9 +314,9 @@ func TestFreePeriodAt(t *testing.T) {
 		{time.Date(2027, 1, 31, 12, 0, 0, 0, time.UTC), 12, time.Date(2027, 1, 31, 12, 0, 0, 0, time.UTC), time.Date(2027, 2, 28, 12, 0, 0, 0, time.UTC)},
 	}
 	for _, c := range cases {
-		k, s, e := credits.FreePeriodAt(anchor, c.now)
+		k, s, e := credits.MonthlyPeriodAt(anchor, c.now)
 		if k != c.k || !s.Equal(c.start) || !e.Equal(c.end) {
-			t.Errorf("FreePeriodAt(%v) = %d %v %v; want %d %v %v", c.now, k, s, e, c.k, c.start, c.end)
+			t.Errorf("MonthlyPeriodAt(%v) = %d %v %v; want %d %v %v", c.now, k, s, e, c.k, c.start, c.end)
 		}
 	}
 }

@@ -76,7 +76,8 @@ func (s *server) register(c *fiber.Ctx) error {
 }
 
 // usage answers from the replica's cache while the account's state version is unchanged and
-// no grant has expired since; any credit or plan change gives the account a new version.
+// no grant has expired since; any credit or plan change (a renewed period too) gives the
+// account a new version.
 func (s *server) usage(c *fiber.Ctx) error {
 	p := principalOf(c)
 	now := s.Clock.Now()
@@ -89,15 +90,13 @@ func (s *server) usage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	limit := u.CreditsMonthly
-	if u.BillingCycle == "annual" {
-		limit *= 12
-	}
 	body, err := json.Marshal(fiber.Map{"success": true, "data": fiber.Map{
 		"plan":              u.Plan,
 		"credits_used":      u.Used,
-		"credits_limit":     limit,
+		"credits_limit":     u.Limit(),
 		"credits_remaining": u.Balance,
+		"period_start":      u.PeriodStart.UTC(),
+		"period_end":        u.PeriodEnd.UTC(),
 		"rate_limit":        u.RateLimit,
 		"recent_calls":      u.Recent,
 		"upgrade_url":       s.DashboardURL + "/billing",

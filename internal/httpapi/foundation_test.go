@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contentapi/contentapi/internal/auth"
+	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/httpapi"
 	"github.com/contentapi/contentapi/internal/testenv"
 )
@@ -338,8 +339,13 @@ func TestUsageAccountAndInfo(t *testing.T) {
 	d := r.data()
 	got := keysOf(d)
 	sort.Strings(got)
-	if strings.Join(got, " ") != "credits_limit credits_remaining credits_used plan rate_limit recent_calls upgrade_url" {
+	if strings.Join(got, " ") != "credits_limit credits_remaining credits_used period_end period_start plan rate_limit recent_calls upgrade_url" {
 		t.Fatalf("usage fields %v", got)
+	}
+	// The period is the account's, in UTC ISO 8601.
+	if a, err := s.Accounts.Get(context.Background(), acc); err != nil || d["period_start"] != a.PeriodStart.UTC().Format(time.RFC3339Nano) ||
+		d["period_end"] != a.PeriodEnd.UTC().Format(time.RFC3339Nano) || !a.PeriodEnd.Equal(clock.AddMonths(a.PeriodStart, 1)) {
+		t.Fatalf("usage period %v..%v, account %+v %v", d["period_start"], d["period_end"], a, err)
 	}
 	if d["plan"] != "free" || d["credits_used"] != float64(0) || d["credits_limit"] != float64(50) ||
 		d["credits_remaining"] != float64(50) || d["rate_limit"] != float64(10) || d["upgrade_url"] != "https://dash.test/billing" {
@@ -403,10 +409,16 @@ func TestFreeCreditsRenewOnFirstRequestOfNewPeriod(t *testing.T) {
 	if d := do(t, "GET", s.URL+"/v1/usage", key, nil).data(); d["credits_remaining"] != float64(10) {
 		t.Fatalf("before: %v", d)
 	}
+	before := do(t, "GET", s.URL+"/v1/usage", key, nil).data()
 	s.Clock.Advance(32 * 24 * time.Hour)
 	d := do(t, "GET", s.URL+"/v1/usage", key, nil).data()
 	if d["credits_remaining"] != float64(50) || d["credits_used"] != float64(0) {
 		t.Fatalf("new period: %v (want 50 remaining, no rollover, 0 used)", d)
+	}
+	// The period moved on by a month: the new one starts where the old one ended.
+	end, _ := time.Parse(time.RFC3339, before["period_end"].(string))
+	if d["period_start"] != before["period_end"] || d["period_end"] != clock.AddMonths(end, 1).Format(time.RFC3339Nano) {
+		t.Fatalf("period %v..%v after %v..%v", d["period_start"], d["period_end"], before["period_start"], before["period_end"])
 	}
 }
 
