@@ -415,6 +415,26 @@ func TestDockerfileBuildsTheBinaries(t *testing.T) {
 	}
 }
 
+// No binary links test code: a helper package of ours (billingtest, faulttest, openapitest,
+// testenv) or the OpenAPI validator the tests check answers with. Every start of every
+// binary would pay for it (openapitest's validator alone added 20 package inits and 1 MB).
+func TestBinariesCarryNoTestCode(t *testing.T) {
+	out, err := goCommand("list", "-deps", "-f", "{{.ImportPath}}", "./cmd/...")
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/...: %v\n%s", err, out)
+	}
+	var linked []string
+	for _, pkg := range strings.Fields(out) {
+		ours, isOurs := strings.CutPrefix(pkg, module+"/")
+		if (isOurs && strings.Contains(path.Base(ours), "test")) || strings.HasPrefix(pkg, "github.com/pb33f/") {
+			linked = append(linked, pkg)
+		}
+	}
+	if len(linked) > 0 {
+		t.Errorf("the binaries of cmd/ link packages only tests may import:\n%s", strings.Join(linked, "\n"))
+	}
+}
+
 // Every container runs an image deploy/Dockerfile builds, the one for its role, with the
 // image's own entrypoint.
 func TestContainersUseTheBuiltImages(t *testing.T) {
