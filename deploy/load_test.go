@@ -393,6 +393,26 @@ func (m manifestSet) workloads() []workload {
 	return out
 }
 
+// container is one container of a workload.
+type container struct {
+	corev1.Container
+	obj  *object
+	role string
+}
+
+func (c container) String() string { return fmt.Sprintf("%v container %s", c.obj, c.Name) }
+
+// containers lists every container of every workload.
+func (m manifestSet) containers() []container {
+	var out []container
+	for _, w := range m.workloads() {
+		for _, c := range w.pod.Spec.Containers {
+			out = append(out, container{Container: c, obj: w.obj, role: w.role})
+		}
+	}
+	return out
+}
+
 // roleOf maps a Deployment name to the binary it runs: contentapi-api runs api.
 func roleOf(name string) string {
 	return strings.TrimPrefix(name, "contentapi-")

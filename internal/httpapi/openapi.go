@@ -3,19 +3,21 @@ package httpapi
 import (
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/contentapi/contentapi/internal/openapi"
 )
 
-// openapiDocument serves the OpenAPI document, its servers naming this deployment.
+// openapiDocument serves the OpenAPI document, its servers naming this deployment. It is
+// rendered on the first request, not at start: few callers ask for it.
 func (s *server) openapiDocument() fiber.Handler {
-	body := openapi.JSON(s.PublicBaseURL)
+	body := sync.OnceValue(func() []byte { return openapi.JSON(s.PublicBaseURL) })
 	return func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 		c.Set(fiber.HeaderCacheControl, "public, max-age=300")
-		return c.Send(body)
+		return c.Send(body())
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/contentapi/contentapi/internal/httpapi"
 	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/openapi"
+	"github.com/contentapi/contentapi/internal/openapi/openapitest"
 )
 
 // validateAgainstSpec checks one response of the API against the OpenAPI document: its
@@ -42,7 +43,7 @@ func validateAgainstSpec(t testing.TB, method, rawURL string, r response) {
 	if strings.HasPrefix(u.Path, "/test/") || strings.HasPrefix(u.Path, "/admin/") || u.Path == "/admin" || u.Path == "/metrics" {
 		return
 	}
-	if err := openapi.ValidateResponse(method, u.Path, r.Status, r.Header, []byte(r.Raw)); err != nil {
+	if err := openapitest.ValidateResponse(method, u.Path, r.Status, r.Header, []byte(r.Raw)); err != nil {
 		t.Errorf("%v\nbody: %.2000s", err, r.Raw)
 	}
 	specCoverage.record(method, u.Path, r.Status)
@@ -140,7 +141,7 @@ func expect(t *testing.T, what string, r response, status int, code string) resp
 var externalRef = regexp.MustCompile(`(?i)(src|href)\s*=\s*"(https?:)?//`)
 
 func testDocumentAndDocs(t *testing.T) {
-	if err := openapi.ValidateDocument(); err != nil {
+	if err := openapitest.ValidateDocument(); err != nil {
 		t.Fatal(err)
 	}
 	s := startServer(t)
@@ -341,7 +342,7 @@ func testEveryEndpoint(t *testing.T) {
 		select {
 		case h := <-hooks:
 			events[h.header.Get("X-ContentAPI-Event")] = true
-			if err := openapi.ValidateWebhook("jobFinished", h.header, h.body); err != nil {
+			if err := openapitest.ValidateWebhook("jobFinished", h.header, h.body); err != nil {
 				t.Errorf("%v\nbody: %s", err, h.body)
 			}
 		case <-time.After(30 * time.Second):

@@ -1,7 +1,7 @@
 // Package openapi holds the API's OpenAPI 3.1 document (openapi.yaml, embedded), serves it as
-// JSON, bundles the human-readable reference (Redoc, see docs/decisions.md) and validates responses
-// against the document, so tests can prove the API and its description agree. It imports
-// neither Fiber nor anything of the service: the HTTP layer adapts the accessors.
+// JSON and bundles the human-readable reference (Redoc, see docs/decisions.md). It imports neither
+// Fiber nor anything of the service: the HTTP layer adapts the accessors. Validating the API
+// against the document is openapitest's, which only tests import.
 package openapi
 
 import (
@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -20,9 +21,11 @@ var source []byte
 // YAML returns the document's source, as written.
 func YAML() []byte { return bytes.Clone(source) }
 
-// root is the parsed source; parsed once at start, so a broken document stops the process
-// (and every test) at once.
-var root = mustParse(source)
+// root is the parsed source, parsed on first use rather than at init: parsing and rendering
+// the document allocates more than every other package's init together, and the api serves
+// it only when asked. A broken document still panics on first use (every test of this
+// package and of internal/httpapi parses it, so one cannot reach a release).
+var root = sync.OnceValue(func() *yaml.Node { return mustParse(source) })
 
 func mustParse(src []byte) *yaml.Node {
 	var doc yaml.Node
@@ -42,7 +45,7 @@ func mustParse(src []byte) *yaml.Node {
 // servers list names it alone, so the reference and generated clients point at the
 // deployment that served it.
 func JSON(serverURL string) []byte {
-	out, err := render(root, serverURL)
+	out, err := render(root(), serverURL)
 	if err != nil {
 		panic(err) // mustParse rendered the same tree already
 	}
@@ -51,9 +54,10 @@ func JSON(serverURL string) []byte {
 
 // Version is the document's info.version, the API's version string.
 func Version() string {
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == "info" {
-			info := root.Content[i+1]
+	doc := root()
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if doc.Content[i].Value == "info" {
+			info := doc.Content[i+1]
 			for j := 0; j+1 < len(info.Content); j += 2 {
 				if info.Content[j].Value == "version" {
 					return info.Content[j+1].Value

@@ -17,8 +17,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,19 +45,18 @@ var installOnce sync.Once
 
 // stripeMockBinary finds stripe-mock: $STRIPE_MOCK_BIN, or $(go env GOPATH)/bin/stripe-mock,
 // installing it there when absent.
-func stripeMockBinary(t testing.TB) string {
-	t.Helper()
+func stripeMockBinary() (string, error) {
 	if p := os.Getenv("STRIPE_MOCK_BIN"); p != "" {
-		return p
+		return p, nil
 	}
 	out, err := exec.Command("go", "env", "GOPATH").Output()
 	if err != nil {
-		t.Fatalf("billingtest: go env GOPATH: %v", err)
+		return "", fmt.Errorf("go env GOPATH: %w", err)
 	}
 	gopath := strings.TrimSpace(strings.Split(string(out), string(os.PathListSeparator))[0])
 	bin := filepath.Join(gopath, "bin", "stripe-mock")
 	if _, err := os.Stat(bin); err == nil {
-		return bin
+		return bin, nil
 	}
 	var installErr error
 	installOnce.Do(func() {
@@ -65,69 +66,135 @@ func stripeMockBinary(t testing.TB) string {
 		}
 	})
 	if installErr != nil {
-		t.Fatalf("billingtest: install stripe-mock %s: %v", StripeMockVersion, installErr)
+		return "", fmt.Errorf("install stripe-mock %s: %w", StripeMockVersion, installErr)
 	}
-	return bin
+	return bin, nil
 }
 
-// StripeMock starts stripe-mock on free loopback ports and returns its HTTP base URL. It is
-// stopped when the test ends.
+// stripeMock is the test binary's stripe-mock process.
+type stripeMock struct {
+	url    string
+	pid    int
+	exited chan struct{} // closed when the process has exited
+	err    error         // why it exited, once exited is closed
+	log    tailBuffer
+}
+
+// The tests of a package share one stripe-mock: it keeps no state between requests (each
+// answer is built from its fixtures and the request), so sharing it keeps tests independent,
+// and each start costs about a second and 70 MB.
+var (
+	mockOnce  sync.Once
+	mock      *stripeMock
+	mockStart error
+)
+
+// StripeMock returns the HTTP base URL of the test binary's stripe-mock, started on free
+// loopback ports by the first caller. It runs until the test binary exits (the kernel kills
+// it then, however the binary ends).
 func StripeMock(t testing.TB) string {
 	t.Helper()
-	bin := stripeMockBinary(t)
-	cmd := exec.Command(bin, "-http-addr", "127.0.0.1:0", "-https-addr", "127.0.0.1:0")
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("billingtest: start stripe-mock: %v", err)
+	mockOnce.Do(func() { mock, mockStart = startStripeMock() })
+	if mockStart != nil {
+		t.Fatalf("billingtest: %v", mockStart)
 	}
+	select {
+	case <-mock.exited:
+		t.Fatalf("billingtest: stripe-mock exited: %v\n%s", mock.err, mock.log.String())
+	default:
+	}
+	return mock.url
+}
+
+func startStripeMock() (*stripeMock, error) {
+	bin, err := stripeMockBinary()
+	if err != nil {
+		return nil, err
+	}
+	m := &stripeMock{exited: make(chan struct{})}
 	addr := make(chan string, 1)
-	var logMu sync.Mutex
-	var log bytes.Buffer
+	started := make(chan error, 1)
+	// Pdeathsig fires when the thread that started the process ends, not the process: start
+	// it from a goroutine locked to its thread, which lives until stripe-mock exits.
 	go func() {
-		sc := bufio.NewScanner(pr)
+		runtime.LockOSThread()
+		cmd := exec.Command(bin, "-http-addr", "127.0.0.1:0", "-https-addr", "127.0.0.1:0")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			started <- err
+			return
+		}
+		cmd.Stderr = cmd.Stdout
+		if err := cmd.Start(); err != nil {
+			started <- fmt.Errorf("start stripe-mock: %w", err)
+			return
+		}
+		m.pid = cmd.Process.Pid
+		started <- nil
+		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			line := sc.Text()
-			logMu.Lock()
-			log.WriteString(line + "\n")
-			logMu.Unlock()
+			m.log.add(line)
 			if a, ok := strings.CutPrefix(line, "Listening for HTTP at address: "); ok {
-				addr <- strings.TrimSpace(a)
+				select {
+				case addr <- strings.TrimSpace(a):
+				default:
+				}
 			}
 		}
+		m.err = cmd.Wait()
+		close(m.exited)
 	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = pw.Close()
-	})
-	var base string
+	if err := <-started; err != nil {
+		return nil, err
+	}
 	select {
 	case a := <-addr:
-		base = "http://" + a
+		m.url = "http://" + a
+	case <-m.exited:
+		return nil, fmt.Errorf("stripe-mock exited before listening: %v\n%s", m.err, m.log.String())
 	case <-time.After(60 * time.Second):
-		logMu.Lock()
-		defer logMu.Unlock()
-		t.Fatalf("billingtest: stripe-mock did not report its address:\n%s", log.String())
+		return nil, fmt.Errorf("stripe-mock did not report its address:\n%s", m.log.String())
 	}
 	// It logs the address once listening; a bounded retry covers a slow first accept.
 	var lastErr error
 	for attempt := 0; attempt < 100; attempt++ {
-		req, _ := http.NewRequest(http.MethodGet, base+"/v1/customers?limit=1", nil)
+		req, _ := http.NewRequest(http.MethodGet, m.url+"/v1/customers?limit=1", nil)
 		req.SetBasicAuth(SecretKey, "")
 		res, err := http.DefaultClient.Do(req)
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return base
+				return m, nil
 			}
 			err = fmt.Errorf("status %d", res.StatusCode)
 		}
 		lastErr = err
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("billingtest: stripe-mock at %s not answering: %v", base, lastErr)
-	return ""
+	return nil, fmt.Errorf("stripe-mock at %s not answering: %v", m.url, lastErr)
+}
+
+// tailBuffer keeps the last lines stripe-mock printed, for failure messages.
+type tailBuffer struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (b *tailBuffer) add(line string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.lines) == 200 {
+		b.lines = b.lines[1:]
+	}
+	b.lines = append(b.lines, line)
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.lines, "\n")
 }
 
 // Request is one request the fake Stripe received.
@@ -147,7 +214,8 @@ type Stripe struct {
 	subs     map[string]map[string]any
 }
 
-// NewStripe starts stripe-mock and the fake in front of it.
+// NewStripe starts a fake of its own (its requests, promotion codes and subscriptions) in
+// front of the test binary's shared stripe-mock, stopped when the test ends.
 func NewStripe(t testing.TB) *Stripe {
 	t.Helper()
 	target, _ := url.Parse(StripeMock(t))

@@ -1,4 +1,8 @@
-package openapi
+// Package openapitest checks the API against its OpenAPI document (internal/openapi): the
+// document against the OpenAPI 3.1 schema, and answers and webhooks against the document.
+// It is imported by tests only, so the validator library (libopenapi-validator and its
+// JSON Schema engine) is linked into test binaries and never into the api binary.
+package openapitest
 
 import (
 	"bytes"
@@ -19,13 +23,15 @@ import (
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+
+	"github.com/contentapi/contentapi/internal/openapi"
 )
 
 // ErrUndocumented is returned (wrapped) by ValidateResponse for an operation the document
 // does not describe that answered anything but a documented 404.
 var ErrUndocumented = errors.New("openapi: operation not in the document")
 
-// The validator is built on first use only: serving the document needs none of it.
+// The validator is built on first use, once per test binary.
 var (
 	buildOnce sync.Once
 	built     *checker
@@ -50,7 +56,7 @@ type checker struct {
 
 func load() (*checker, error) {
 	buildOnce.Do(func() {
-		built, buildErr = newChecker(JSON(""))
+		built, buildErr = newChecker(openapi.JSON(""))
 	})
 	return built, buildErr
 }
@@ -92,7 +98,7 @@ func ValidateDocument() error {
 	if _, err := load(); err != nil {
 		return err
 	}
-	return validateSpec(JSON(""))
+	return validateSpec(openapi.JSON(""))
 }
 
 func validateSpec(spec []byte) error {
