@@ -104,8 +104,8 @@ type Analysis struct {
 
 // Register adds a handler for every analysis kind.
 func (a *Analysis) Register(mux *asynq.ServeMux) {
-	for _, s := range report.Specs {
-		mux.HandleFunc(s.Kind, a.handle)
+	for _, an := range report.Catalog {
+		mux.HandleFunc(string(an.Kind), a.handle)
 	}
 }
 
@@ -236,10 +236,6 @@ func (a *Analysis) store(ctx context.Context, j job.Job, result any, stop func()
 	}
 }
 
-// CodeSiteTooLarge is the error code of a job whose crawl result would exceed the
-// crawler's result limit (crawler.ErrSiteTooLarge); retrying cannot help.
-const CodeSiteTooLarge = "SITE_TOO_LARGE"
-
 // classify turns a run error into what the caller is told, and whether retrying is futile.
 func classify(err error) (code, message string, permanent bool) {
 	if e, ok := apperr.As(err); ok {
@@ -247,15 +243,15 @@ func classify(err error) (code, message string, permanent bool) {
 	}
 	switch {
 	case errors.Is(err, report.ErrBadJob):
-		return "JOB_FAILED", "The job could not be run. Nothing was charged.", true
+		return apperr.JobFailed, "The job could not be run. Nothing was charged.", true
 	case errors.Is(err, keywords.ErrPermanent):
-		return "PROVIDER_ERROR", "The keyword data provider refused the request. Nothing was charged.", true
+		return apperr.ProviderError, "The keyword data provider refused the request. Nothing was charged.", true
 	case errors.Is(err, crawler.ErrForbiddenAddress), errors.Is(err, crawler.ErrInvalidDomain):
 		return apperr.Validation, "The domain resolves to an address that cannot be crawled. Nothing was charged.", true
 	case errors.Is(err, crawler.ErrSiteTooLarge):
-		return CodeSiteTooLarge, "The site's pages carry more text than one audit can hold; audit fewer pages with max_pages. Nothing was charged.", true
+		return apperr.SiteTooLarge, "The site's pages carry more text than one audit can hold; audit fewer pages with max_pages. Nothing was charged.", true
 	case errors.Is(err, context.DeadlineExceeded):
-		return "JOB_FAILED", "The job took too long and was stopped. Nothing was charged.", false
+		return apperr.JobFailed, "The job took too long and was stopped. Nothing was charged.", false
 	}
-	return "PROVIDER_ERROR", "The analysis could not be completed: a data source did not answer. Nothing was charged.", false
+	return apperr.ProviderError, "The analysis could not be completed: a data source did not answer. Nothing was charged.", false
 }

@@ -3,8 +3,8 @@ package report
 import (
 	"context"
 	"fmt"
-	"github.com/contentapi/contentapi/internal/analysis"
 
+	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/keywords"
 )
@@ -49,7 +49,7 @@ func quotedList(items []string) string {
 
 // noPlanData is the NO_DATA error of a content plan (recommend, content map) with no keyword
 // to plan from.
-func (b *Builder) noPlanData(ctx context.Context, r strategyRequest, g *gathered) error {
+func (b *Builder) noPlanData(ctx context.Context, r planRequest, g *gathered) error {
 	market := r.Country + "/" + r.Language
 	var what string
 	switch {
