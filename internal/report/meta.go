@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/contentapi/contentapi/internal/keywords"
-	"github.com/contentapi/contentapi/internal/keywords/local"
 )
 
 // Data sources an answer names in meta.data_source.
@@ -64,7 +63,7 @@ func (c *rows) addGaps(gs []keywords.Gap) {
 // rows are "imported", "synthetic" or "mixed", with a warning whenever any is made up.
 func (b *Builder) meta(c rows, warnings []string) Meta {
 	m := Meta{DataSource: SourceProvider, Warnings: append([]string{}, warnings...)}
-	if b.Keywords.Name() != local.Name {
+	if b.Keywords.Name() != keywords.LocalName {
 		return m
 	}
 	switch {

@@ -11,6 +11,7 @@ import (
 	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/stem"
 )
 
 // Bounds of the data a content plan is built from.
@@ -262,12 +263,12 @@ func (b *Builder) plan(r planRequest, g *gathered) strategy {
 	top := make(map[string]bool)
 	for _, rk := range g.ranked {
 		if rk.Position >= 1 && rk.Position <= 3 {
-			top[analysis.NormalizePhrase(rk.Keyword.Keyword, lang)] = true
+			top[stem.Normalize(rk.Keyword.Keyword, lang)] = true
 		}
 	}
 	topRanked := 0
 	for _, k := range merged {
-		if top[analysis.NormalizePhrase(k.Keyword, lang)] {
+		if top[stem.Normalize(k.Keyword, lang)] {
 			topRanked++
 		}
 	}
@@ -318,7 +319,7 @@ func newHeadingIndex(pages []crawler.Page, lang string) headingIndex {
 	x := headingIndex{lang: lang, pages: pages, stems: make([]map[string]bool, len(pages))}
 	for i, p := range pages {
 		set := make(map[string]bool)
-		for _, s := range analysis.Stems(p.Title+" "+p.H1+" "+pathWords(p.FinalURL), lang) {
+		for _, s := range stem.Stems(p.Title+" "+p.H1+" "+pathWords(p.FinalURL), lang) {
 			set[s] = true
 		}
 		x.stems[i] = set
@@ -330,7 +331,7 @@ func newHeadingIndex(pages []crawler.Page, lang string) headingIndex {
 // together carry at least three quarters of the keyword's distinct stems (all of them for
 // keywords of up to three stems).
 func (x headingIndex) h2sFor(keyword string) []string {
-	kw := analysis.Stems(keyword, x.lang)
+	kw := stem.Stems(keyword, x.lang)
 	slices.Sort(kw)
 	kw = slices.Compact(kw)
 	if len(kw) == 0 {
