@@ -16,9 +16,9 @@ import (
 	"github.com/contentapi/contentapi/internal/keywords"
 )
 
-// DefaultThinWords is the main-content word count under which a page is thin when
+// defaultThinWords is the main-content word count under which a page is thin when
 // Builder.ThinWords is not set.
-const DefaultThinWords = 300
+const defaultThinWords = 300
 
 // auditLanguage is the language titles are stemmed in for cannibalization; an audit request
 // names no market, so the provider's rankings are read for us/en.
@@ -177,7 +177,7 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	out.Summary = AuditSummary{Total: out.PagesCrawled, Thin: len(out.ThinContent),
 		CannibalizationIssues: len(out.CannibalizationRisks), AvgWords: mean1(totalWords, len(out.Pages)),
 		Issues: issueSummary(issues)}
-	out.meta = Meta{DataSource: SourceCrawl, Warnings: []string{}}
+	out.meta = Meta{DataSource: sourceCrawl, Warnings: []string{}}
 	return out, nil
 }
 

@@ -64,5 +64,5 @@ func (b *Builder) thinWords() int {
 	if b.ThinWords > 0 {
 		return b.ThinWords
 	}
-	return DefaultThinWords
+	return defaultThinWords
 }

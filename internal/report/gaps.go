@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/keywords"
 )
 
@@ -37,10 +36,7 @@ func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
 		return GapsResult{}, err
 	}
 	if len(list.Unranked) == len(r.Competitors) {
-		return GapsResult{}, apperr.New(apperr.NoData, "This service holds no ranking data for %s in %s/%s, so no keyword gap "+
-			"can be found. Check the spelling of the competitor domains, name competitors that rank in this market, or have the "+
-			"operator import their rankings with `ctl import rankings FILE.csv`. Nothing was charged.",
-			quotedList(list.Unranked), r.Country, r.Language)
+		return GapsResult{}, noCompetitorData(list.Unranked, r.Country, r.Language)
 	}
 	res := GapsResult{Domain: r.Domain, Competitors: r.Competitors, Gaps: []GapRecord{}, TotalGaps: list.Total,
 		Source: b.Keywords.Name()}
