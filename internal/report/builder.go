@@ -22,7 +22,7 @@ type Builder struct {
 }
 
 // Run builds the answer of a job from its stored request with the catalogue's run function
-// of its kind; jobID names the answer where SPEC.md gives it an id (a recommendation plan's
+// of its kind; jobID names the answer where the API gives it an id (a recommendation plan's
 // plan_id). The API validated and normalised the request before storing it, so it is only
 // read here (see Analysis.ReadStored).
 func (b *Builder) Run(ctx context.Context, kind, jobID string, request []byte) (any, error) {

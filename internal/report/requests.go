@@ -1,6 +1,6 @@
 package report
 
-// Defaults of the requests' optional fields (DESIGN.md section 2).
+// Defaults of the requests' optional fields (docs and the OpenAPI document state them).
 const (
 	defaultCountry        = "us"
 	defaultLanguage       = "en"
