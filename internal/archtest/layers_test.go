@@ -46,6 +46,14 @@ var concrete = map[string][]string{
 	"internal/keywords/cache":      {"internal/keywords/", "internal/app", "cmd/"},
 }
 
+// frameworks are third-party packages only the named places may import (the prefixes of
+// package paths): Fiber stays in the HTTP adapters, asynq in the job adapters and wiring,
+// so the analyses and services below them are tested without either.
+var frameworks = map[string][]string{
+	"github.com/gofiber/fiber/v2": {"internal/httpapi", "internal/dashboard", "internal/app", "cmd/"},
+	"github.com/hibiken/asynq":    {"jobs", "internal/config", "internal/app", "cmd/"},
+}
+
 func TestImportsRunDownward(t *testing.T) {
 	pkgs := listPackages(t)
 	if len(pkgs) < 30 {
@@ -65,24 +73,27 @@ func TestCheckFindsViolations(t *testing.T) {
 		"internal/report":         {"internal/keywords/local"},
 		"internal/newthing":       {"internal/apperr"},
 		"cmd/worker":              {"internal/keywords/local", "internal/report"},
+		"internal/auth":           {"github.com/gofiber/fiber/v2/middleware/adaptor"},
 	}
 	got := check(pkgs)
 	for _, want := range []string{
 		"internal/keywords/local (floor 2) imports internal/analysis (floor 3)",
 		"internal/newthing has no floor",
 		"internal/report imports internal/keywords/local",
+		"internal/auth imports github.com/gofiber/fiber/v2/middleware/adaptor",
 	} {
 		if !slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, want) }) {
 			t.Errorf("check missed %q; found %q", want, got)
 		}
 	}
-	if len(got) != 3 {
-		t.Errorf("check found %d problems, want 3: %q", len(got), got)
+	if len(got) != 4 {
+		t.Errorf("check found %d problems, want 4: %q", len(got), got)
 	}
 }
 
-// check returns every import of pkgs (package → its imports, module-relative) that runs up
-// the floors or reaches a concrete provider, and every package without a floor.
+// check returns every import of pkgs (package → its imports, the module's relative to it)
+// that runs up the floors, reaches a concrete provider or a framework outside its places,
+// and every package without a floor.
 func check(pkgs map[string][]string) []string {
 	var problems []string
 	names := make([]string, 0, len(pkgs))
@@ -100,12 +111,24 @@ func check(pkgs map[string][]string) []string {
 			if f, ok := floorOf(imp); ok && f > floor {
 				problems = append(problems, fmt.Sprintf("%s (floor %d) imports %s (floor %d): the import runs back up", p, floor, imp, f))
 			}
-			if allowed, ok := concrete[imp]; ok && !slices.ContainsFunc(allowed, func(a string) bool { return strings.HasPrefix(p, a) }) {
+			if allowed, ok := concrete[imp]; ok && !within(p, allowed) {
 				problems = append(problems, fmt.Sprintf("%s imports %s: use the interface it implements", p, imp))
+			}
+			for fw, allowed := range frameworks {
+				if (imp == fw || strings.HasPrefix(imp, fw+"/")) && !within(p, allowed) {
+					problems = append(problems, fmt.Sprintf("%s imports %s: only %s may", p, imp, strings.Join(allowed, ", ")))
+				}
 			}
 		}
 	}
 	return problems
+}
+
+// within reports whether pkg is one of places or below one ending in "/".
+func within(pkg string, places []string) bool {
+	return slices.ContainsFunc(places, func(a string) bool {
+		return pkg == a || (strings.HasSuffix(a, "/") && strings.HasPrefix(pkg, a))
+	})
 }
 
 func floorOf(pkg string) (int, bool) {
@@ -119,7 +142,8 @@ func floorOf(pkg string) (int, bool) {
 	return 0, false
 }
 
-// listPackages runs go list over the module: each package's non-test imports within it.
+// listPackages runs go list over the module: each package's non-test imports, the module's
+// relative to it, others (outside the standard library) by their paths.
 func listPackages(t *testing.T) map[string][]string {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", module+"/...")
@@ -145,6 +169,8 @@ func listPackages(t *testing.T) map[string][]string {
 		for _, imp := range p.Imports {
 			if rel, ok := relative(imp); ok {
 				own = append(own, rel)
+			} else if strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+				own = append(own, imp)
 			}
 		}
 		if rel, ok := relative(p.ImportPath); ok {
