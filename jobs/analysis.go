@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
+	"github.com/sethvargo/go-retry"
 
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/crawler"
@@ -100,12 +102,27 @@ type Analysis struct {
 	MaxAttempts int
 	Log         *slog.Logger
 	Metrics     *metrics.Metrics
+	// Lifetime ends when the worker stops: hand-backs still being retried after their task
+	// returned (see release) stop with it. Nil means they stop only when they succeed.
+	Lifetime context.Context
+
+	background sync.WaitGroup
+}
+
+// Wait returns when no hand-back is being retried in the background any more; once
+// Lifetime has ended, that is soon.
+func (a *Analysis) Wait() { a.background.Wait() }
+
+// writeBackoff is how a write to PostgreSQL that failed is tried again: after 100 ms,
+// doubling to at most a second between tries.
+func writeBackoff() retry.Backoff {
+	return retry.WithCappedDuration(time.Second, retry.NewExponential(100*time.Millisecond))
 }
 
 // Register adds a handler for every analysis kind.
 func (a *Analysis) Register(mux *asynq.ServeMux) {
-	for _, s := range report.Specs {
-		mux.HandleFunc(s.Kind, a.handle)
+	for _, an := range report.Catalog {
+		mux.HandleFunc(string(an.Kind), a.handle)
 	}
 }
 
@@ -171,27 +188,33 @@ func (a *Analysis) handle(ctx context.Context, t *asynq.Task) error {
 
 // release hands the job back for its task's retry. A release that fails (PostgreSQL down)
 // is logged and tried again in the background, backing off to once a second, until it
-// succeeds, while this process lives: the task's retry may be lost with Redis in the same
-// outage, and a job released once PostgreSQL is back is queued again, which the sweep
-// re-sends within JOB_SWEEP_INTERVAL, where a job left running waits for its heartbeat to
-// go stale first. Release changes nothing once another runner took the job over.
+// succeeds or Lifetime ends: the task's retry may be lost with Redis in the same outage,
+// and a job released once PostgreSQL is back is queued again, which the sweep re-sends
+// within JOB_SWEEP_INTERVAL, where a job left running waits for its heartbeat to go stale
+// first. Release changes nothing once another runner took the job over.
 func (a *Analysis) release(ctx context.Context, j job.Job, log *slog.Logger) {
 	err := a.Jobs.Release(ctx, j.ID, j.Attempts)
 	if err == nil {
 		return
 	}
 	log.Error("job not handed back for its retry; trying again until PostgreSQL answers", "err", err)
-	go func() {
-		wait := 100 * time.Millisecond
-		for tries := 2; ; tries++ {
-			time.Sleep(wait)
-			wait = min(2*wait, time.Second)
-			if err := a.Jobs.Release(ctx, j.ID, j.Attempts); err == nil {
-				log.Info("job handed back for its retry after failed tries", "tries", tries)
-				return
-			}
+	lifetime := a.Lifetime
+	if lifetime == nil {
+		lifetime = context.Background()
+	}
+	a.background.Go(func() {
+		tries := 1
+		err := retry.Do(lifetime, writeBackoff(), func(ctx context.Context) error {
+			tries++
+			return retry.RetryableError(a.Jobs.Release(ctx, j.ID, j.Attempts))
+		})
+		if err != nil {
+			log.Warn("job hand-back abandoned as the worker stops; its next delivery takes it over once its heartbeat is stale",
+				"tries", tries, "err", err)
+			return
 		}
-	}()
+		log.Info("job handed back for its retry after failed tries", "tries", tries)
+	})
 }
 
 // store saves the result and settles, retrying while PostgreSQL is unreachable for twice
@@ -201,44 +224,41 @@ func (a *Analysis) release(ctx context.Context, j job.Job, log *slog.Logger) {
 // handed back (see release); its heartbeat is stale by then, so the task's redelivery takes
 // the job over at once either way. Every failed write is logged.
 func (a *Analysis) store(ctx context.Context, j job.Job, result any, stop func(), start time.Time, log *slog.Logger) error {
-	giveUp := time.Now().Add(2 * a.Jobs.StaleAfter())
-	wait := 100 * time.Millisecond
-	for tries := 1; ; tries++ {
+	tries := 0
+	err := retry.Do(ctx, retry.WithMaxDuration(2*a.Jobs.StaleAfter(), writeBackoff()), func(ctx context.Context) error {
+		tries++
 		_, err := a.Jobs.Complete(ctx, j.ID, result)
-		if err == nil {
-			if tries > 1 {
-				log.Info("job result stored after failed writes", "tries", tries)
-			}
-			a.Metrics.Job(j.Kind, "succeeded", time.Since(start))
-			log.Info("job succeeded")
-			return nil
-		}
-		if errors.Is(err, job.ErrUnstorable) {
-			log.Error("job result cannot be stored; refunding", "err", err)
-			stop()
-			if _, ferr := a.Jobs.Fail(ctx, j.ID, apperr.JobFailed, "The result could not be stored. Nothing was charged."); ferr != nil {
-				log.Error("job failure not stored; a redelivery will end it", "err", ferr)
-				return ferr
-			}
-			a.Metrics.Job(j.Kind, "failed", time.Since(start))
-			return fmt.Errorf("%w: %w", err, asynq.SkipRetry)
-		}
-		if tries == 1 || time.Now().After(giveUp) {
-			log.Error("job result not stored", "err", err, "tries", tries)
-		}
-		if time.Now().After(giveUp) {
-			stop()
-			a.release(ctx, j, log)
+		if err == nil || errors.Is(err, job.ErrUnstorable) {
 			return err
 		}
-		time.Sleep(wait)
-		wait = min(2*wait, time.Second)
+		if tries == 1 {
+			log.Error("job result not stored", "err", err, "tries", tries)
+		}
+		return retry.RetryableError(err)
+	})
+	switch {
+	case err == nil:
+		if tries > 1 {
+			log.Info("job result stored after failed writes", "tries", tries)
+		}
+		a.Metrics.Job(j.Kind, "succeeded", time.Since(start))
+		log.Info("job succeeded")
+		return nil
+	case errors.Is(err, job.ErrUnstorable):
+		log.Error("job result cannot be stored; refunding", "err", err)
+		stop()
+		if _, ferr := a.Jobs.Fail(ctx, j.ID, apperr.JobFailed, "The result could not be stored. Nothing was charged."); ferr != nil {
+			log.Error("job failure not stored; a redelivery will end it", "err", ferr)
+			return ferr
+		}
+		a.Metrics.Job(j.Kind, "failed", time.Since(start))
+		return fmt.Errorf("%w: %w", err, asynq.SkipRetry)
 	}
+	log.Error("job result not stored", "err", err, "tries", tries)
+	stop()
+	a.release(ctx, j, log)
+	return err
 }
-
-// CodeSiteTooLarge is the error code of a job whose crawl result would exceed the
-// crawler's result limit (crawler.ErrSiteTooLarge); retrying cannot help.
-const CodeSiteTooLarge = "SITE_TOO_LARGE"
 
 // classify turns a run error into what the caller is told, and whether retrying is futile.
 func classify(err error) (code, message string, permanent bool) {
@@ -247,15 +267,15 @@ func classify(err error) (code, message string, permanent bool) {
 	}
 	switch {
 	case errors.Is(err, report.ErrBadJob):
-		return "JOB_FAILED", "The job could not be run. Nothing was charged.", true
+		return apperr.JobFailed, "The job could not be run. Nothing was charged.", true
 	case errors.Is(err, keywords.ErrPermanent):
-		return "PROVIDER_ERROR", "The keyword data provider refused the request. Nothing was charged.", true
+		return apperr.ProviderError, "The keyword data provider refused the request. Nothing was charged.", true
 	case errors.Is(err, crawler.ErrForbiddenAddress), errors.Is(err, crawler.ErrInvalidDomain):
 		return apperr.Validation, "The domain resolves to an address that cannot be crawled. Nothing was charged.", true
 	case errors.Is(err, crawler.ErrSiteTooLarge):
-		return CodeSiteTooLarge, "The site's pages carry more text than one audit can hold; audit fewer pages with max_pages. Nothing was charged.", true
+		return apperr.SiteTooLarge, "The site's pages carry more text than one audit can hold; audit fewer pages with max_pages. Nothing was charged.", true
 	case errors.Is(err, context.DeadlineExceeded):
-		return "JOB_FAILED", "The job took too long and was stopped. Nothing was charged.", false
+		return apperr.JobFailed, "The job took too long and was stopped. Nothing was charged.", false
 	}
-	return "PROVIDER_ERROR", "The analysis could not be completed: a data source did not answer. Nothing was charged.", false
+	return apperr.ProviderError, "The analysis could not be completed: a data source did not answer. Nothing was charged.", false
 }

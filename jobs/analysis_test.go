@@ -265,3 +265,37 @@ func TestFailedReleaseIsRetriedUntilPostgresAnswers(t *testing.T) {
 		}
 	}
 }
+
+// The hand-back retried in the background stops when the worker's lifetime ends, PostgreSQL
+// still down: Wait returns, the giving up is logged, and the job is left running for the
+// next delivery to take over once its heartbeat is stale.
+func TestFailedReleaseRetriesStopWithTheWorker(t *testing.T) {
+	proxy := testenv.NewPGProxy(t)
+	h := newHandler(t, proxy.Pool(t), runnerFunc(func(context.Context) (any, error) {
+		proxy.Cut()
+		return nil, errors.New("provider: connection reset")
+	}))
+	lifetime, stop := context.WithCancel(context.Background())
+	h.Lifetime = lifetime
+	if err := h.deliver(context.Background(), t); err == nil {
+		t.Fatal("delivery succeeded; want the run's error")
+	}
+	for range 2 {
+		<-proxy.Refused() // the hand-back is being tried again
+	}
+	stop()
+	waited := make(chan struct{})
+	go func() { h.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hand-back is still retried 10 s after the worker's lifetime ended")
+	}
+	if logs := h.logs.String(); !strings.Contains(logs, "job hand-back abandoned") || !strings.Contains(logs, h.job.ID.String()) {
+		t.Fatalf("giving up was not logged with the job id:\n%s", logs)
+	}
+	proxy.Restore()
+	if s, attempts, _ := h.row(t); s != job.Running || attempts != 1 {
+		t.Fatalf("job %s after %d attempts; want left running once the retries stopped", s, attempts)
+	}
+}

@@ -84,7 +84,8 @@ func run(ctx context.Context) error {
 	var inflight jobs.InFlight
 	mux.Use(inflight.Middleware)
 	(&jobs.Maintenance{Ledger: ledger, Log: log, Jobs: jobService, Retention: cfg.JobRetention}).Register(mux)
-	(&jobs.Analysis{Jobs: jobService, Runner: builder, MaxAttempts: cfg.JobMaxAttempts, Log: log, Metrics: m}).Register(mux)
+	(&jobs.Analysis{Jobs: jobService, Runner: builder, MaxAttempts: cfg.JobMaxAttempts, Log: log, Metrics: m,
+		Lifetime: ctx}).Register(mux)
 	accounts := auth.NewAccounts(pool, ledger, clk, nil)
 	scheduler := &jobs.CallbackScheduler{Client: asynqClient, Log: log}
 	jobService.OnFinish(func(ctx context.Context, id uuid.UUID) {

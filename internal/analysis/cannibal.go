@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/stem"
 )
 
 // PageSignal is what the audit knows about one crawled page.
@@ -65,8 +66,8 @@ func FindCannibalization(pages []PageSignal, rankings []keywords.Ranking, lang s
 	phrases := make([]string, len(eligible))
 	for i, p := range eligible {
 		phrase := strip.strip(p.Title)
-		t := stemSet(phrase, lang)
-		h := stemSet(p.H1, lang)
+		t := stem.Set(phrase, lang)
+		h := stem.Set(p.H1, lang)
 		u := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(t), h...))))
 		targets[i] = target{t, u}
 		if phrase == "" {
@@ -228,7 +229,7 @@ func urlKey(urls []string) string {
 // the ends ("Cold Brew Coffee: A Guide!" → "cold brew coffee: a guide").
 func readablePhrase(s string) string {
 	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
-	return strings.TrimFunc(s, func(r rune) bool { return !isWordRune(r) })
+	return strings.TrimFunc(s, func(r rune) bool { return !stem.IsWordRune(r) })
 }
 
 // phraseBefore prefers the phrase with fewer words, then the shorter, then alphabetical.

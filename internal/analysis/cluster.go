@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/stem"
 )
 
 // lexicalJaccard is the Jaccard index of reduced stem sets at which two keywords without
@@ -254,7 +255,7 @@ func lexicalSets(kws []keywords.Keyword, language string) lexical {
 	mods := modifierStems(language)
 	l := lexical{reduced: make([][]string, len(kws)), full: make([][]string, len(kws))}
 	for i, k := range kws {
-		l.full[i] = stemSet(k.Keyword, language)
+		l.full[i] = stem.Set(k.Keyword, language)
 		var red []string
 		for _, s := range l.full[i] {
 			if !mods[s] && !isNumber(s) {
@@ -294,7 +295,7 @@ func modifierStems(language string) map[string]bool {
 			if strings.Contains(mod, " ") {
 				continue
 			}
-			for _, s := range Stems(mod, language) {
+			for _, s := range stem.Stems(mod, language) {
 				m[s] = true
 			}
 		}

@@ -37,10 +37,11 @@
 //
 // # Text
 //
-// Tokens are lower-case Unicode words. Stems removes stopwords and stems with snowball
-// (English by default; Spanish, French, Russian, Swedish, Norwegian, Hungarian); German,
-// Italian, Portuguese, Dutch and Turkish keep their tokens without stopwords.
-// NormalizePhrase is the sorted, unique stems joined by spaces: phrases that normalise
+// Words and stems come from package stem (below this package and the keyword providers):
+// stem.Tokens are lower-case Unicode words. stem.Stems removes stopwords and stems with
+// snowball (English by default; Spanish, French, Russian, Swedish, Norwegian, Hungarian);
+// German, Italian, Portuguese, Dutch and Turkish keep their tokens without stopwords.
+// stem.Normalize is the sorted, unique stems joined by spaces: phrases that normalise
 // equally are the same topic.
 //
 // # Clusters (ClusterKeywords)

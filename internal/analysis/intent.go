@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/stem"
 )
 
 // The four search intents.
@@ -50,7 +51,7 @@ var intentTable = []intentRule{
 // (navigational, then transactional, then commercial, then informational); a phrase with
 // no modifier is informational.
 func ClassifyIntent(phrase string) string {
-	toks := Tokens(phrase)
+	toks := stem.Tokens(phrase)
 	question := len(toks) > 0 && (toks[0] == "how" || toks[0] == "what" || toks[0] == "why" ||
 		toks[0] == "what's" || toks[0] == "whats")
 	for _, rule := range intentTable {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/stem"
 )
 
 // Section is one H2 of an outline with what it should cover.
@@ -71,15 +72,15 @@ func BuildOutline(target keywords.Keyword, cluster []keywords.Keyword, competito
 	if in == "" {
 		in = Intent(target)
 	}
-	o := outline{target: readablePhrase(target.Keyword), targetSet: stemSet(target.Keyword, outlineLanguage)}
+	o := outline{target: readablePhrase(target.Keyword), targetSet: stem.Set(target.Keyword, outlineLanguage)}
 	core := coreStems(target.Keyword)
 
 	var questions, modifiers []keywords.Keyword
-	seen := map[string]bool{NormalizePhrase(target.Keyword, outlineLanguage): true}
+	seen := map[string]bool{stem.Normalize(target.Keyword, outlineLanguage): true}
 	sorted := slices.Clone(cluster)
 	SortKeywords(sorted)
 	for _, k := range sorted {
-		key := NormalizePhrase(k.Keyword, outlineLanguage)
+		key := stem.Normalize(k.Keyword, outlineLanguage)
 		if key == "" || seen[key] {
 			continue
 		}
@@ -89,10 +90,10 @@ func BuildOutline(target keywords.Keyword, cluster []keywords.Keyword, competito
 			// A question sharing no core word with the target is another page's subject,
 			// even when search results group them ("how much caffeine in a cup of coffee"
 			// for "latte vs cappuccino").
-			if intersect(core, stemSet(k.Keyword, outlineLanguage)) > 0 {
+			if intersect(core, stem.Set(k.Keyword, outlineLanguage)) > 0 {
 				questions = append(questions, k)
 			}
-		case isModifier(stemSet(k.Keyword, outlineLanguage), o.targetSet, core, in):
+		case isModifier(stem.Set(k.Keyword, outlineLanguage), o.targetSet, core, in):
 			modifiers = append(modifiers, k)
 		}
 	}
@@ -197,7 +198,7 @@ func BuildOutline(target keywords.Keyword, cluster []keywords.Keyword, competito
 // coreStems are the target's stems without intent modifiers ("best cold brew maker" →
 // brew cold maker); the full stems when nothing is left.
 func coreStems(target string) []string {
-	full := stemSet(target, outlineLanguage)
+	full := stem.Set(target, outlineLanguage)
 	mods := modifierStems(outlineLanguage)
 	core := slices.DeleteFunc(slices.Clone(full), func(s string) bool { return mods[s] })
 	if len(core) == 0 {
@@ -228,8 +229,8 @@ type outline struct {
 
 // find is the index of the section whose H2 normalises like h2, or -1.
 func (o *outline) find(h2 string) int {
-	key := NormalizePhrase(h2, outlineLanguage)
-	return slices.IndexFunc(o.secs, func(s Section) bool { return NormalizePhrase(s.H2, outlineLanguage) == key })
+	key := stem.Normalize(h2, outlineLanguage)
+	return slices.IndexFunc(o.secs, func(s Section) bool { return stem.Normalize(s.H2, outlineLanguage) == key })
 }
 
 // add appends a section unless its H2 duplicates one already there.
@@ -287,7 +288,7 @@ func (b Brand) nameOr(def string) string {
 
 // definitionRank is 0 for "what is/are …" questions, 1 otherwise.
 func definitionRank(phrase string) int {
-	t := Tokens(phrase)
+	t := stem.Tokens(phrase)
 	if len(t) > 1 && (t[0] == "what" && (t[1] == "is" || t[1] == "are") || t[0] == "what's" || t[0] == "whats") {
 		return 0
 	}
@@ -311,7 +312,7 @@ func QuestionHeading(q string) string {
 // needsQuestionMark reports whether a question phrase reads as a question: "how to …",
 // "how long to …", "what to …" and the like are headings, not questions.
 func needsQuestionMark(phrase string) bool {
-	t := Tokens(phrase)
+	t := stem.Tokens(phrase)
 	for i := 1; i < len(t) && i <= 2; i++ {
 		if t[i] == "to" && questionWords[t[0]] {
 			return false
@@ -340,7 +341,7 @@ const (
 // kindOf classifies a question phrase by its opening words ("how long to steep cold brew"
 // asks for a duration, not for steps); otherQuestion for anything else.
 func kindOf(phrase string) questionKind {
-	t := Tokens(phrase)
+	t := stem.Tokens(phrase)
 	if len(t) == 0 {
 		return otherQuestion
 	}
@@ -437,7 +438,7 @@ var modifierAngles = []struct {
 func modifierPoints(k keywords.Keyword, target string) []string {
 	phrase := readablePhrase(k.Keyword)
 	points := []string{fmt.Sprintf("Targets %s%s; use the phrase in this heading and the section's first paragraph.", quote(phrase), volumeNote(k))}
-	words := Tokens(phrase)
+	words := stem.Tokens(phrase)
 	for _, a := range modifierAngles {
 		if containsAny(words, a.words...) {
 			return append(points, a.point)
@@ -446,7 +447,7 @@ func modifierPoints(k keywords.Keyword, target string) []string {
 	if i := slices.Index(words, "for"); i >= 0 && i+1 < len(words) {
 		return append(points, fmt.Sprintf("Tailor the advice to %s: what is different for them and why.", strings.Join(words[i+1:], " ")))
 	}
-	targetWords := Tokens(target)
+	targetWords := stem.Tokens(target)
 	var extra []string
 	for _, w := range words {
 		if !slices.Contains(targetWords, w) {
@@ -506,7 +507,7 @@ func competitorHeadings(h2s []string, targetSet []string) []competitorHeading {
 		if len(words) == 0 || len(words) > 12 || len(h) > 90 || isBoilerplate(h) {
 			continue
 		}
-		set := stemSet(h, outlineLanguage)
+		set := stem.Set(h, outlineLanguage)
 		if len(set) == 0 || subset(set, targetSet) {
 			continue // restates the target
 		}
@@ -565,7 +566,7 @@ func competitorHeadings(h2s []string, targetSet []string) []competitorHeading {
 
 // isBoilerplate reports whether a heading is page furniture.
 func isBoilerplate(h string) bool {
-	t := Tokens(h)
+	t := stem.Tokens(h)
 	for _, b := range boilerplateHeadings {
 		bw := strings.Fields(b)
 		if len(t) <= len(bw)+2 && containsWords(t, bw...) {
@@ -598,7 +599,7 @@ func stock(secs []Section, lead int, essential ...string) []stockSection {
 // "best X" the picks' whatever the provider's intent label; a question gets the sections of
 // what it asks for (kindOf: a duration, an amount, a definition, yes or no, …).
 func standardSections(intent, target, rawTarget string) []stockSection {
-	lw := Tokens(target)
+	lw := stem.Tokens(target)
 	subject := TitleCase(target)
 	if i := slices.IndexFunc(lw, func(w string) bool { return w == "vs" || w == "versus" }); i > 0 && i < len(lw)-1 && intent != Navigational {
 		a, b := strings.Join(lw[:i], " "), strings.Join(lw[i+1:], " ")
@@ -694,7 +695,7 @@ func questionSections(target string, kind questionKind) []stockSection {
 			{"Signs It's Time", []string{"List the signs that say it is time, so readers need not rely on the calendar alone."}},
 		}, 1, short.H2)
 	case definitionQuestion:
-		s := strings.Join(withoutWords(Tokens(target), Tokens(target), "what", "what's", "whats", "is", "are", "a", "an", "the"), " ")
+		s := strings.Join(withoutWords(stem.Tokens(target), stem.Tokens(target), "what", "what's", "whats", "is", "are", "a", "an", "the"), " ")
 		if s == "" {
 			s = target
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/stem"
 )
 
 var coldBrewCluster = []keywords.Keyword{
@@ -37,7 +38,7 @@ func checkOutline(t *testing.T, name string, secs []Section) {
 	}
 	seen := map[string]bool{}
 	for _, s := range secs {
-		key := NormalizePhrase(s.H2, "en")
+		key := stem.Normalize(s.H2, "en")
 		if seen[key] {
 			t.Errorf("%s: duplicate H2 %q", name, s.H2)
 		}

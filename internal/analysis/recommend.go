@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/stem"
 )
 
 // FocusBoost is added to a candidate's opportunity score, for ranking only, when its stems
@@ -94,7 +95,7 @@ type siteRank struct {
 func siteRanks(rankings []keywords.Ranking, lang string) map[string]siteRank {
 	out := make(map[string]siteRank)
 	for _, r := range rankings {
-		key := NormalizePhrase(r.Keyword.Keyword, lang)
+		key := stem.Normalize(r.Keyword.Keyword, lang)
 		if key == "" || r.Position < 1 {
 			continue
 		}
@@ -109,7 +110,7 @@ func siteRanks(rankings []keywords.Ranking, lang string) map[string]siteRank {
 // Recommend turns candidates into a prioritised content plan for a site. brand is the
 // brand_context (see ParseBrand); limit ≤ 0 means no limit.
 //
-//   - Each candidate's target (keyword normalised with NormalizePhrase) is:
+//   - Each candidate's target (keyword normalised with stem.Normalize) is:
 //     ranked #1–3 by the domain: dropped, there is little left to gain;
 //     ranked #4 or lower: ActionImprove of the URL ranking best for it (striking distance,
 //     #4–20, scores highest);
@@ -145,7 +146,7 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 	for _, p := range site.Pages {
 		pg := page{url: p.URL}
 		for _, t := range []string{p.Title, p.H1} {
-			if s := stemSet(t, lang); len(s) > 0 {
+			if s := stem.Set(t, lang); len(s) > 0 {
 				pg.titles = append(pg.titles, s)
 			}
 		}
@@ -167,7 +168,7 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 	}
 	best := make(map[string]*scored)
 	for _, c := range cands {
-		set := stemSet(c.Keyword.Keyword, lang)
+		set := stem.Set(c.Keyword.Keyword, lang)
 		if len(set) == 0 {
 			continue
 		}
@@ -223,13 +224,13 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 	if limit > 0 && len(list) > limit {
 		list = list[:limit]
 	}
-	english := LanguageCode(lang) == "en"
+	english := stem.LanguageCode(lang) == "en"
 	out := make([]Recommendation, len(list))
 	for i, s := range list {
 		k := s.c.Keyword
 		// Keywords another URL of the site ranks for are that page's business.
 		cluster := slices.DeleteFunc(slices.Clone(s.c.Cluster), func(ck keywords.Keyword) bool {
-			key := NormalizePhrase(ck.Keyword, lang)
+			key := stem.Normalize(ck.Keyword, lang)
 			r, ok := ranks[key]
 			return ok && key != s.key && (s.url == "" || r.url != s.url)
 		})
@@ -291,12 +292,12 @@ func pageH2s(pages []SitePage, url string) ([]string, bool) {
 func markExisting(outline []Section, h2s []string, lang string) {
 	var have [][]string
 	for _, h := range h2s {
-		if set := stemSet(h, lang); len(set) > 0 {
+		if set := stem.Set(h, lang); len(set) > 0 {
 			have = append(have, set)
 		}
 	}
 	for i, sec := range outline {
-		set := stemSet(sec.H2, lang)
+		set := stem.Set(sec.H2, lang)
 		if len(set) > 0 && slices.ContainsFunc(have, func(h []string) bool { return subset(set, h) }) {
 			outline[i].TalkingPoints = append(outline[i].TalkingPoints, "The page has a section on this already: deepen it rather than adding another.")
 		} else {
@@ -311,7 +312,7 @@ func clusterPage(cluster []keywords.Keyword, ranks map[string]siteRank, lang str
 	var best siteRank
 	kw, found := "", false
 	for _, k := range cluster {
-		r, ok := ranks[NormalizePhrase(k.Keyword, lang)]
+		r, ok := ranks[stem.Normalize(k.Keyword, lang)]
 		if ok && (!found || r.pos < best.pos || r.pos == best.pos && k.Keyword < kw) {
 			best, kw, found = r, k.Keyword, true
 		}
@@ -334,14 +335,14 @@ func competitorNote(keyword string, positions map[string]int) string {
 }
 
 // RelatedKeywords lists up to max keywords of the cluster other than the target (compared
-// with NormalizePhrase), de-duplicated, highest volume first.
+// with stem.Normalize), de-duplicated, highest volume first.
 func RelatedKeywords(target keywords.Keyword, cluster []keywords.Keyword, lang string, max int) []string {
 	sorted := slices.Clone(cluster)
 	SortKeywords(sorted)
-	seen := map[string]bool{NormalizePhrase(target.Keyword, lang): true}
+	seen := map[string]bool{stem.Normalize(target.Keyword, lang): true}
 	out := []string{}
 	for _, k := range sorted {
-		key := NormalizePhrase(k.Keyword, lang)
+		key := stem.Normalize(k.Keyword, lang)
 		if key == "" || seen[key] || len(out) >= max {
 			continue
 		}
@@ -403,7 +404,7 @@ func MergeKeywords(lang string, lists ...[]keywords.Keyword) []keywords.Keyword 
 	byKey := make(map[string]keywords.Keyword)
 	for _, list := range lists {
 		for _, k := range list {
-			key := NormalizePhrase(k.Keyword, lang)
+			key := stem.Normalize(k.Keyword, lang)
 			if key == "" {
 				continue
 			}
@@ -470,13 +471,13 @@ func GapKeywords(gaps []keywords.Gap) []keywords.Keyword {
 // each of its keywords the domain ranks for below #3 (Recommend proposes improving the
 // ranking page), and one for its strongest keyword the domain does not rank for (a new
 // article, unless a page covers it). Each has the cluster as context and its keyword's
-// competitor positions from gaps (matched with NormalizePhrase). Competitor headings are
+// competitor positions from gaps (matched with stem.Normalize). Competitor headings are
 // left to the caller, who crawls the pages.
 func CandidatesFromClusters(clusters []Cluster, gaps []keywords.Gap, rankings []keywords.Ranking, lang string) []Candidate {
 	positions := make(map[string]map[string]int)
 	for _, g := range gaps {
 		if len(g.CompetitorPositions) > 0 {
-			positions[NormalizePhrase(g.Keyword.Keyword, lang)] = g.CompetitorPositions
+			positions[stem.Normalize(g.Keyword.Keyword, lang)] = g.CompetitorPositions
 		}
 	}
 	ranks := siteRanks(rankings, lang)
@@ -484,7 +485,7 @@ func CandidatesFromClusters(clusters []Cluster, gaps []keywords.Gap, rankings []
 	for _, c := range clusters {
 		unranked := false
 		for _, k := range c.Keywords {
-			key := NormalizePhrase(k.Keyword, lang)
+			key := stem.Normalize(k.Keyword, lang)
 			r, ranked := ranks[key]
 			if ranked && r.pos <= 3 || !ranked && unranked {
 				continue

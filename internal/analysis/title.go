@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/contentapi/contentapi/internal/stem"
 )
 
 // Brand is what a free-text brand_context says about the caller's brand.
@@ -18,16 +20,16 @@ type Brand struct {
 }
 
 // brandStarters are words a brand description opens with before the name.
-var brandStarters = setOf("we we're were our i i'm at welcome to this my hi hello a an are is am")
+var brandStarters = stem.WordSet("we we're were our i i'm at welcome to this my hi hello a an are is am")
 
 // brandVerbs introduce the offering after the name.
-var brandVerbs = setOf("sells sell makes make offers offer provides provide builds build creates create produces produce roasts roast designs design develops develop delivers deliver brews brew crafts craft manufactures manufacture runs run is are")
+var brandVerbs = stem.WordSet("sells sell makes make offers offer provides provide builds build creates create produces produce roasts roast designs design develops develop delivers deliver brews brew crafts craft manufactures manufacture runs run is are")
 
 // offeringStops end the offering phrase.
-var offeringStops = setOf("to for in at with that which who whom since across from by so because while based where when through via")
+var offeringStops = stem.WordSet("to for in at with that which who whom since across from by so because while based where when through via")
 
 // trailingConnectors are dropped from the end of a cut phrase.
-var trailingConnectors = setOf("and or of the a an & with for to")
+var trailingConnectors = stem.WordSet("and or of the a an & with for to")
 
 // ParseBrand derives a short brand name and offering from free text, simply:
 //
@@ -48,7 +50,7 @@ func ParseBrand(context string) Brand {
 	}
 	hasVerb := slices.ContainsFunc(words, func(w string) bool { return brandVerbs[strings.ToLower(trimWord(w))] })
 	if len(words) <= 3 && !hasVerb {
-		return Brand{Name: strings.TrimFunc(sentence, func(r rune) bool { return !isWordRune(r) && r != '&' })}
+		return Brand{Name: strings.TrimFunc(sentence, func(r rune) bool { return !stem.IsWordRune(r) && r != '&' })}
 	}
 	var b Brand
 	i := 0
@@ -124,7 +126,7 @@ func (b Brand) Label() string {
 }
 
 // abbreviations do not end a sentence.
-var abbreviations = setOf("inc co ltd corp llc plc gmbh st dr mr mrs ms no vs e.g i.e etc")
+var abbreviations = stem.WordSet("inc co ltd corp llc plc gmbh st dr mr mrs ms no vs e.g i.e etc")
 
 // firstSentence is s up to its first sentence end, with spaces collapsed.
 func firstSentence(s string) string {
@@ -170,7 +172,7 @@ func endsClause(w string) bool {
 
 // trimWord trims punctuation (but not & or inner apostrophes) from a word's ends.
 func trimWord(w string) string {
-	return strings.TrimFunc(w, func(r rune) bool { return !isWordRune(r) && r != '&' })
+	return strings.TrimFunc(w, func(r rune) bool { return !stem.IsWordRune(r) && r != '&' })
 }
 
 // isCapitalised reports whether a word starts with an upper-case letter or has one inside
@@ -228,7 +230,7 @@ func Title(keyword, intent, brand string, year int) string {
 	words := strings.Fields(keyword)
 	for i, w := range words {
 		words[i] = strings.TrimFunc(w, func(r rune) bool {
-			return !isWordRune(r) && r != '&' && r != '+' && r != '#' && r != '$'
+			return !stem.IsWordRune(r) && r != '&' && r != '+' && r != '#' && r != '$'
 		})
 	}
 	words = slices.DeleteFunc(words, func(w string) bool { return w == "" })
@@ -437,7 +439,7 @@ func isYear(w string) bool {
 }
 
 // questionWords open a question keyword.
-var questionWords = setOf("who what what's whats why how when where which can could does do did is are was were should will would")
+var questionWords = stem.WordSet("who what what's whats why how when where which can could does do did is are was were should will would")
 
 // IsQuestion reports whether a phrase is a question: it ends with "?" or opens with a
 // question word (who, what, why, how, when, where, which, can, does, do, is, are, should,
@@ -446,6 +448,6 @@ func IsQuestion(phrase string) bool {
 	if strings.HasSuffix(strings.TrimSpace(phrase), "?") {
 		return true
 	}
-	toks := Tokens(phrase)
+	toks := stem.Tokens(phrase)
 	return len(toks) > 1 && questionWords[toks[0]]
 }

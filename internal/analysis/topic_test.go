@@ -31,21 +31,7 @@ func TestMatchTopic(t *testing.T) {
 	}
 }
 
-func TestTopicHead(t *testing.T) {
-	tests := []struct{ topic, lang, want string }{
-		{"home gardening", "", "gardening"},
-		{"the best French press", "", "press"},
-		{"gardening", "", ""},                              // one content word: no head
-		{"how to garden", "", ""},                          // "how", "to" are stopwords
-		{"entrenamiento de perros", "es", "entrenamiento"}, // one content word before "de"
-		{"jardinería casera", "es", "jardinería"},
-		{"Hunde Training", "de", "training"},
-	}
-	for _, tt := range tests {
-		if got := TopicHead(tt.topic, tt.lang); got != tt.want {
-			t.Errorf("TopicHead(%q, %q) = %q, want %q", tt.topic, tt.lang, got, tt.want)
-		}
-	}
+func TestMatchTopics(t *testing.T) {
 	if got := MatchTopics("nitro cold brew", []string{"french press", "cold brew"}, ""); got != OnTopicAll {
 		t.Errorf("MatchTopics = %d, want OnTopicAll", got)
 	}

@@ -37,6 +37,16 @@ const (
 	// NoData: the analysis found nothing to report (no keyword data for the request); the
 	// call is refunded and the message says what to try instead.
 	NoData = "NO_DATA"
+	// SiteUnreachable: an audited site answered neither over https nor over http, or its
+	// name does not resolve.
+	SiteUnreachable = "SITE_UNREACHABLE"
+	// SiteTooLarge: a crawl's result would exceed the crawler's result limit; retrying
+	// cannot help, fewer pages can.
+	SiteTooLarge = "SITE_TOO_LARGE"
+	// ProviderError: a data source (the keyword provider, mostly) refused or did not answer.
+	ProviderError = "PROVIDER_ERROR"
+	// NoBillingAccount: a billing-portal request from an account that never checked out.
+	NoBillingAccount = "NO_BILLING_ACCOUNT"
 )
 
 // Error is an error with a code and a message for the caller.

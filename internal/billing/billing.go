@@ -32,10 +32,6 @@ const (
 	Annual  = "annual"
 )
 
-// CodeNoBillingAccount answers a portal request from an account that never checked out, so
-// Stripe has no customer for it.
-const CodeNoBillingAccount = "NO_BILLING_ACCOUNT"
-
 // CheckoutLifetime is how long a checkout session can be paid (SPEC.md: 24 hours).
 const CheckoutLifetime = 24 * time.Hour
 

@@ -267,7 +267,7 @@ func TestPortal(t *testing.T) {
 	h := newHarness(t)
 	acct, _ := h.register()
 	_, err := h.svc.Portal(h.ctx, acct, "")
-	wantCode(t, err, billing.CodeNoBillingAccount, "no billing account")
+	wantCode(t, err, apperr.NoBillingAccount, "no billing account")
 	if n := len(h.stripe.Requests("POST", "/v1/billing_portal/sessions")); n != 0 {
 		t.Fatal("portal session created without a customer")
 	}

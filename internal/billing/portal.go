@@ -36,7 +36,7 @@ func (s *Service) Portal(ctx context.Context, accountID uuid.UUID, returnURL str
 		return nil, err
 	}
 	if acct.CustomerID == nil {
-		return nil, apperr.New(CodeNoBillingAccount,
+		return nil, apperr.New(apperr.NoBillingAccount,
 			"This account has no billing account yet. Subscribe through POST /v1/billing/checkout first.")
 	}
 	params := &stripe.BillingPortalSessionParams{Customer: acct.CustomerID, ReturnURL: stripe.String(ret)}

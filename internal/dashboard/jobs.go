@@ -87,7 +87,7 @@ func (d *Dashboard) jobPage(c *fiber.Ctx) error {
 	if !data.Large {
 		data.Result = indent(j.Result)
 	}
-	if spec, ok := report.SpecOf(j.Kind); ok && spec.CSV && j.Status == job.Succeeded {
+	if a, ok := report.Lookup(j.Kind); ok && a.CSV && j.Status == job.Succeeded {
 		data.CSV = true
 	}
 	return d.render(c, fiber.StatusOK, "job", view{Title: "Job " + j.ID.String(), Nav: "jobs", Data: data})
@@ -131,7 +131,7 @@ func (d *Dashboard) jobCSV(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if spec, ok := report.SpecOf(j.Kind); !ok || !spec.CSV {
+	if a, ok := report.Lookup(j.Kind); !ok || !a.CSV {
 		return apperr.New(apperr.NotFound, "Results of %s have no CSV form; download the JSON.", j.Endpoint)
 	}
 	body, err := report.CSV(j.Kind, j.Result)

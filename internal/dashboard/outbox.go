@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/sethvargo/go-retry"
 )
 
 // ErrOutboxFull is returned by Outbox.Send when its queue is full (the SMTP server is
@@ -95,22 +97,26 @@ func (o *Outbox) run() {
 	}
 }
 
+// deliver sends one message, trying twice more after a failure (waiting backoff, then twice
+// that). Its context is the process's: a message queued before Close is still sent after
+// Close's context ended, while the process lives.
 func (o *Outbox) deliver(m outMail) {
-	wait := o.backoff
-	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
-		err := o.mailer.Send(ctx, m.to, m.subject, m.body)
-		cancel()
-		if err == nil {
-			return
-		}
-		if attempt == 3 {
-			o.log.Error("dashboard: e-mail not sent", "subject", m.subject, "attempts", attempt, "err", err)
-			return
-		}
-		o.log.Warn("dashboard: e-mail not sent, trying again", "subject", m.subject, "attempt", attempt, "in", wait.String(), "err", err)
-		time.Sleep(wait)
-		wait *= 2
+	const attempts = 3
+	attempt := 0
+	err := retry.Do(context.Background(), retry.WithMaxRetries(attempts-1, retry.NewExponential(o.backoff)),
+		func(ctx context.Context) error {
+			attempt++
+			ctx, cancel := context.WithTimeout(ctx, o.timeout)
+			defer cancel()
+			err := o.mailer.Send(ctx, m.to, m.subject, m.body)
+			if err != nil && attempt < attempts {
+				o.log.Warn("dashboard: e-mail not sent, trying again", "subject", m.subject, "attempt", attempt,
+					"in", (o.backoff << (attempt - 1)).String(), "err", err)
+			}
+			return retry.RetryableError(err)
+		})
+	if err != nil {
+		o.log.Error("dashboard: e-mail not sent", "subject", m.subject, "attempts", attempt, "err", err)
 	}
 }
 

@@ -89,6 +89,31 @@ func TestOutboxRetriesBoundsAndDrains(t *testing.T) {
 	}
 }
 
+// A message the server keeps refusing is tried three times in all, then given up (and
+// logged); the outbox goes on.
+func TestOutboxGivesUpAfterThreeTries(t *testing.T) {
+	box := startMailbox(t)
+	box.rejects.Store(5)
+	o := newOutbox(t, box, dashboard.OutboxConfig{Backoff: time.Millisecond})
+	if err := o.Send(context.Background(), "a@example.com", "refused", "body"); err != nil {
+		t.Fatal(err)
+	}
+	o.Wait()
+	if left := box.rejects.Load(); left != 2 {
+		t.Fatalf("%d refusals left of 5; want 3 tries", left)
+	}
+	box.rejects.Store(0)
+	if err := o.Send(context.Background(), "a@example.com", "next", "body"); err != nil {
+		t.Fatal(err)
+	}
+	if m := box.Next(t); m.Subject != "next" {
+		t.Fatalf("got %+v after the refused message", m)
+	}
+	if err := o.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Sign-in and registration answer while the mail server holds their e-mails.
 func TestSignInDoesNotWaitForMail(t *testing.T) {
 	e := startEnv(t)

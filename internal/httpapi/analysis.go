@@ -29,13 +29,13 @@ var (
 
 // analysis returns the handler of one analysis endpoint: validate, reserve and enqueue, then
 // wait for the job up to the sync timeout (or not at all with Prefer: respond-async).
-func (s *server) analysis(spec report.Spec) fiber.Handler {
+func (s *server) analysis(spec report.Analysis) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		dryRun, err := analysisQuery(c)
 		if err != nil {
 			return err
 		}
-		req := spec.New()
+		req := spec.NewRequest()
 		if err := decodeJSON(c, req); err != nil {
 			return err
 		}
@@ -53,7 +53,7 @@ func (s *server) analysis(spec report.Spec) fiber.Handler {
 			return err
 		}
 		p := principalOf(c)
-		sub := job.Submission{AccountID: p.AccountID, Kind: spec.Kind, Endpoint: spec.Endpoint, Cost: spec.Cost,
+		sub := job.Submission{AccountID: p.AccountID, Kind: string(spec.Kind), Endpoint: spec.Path, Cost: spec.Cost,
 			Request: req, IdempotencyKey: key, RequestID: requestIDOf(c), CallbackURL: req.CallbackTarget()}
 		async := strings.Contains(strings.ToLower(c.Get("Prefer")), "respond-async")
 		var j job.Job
@@ -80,7 +80,7 @@ func (s *server) analysis(spec report.Spec) fiber.Handler {
 // of a domain that resolves to a private address or not at all, or a recommendation whose
 // domain or competitors resolve to private addresses (a site that does not resolve there
 // only leaves its section empty).
-func (s *server) checkHosts(ctx context.Context, kind string, req report.Request) error {
+func (s *server) checkHosts(ctx context.Context, kind report.Kind, req report.Request) error {
 	if s.Hosts == nil {
 		return nil
 	}
@@ -213,7 +213,7 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 		if described {
 			c.Set(HeaderDataSource, am.DataSource)
 		}
-		if spec, ok := report.SpecOf(j.Kind); ok && spec.CSV && wantsCSV(c) {
+		if spec, ok := report.Lookup(j.Kind); ok && spec.CSV && wantsCSV(c) {
 			body, err := report.CSV(j.Kind, j.Result)
 			if err != nil {
 				return err
@@ -222,7 +222,7 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 			c.Set("X-Credits-Remaining", strconv.Itoa(balance))
 			c.Set("X-Job-ID", j.ID.String())
 			c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
-			c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+strings.ReplaceAll(strings.TrimPrefix(spec.Endpoint, "/v1/"), "/", "-")+`.csv"`)
+			c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+strings.ReplaceAll(strings.TrimPrefix(spec.Path, "/v1/"), "/", "-")+`.csv"`)
 			return c.Send(body)
 		}
 		meta := fiber.Map{
@@ -258,7 +258,7 @@ func wantsCSV(c *fiber.Ctx) bool {
 
 // dryRun answers what the call would cost without running or charging it: the request was
 // validated as the real call's is, and too small a balance is the real call's 402.
-func (s *server) dryRun(c *fiber.Ctx, spec report.Spec) error {
+func (s *server) dryRun(c *fiber.Ctx, spec report.Analysis) error {
 	balance, err := s.Ledger.Balance(c.UserContext(), principalOf(c).AccountID)
 	if err != nil {
 		return err
@@ -269,7 +269,7 @@ func (s *server) dryRun(c *fiber.Ctx, spec report.Spec) error {
 	}
 	return c.JSON(fiber.Map{"success": true, "data": fiber.Map{
 		"dry_run":           true,
-		"endpoint":          spec.Endpoint,
+		"endpoint":          spec.Path,
 		"valid":             true,
 		"credits_cost":      spec.Cost,
 		"credits_remaining": balance,

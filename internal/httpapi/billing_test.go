@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/billing"
 	"github.com/contentapi/contentapi/internal/billing/billingtest"
 	"github.com/contentapi/contentapi/internal/clock"
@@ -200,7 +201,7 @@ func TestBillingPortal(t *testing.T) {
 	key := register(t, s)
 	id := accountID(t, s, key)
 	r := do(t, "POST", s.URL+"/v1/billing/portal", key, nil)
-	if r.Status != 409 || r.Body["status"] != "error" || r.Body["code"] != billing.CodeNoBillingAccount {
+	if r.Status != 409 || r.Body["status"] != "error" || r.Body["code"] != apperr.NoBillingAccount {
 		t.Fatalf("portal without customer: %d %s", r.Status, r.Raw)
 	}
 	cus := "cus_" + uid()

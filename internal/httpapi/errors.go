@@ -48,12 +48,12 @@ var statusOf = map[string]int{
 	apperr.BillingNotConfigured: http.StatusServiceUnavailable,
 	apperr.Internal:             http.StatusInternalServerError,
 	apperr.NoData:               http.StatusUnprocessableEntity,
-	"SITE_UNREACHABLE":          http.StatusUnprocessableEntity,
-	"SITE_TOO_LARGE":            http.StatusUnprocessableEntity,
-	"PROVIDER_ERROR":            http.StatusBadGateway,
-	"JOB_FAILED":                http.StatusBadGateway,
+	apperr.SiteUnreachable:      http.StatusUnprocessableEntity,
+	apperr.SiteTooLarge:         http.StatusUnprocessableEntity,
+	apperr.ProviderError:        http.StatusBadGateway,
+	apperr.JobFailed:            http.StatusBadGateway,
 	// An account with no Stripe customer cannot open the billing portal.
-	"NO_BILLING_ACCOUNT": http.StatusConflict,
+	apperr.NoBillingAccount: http.StatusConflict,
 }
 
 // authShaped codes answer in SPEC.md's authentication / rate-limit shape.

@@ -1,8 +1,15 @@
 package httpapi
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"fmt"
 
-// endpoints is the service information document's map of operations with their true costs.
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/contentapi/contentapi/internal/report"
+)
+
+// endpoints is the service information document's map of free operations; the analyses,
+// with their true costs, come from report.Catalog.
 var endpoints = []struct{ route, text string }{
 	{"POST /v1/auth/register", "Create a free account and its first API key (0 credits)"},
 	{"GET /v1/usage", "Plan, credits and recent calls (0 credits)"},
@@ -10,11 +17,6 @@ var endpoints = []struct{ route, text string }{
 	{"GET /v1/keys", "List API keys (0 credits)"},
 	{"POST /v1/keys", "Create an API key, shown once (0 credits)"},
 	{"DELETE /v1/keys/{id}", "Revoke an API key (0 credits)"},
-	{"POST /v1/keywords/research", "Keyword research with clusters (5 credits)"},
-	{"POST /v1/keywords/gaps", "Competitor keyword gaps (10 credits)"},
-	{"POST /v1/content/audit", "Crawl and audit a site's content (15 credits)"},
-	{"POST /v1/content/recommend", "Content recommendations with outlines (15 credits)"},
-	{"POST /v1/content-map", "Audit, rankings, gaps and recommendations in one call (25 credits)"},
 	{"GET /v1/jobs", "Your recent analysis jobs, newest first, with their credits (0 credits)"},
 	{"GET /v1/jobs/{id}", "Status and result of an analysis job (0 credits)"},
 	{"GET /v1/openapi.json", "The OpenAPI 3.1 description of this API (0 credits)"},
@@ -24,9 +26,12 @@ var endpoints = []struct{ route, text string }{
 }
 
 func (s *server) info(c *fiber.Ctx) error {
-	m := make(map[string]string, len(endpoints))
+	m := make(map[string]string, len(endpoints)+len(report.Catalog))
 	for _, e := range endpoints {
 		m[e.route] = e.text
+	}
+	for _, a := range report.Catalog {
+		m[a.Method+" "+a.Path] = fmt.Sprintf("%s (%d credits)", a.Summary, a.Cost)
 	}
 	return c.JSON(fiber.Map{
 		"name":          "Content Strategy API",

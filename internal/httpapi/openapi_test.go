@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/billing"
 	"github.com/contentapi/contentapi/internal/billing/billingtest"
 	"github.com/contentapi/contentapi/internal/crawler"
@@ -412,7 +413,7 @@ func testBilling(t *testing.T) {
 	expect(t, "checkout promo", call(t, "POST", u+"/v1/billing/checkout", key, checkoutBody("pro", "promo_code", "NOPE")), 400, "PROMO_CODE_INVALID")
 	expect(t, "checkout invalid", call(t, "POST", u+"/v1/billing/checkout", key, checkoutBody("pro", "billing_cycle", "weekly")), 400, "VALIDATION_ERROR")
 	expect(t, "checkout no key", call(t, "POST", u+"/v1/billing/checkout", "", checkoutBody("pro")), 401, "MISSING_AUTH_HEADER")
-	expect(t, "portal before checkout", call(t, "POST", u+"/v1/billing/portal", key, nil), 409, billing.CodeNoBillingAccount)
+	expect(t, "portal before checkout", call(t, "POST", u+"/v1/billing/portal", key, nil), 409, apperr.NoBillingAccount)
 
 	id := accountID(t, s, key)
 	payload := billingtest.Event("evt_"+uuid.NewString(), billing.EventCheckoutCompleted, s.Clock.Now(),

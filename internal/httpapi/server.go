@@ -148,8 +148,8 @@ func New(d Deps) *fiber.App {
 	s.billingRoutes(v1)
 	v1.Get("/jobs", s.authenticate, s.listJobs)
 	v1.Get("/jobs/:id", s.authenticate, s.getJob)
-	for _, spec := range report.Specs {
-		v1.Post(strings.TrimPrefix(spec.Endpoint, "/v1"), s.authenticate, s.analysis(spec))
+	for _, a := range report.Catalog {
+		v1.Add(a.Method, strings.TrimPrefix(a.Path, "/v1"), s.authenticate, s.analysis(a))
 	}
 
 	if d.Metrics != nil {

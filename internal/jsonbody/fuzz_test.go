@@ -16,8 +16,9 @@ import (
 
 // FuzzDecodeRequest feeds one body to the decoder and Normalize of every analysis request
 // kind and to registration. Nothing may panic; whatever is accepted holds no control
-// character but tab, CR and LF, names only valid public domains, and normalises to itself
-// again (the worker normalises stored requests before running them).
+// character but tab, CR and LF, names only valid public domains, normalises to itself again,
+// and is read back by the worker as the same request (it decodes stored requests without
+// normalising them again).
 func FuzzDecodeRequest(f *testing.F) {
 	for _, seed := range []string{
 		`{"domain":"coffee-sample.example","topic":"coffee"}`,
@@ -41,16 +42,16 @@ func FuzzDecodeRequest(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, spec := range report.Specs {
-			req := spec.New()
+		for _, spec := range report.Catalog {
+			req := spec.NewRequest()
 			if Decode(body, req) != nil {
 				continue
 			}
-			checkText(t, spec.Kind+" decoded", reflect.ValueOf(req))
+			checkText(t, string(spec.Kind)+" decoded", reflect.ValueOf(req))
 			if req.Normalize(report.Options{}) != nil {
 				continue
 			}
-			checkText(t, spec.Kind+" normalised", reflect.ValueOf(req))
+			checkText(t, string(spec.Kind)+" normalised", reflect.ValueOf(req))
 			for _, d := range domainsOf(t, req) {
 				if !publicDomain(d) {
 					t.Fatalf("%s accepted the domain %q from %q", spec.Kind, d, body)
@@ -60,7 +61,14 @@ func FuzzDecodeRequest(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			again := spec.New()
+			read, err := spec.ReadStored(stored)
+			if err != nil {
+				t.Fatalf("%s: stored request %s cannot be read: %v", spec.Kind, stored, err)
+			}
+			if back, _ := json.Marshal(read); !bytes.Equal(back, stored) {
+				t.Fatalf("%s: stored request %s reads back as %s", spec.Kind, stored, back)
+			}
+			again := spec.NewRequest()
 			if err := Decode(stored, again); err != nil {
 				t.Fatalf("%s: stored request %s does not decode: %v", spec.Kind, stored, err)
 			}

@@ -84,6 +84,11 @@ type GapList struct {
 	Unranked []string `json:"unranked,omitempty"`
 }
 
+// LocalName is the Name of the provider over this service's own keyword database (package
+// local): its rows were imported, or are the synthetic sample set, never the external
+// provider's. Answers name their data source by it without depending on that package.
+const LocalName = "local"
+
 // Provider is a source of keyword data.
 type Provider interface {
 	// Name is the provider's short name ("local", "dataforseo").

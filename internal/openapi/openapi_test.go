@@ -31,12 +31,12 @@ func TestServersNameTheDeployment(t *testing.T) {
 }
 
 // Every operation has an id, a tag, its credit cost (extension and text), and every response
-// documents X-Request-ID. Analysis costs are report.Specs'; everything else is free.
+// documents X-Request-ID. Analysis costs are report.Catalog'; everything else is free.
 func TestOperationsAndCosts(t *testing.T) {
 	d := doc(t)
 	costs := map[string]int{}
-	for _, s := range report.Specs {
-		costs["POST "+s.Endpoint] = s.Cost
+	for _, s := range report.Catalog {
+		costs[s.Method+" "+s.Path] = s.Cost
 	}
 	n := 0
 	for path, item := range d["paths"].(map[string]any) {
@@ -89,15 +89,15 @@ func TestRequestSchemasMatchValidation(t *testing.T) {
 	if got := enumOf(schemas["Language"]); !reflect.DeepEqual(got, report.Languages) {
 		t.Errorf("Language enum %v, service %v", got, report.Languages)
 	}
-	for _, spec := range report.Specs {
-		body := resolve(d, op(d, spec.Endpoint, "post")["requestBody"].(map[string]any))
+	for _, spec := range report.Catalog {
+		body := resolve(d, op(d, spec.Path, strings.ToLower(spec.Method))["requestBody"].(map[string]any))
 		schema := resolve(d, body["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any))
 		base := map[string]any{"domain": "example.com"}
 		if spec.Kind == report.KindGaps {
 			base["competitors"] = []any{"rival.example.org"}
 		}
 		if err := normalize(spec, base); err != nil {
-			t.Fatalf("%s: the minimal request is refused: %v", spec.Endpoint, err)
+			t.Fatalf("%s: the minimal request is refused: %v", spec.Path, err)
 		}
 		required := map[string]bool{}
 		for _, r := range schema["required"].([]any) {
@@ -105,7 +105,7 @@ func TestRequestSchemasMatchValidation(t *testing.T) {
 		}
 		for _, r := range []string{"domain", "competitors"} {
 			if _, ok := base[r]; ok != required[r] {
-				t.Errorf("%s: %s required %v in the document, %v in the service", spec.Endpoint, r, required[r], ok)
+				t.Errorf("%s: %s required %v in the document, %v in the service", spec.Path, r, required[r], ok)
 			}
 		}
 		for name, p := range schema["properties"].(map[string]any) {
@@ -116,10 +116,10 @@ func TestRequestSchemasMatchValidation(t *testing.T) {
 				req[name] = v
 				err := normalize(spec, req)
 				if ok && err != nil {
-					t.Errorf("%s: %s %s: refused: %v", spec.Endpoint, name, what, err)
+					t.Errorf("%s: %s %s: refused: %v", spec.Path, name, what, err)
 				}
 				if !ok && err == nil {
-					t.Errorf("%s: %s %s: accepted", spec.Endpoint, name, what)
+					t.Errorf("%s: %s %s: accepted", spec.Path, name, what)
 				}
 			}
 			if lo, ok := p["minimum"].(float64); ok {
@@ -158,7 +158,7 @@ func TestRequestSchemasMatchValidation(t *testing.T) {
 			if def, ok := p["default"]; ok {
 				got := normalized(t, spec, base)[name]
 				if fmt.Sprint(got) != fmt.Sprint(def) {
-					t.Errorf("%s: %s default %v in the document, %v in the service", spec.Endpoint, name, def, got)
+					t.Errorf("%s: %s default %v in the document, %v in the service", spec.Path, name, def, got)
 				}
 			}
 		}
@@ -170,15 +170,15 @@ func TestRequestSchemasMatchValidation(t *testing.T) {
 func TestRequestExamplesAreAccepted(t *testing.T) {
 	d := doc(t)
 	n := 0
-	for _, spec := range report.Specs {
-		body := resolve(d, op(d, spec.Endpoint, "post")["requestBody"].(map[string]any))
+	for _, spec := range report.Catalog {
+		body := resolve(d, op(d, spec.Path, strings.ToLower(spec.Method))["requestBody"].(map[string]any))
 		ex, ok := body["content"].(map[string]any)["application/json"].(map[string]any)["example"].(map[string]any)
 		if !ok {
 			continue
 		}
 		n++
 		if err := normalize(spec, ex); err != nil {
-			t.Errorf("%s request example refused by the service: %v", spec.Endpoint, err)
+			t.Errorf("%s request example refused by the service: %v", spec.Path, err)
 		}
 	}
 	if n == 0 {
@@ -294,9 +294,9 @@ func clone(m map[string]any) map[string]any {
 }
 
 // normalize runs the service's validation of an analysis request given as JSON.
-func normalize(spec report.Spec, body map[string]any) error {
+func normalize(spec report.Analysis, body map[string]any) error {
 	raw, _ := json.Marshal(body)
-	req := spec.New()
+	req := spec.NewRequest()
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(req); err != nil {
@@ -305,9 +305,9 @@ func normalize(spec report.Spec, body map[string]any) error {
 	return req.Normalize(report.Options{})
 }
 
-func normalized(t *testing.T, spec report.Spec, body map[string]any) map[string]any {
+func normalized(t *testing.T, spec report.Analysis, body map[string]any) map[string]any {
 	t.Helper()
-	req := spec.New()
+	req := spec.NewRequest()
 	raw, _ := json.Marshal(body)
 	if err := json.Unmarshal(raw, req); err != nil {
 		t.Fatal(err)

@@ -16,13 +16,9 @@ import (
 	"github.com/contentapi/contentapi/internal/keywords"
 )
 
-// SiteUnreachable is the error code of an audit whose site answered neither over https nor
-// over http (or whose name does not resolve).
-const SiteUnreachable = "SITE_UNREACHABLE"
-
-// DefaultThinWords is the main-content word count under which a page is thin when
+// defaultThinWords is the main-content word count under which a page is thin when
 // Builder.ThinWords is not set.
-const DefaultThinWords = 300
+const defaultThinWords = 300
 
 // auditLanguage is the language titles are stemmed in for cannibalization; an audit request
 // names no market, so the provider's rankings are read for us/en.
@@ -95,7 +91,7 @@ type AuditResult struct {
 	SitemapErrors        []crawler.SitemapError `json:"sitemap_errors"`
 	Warnings             []string               `json:"warnings"`
 	ThinThreshold        int                    `json:"thin_threshold"`
-	described                                   // data source "crawl", set by Run
+	described                                   // data source "crawl"
 }
 
 // Audit crawls the site and reports its pages, thin content and cannibalization.
@@ -181,14 +177,8 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	out.Summary = AuditSummary{Total: out.PagesCrawled, Thin: len(out.ThinContent),
 		CannibalizationIssues: len(out.CannibalizationRisks), AvgWords: mean1(totalWords, len(out.Pages)),
 		Issues: issueSummary(issues)}
+	out.meta = Meta{DataSource: sourceCrawl, Warnings: []string{}}
 	return out, nil
-}
-
-func (b *Builder) thinWords() int {
-	if b.ThinWords > 0 {
-		return b.ThinWords
-	}
-	return DefaultThinWords
 }
 
 // crawlFailure turns a crawl error into what the caller is told: a refused domain is a
@@ -201,7 +191,7 @@ func crawlFailure(domain string, err error) error {
 	case errors.Is(err, crawler.ErrForbiddenAddress), errors.Is(err, crawler.ErrInvalidDomain):
 		return apperr.Invalid("domain %s cannot be crawled: it points to a private or reserved network address", domain)
 	case errors.Is(err, crawler.ErrSiteUnreachable), errors.Is(err, crawler.ErrUnresolvable):
-		return apperr.New(SiteUnreachable, "site %s could not be reached over https or http; check that the domain is spelled right and the site is up", domain)
+		return apperr.New(apperr.SiteUnreachable, "site %s could not be reached over https or http; check that the domain is spelled right and the site is up", domain)
 	}
 	return fmt.Errorf("crawl %s: %w", domain, err)
 }

@@ -227,7 +227,7 @@ func TestAuditUnreachableSite(t *testing.T) {
 	domain, _ := deadDomain(t)
 	_, err := b.Audit(context.Background(), normalized(t, &AuditRequest{Domain: domain}).deref())
 	e, ok := apperr.As(err)
-	if !ok || e.Code != SiteUnreachable || !strings.Contains(e.Message, domain) {
+	if !ok || e.Code != apperr.SiteUnreachable || !strings.Contains(e.Message, domain) {
 		t.Errorf("err = %v, want SITE_UNREACHABLE naming %s", err, domain)
 	}
 }
@@ -265,7 +265,7 @@ func TestRunAudit(t *testing.T) {
 	s := newTestSite(t)
 	s.page("/", page{title: "Home", words: 400})
 	s.sitemap("/")
-	out, err := b.Run(context.Background(), KindAudit, "job-1", []byte(`{"domain":"`+s.domain()+`","max_pages":10}`))
+	out, err := b.Run(context.Background(), string(KindAudit), "job-1", []byte(`{"domain":"`+s.domain()+`","max_pages":10}`))
 	if err != nil {
 		t.Fatal(err)
 	}

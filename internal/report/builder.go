@@ -3,7 +3,9 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/crawler"
@@ -19,61 +21,48 @@ type Builder struct {
 	ThinWords int
 }
 
-// Run builds the answer of a job from its stored request; jobID names the answer where
-// SPEC.md gives it an id (a recommendation plan's plan_id).
+// Run builds the answer of a job from its stored request with the catalogue's run function
+// of its kind; jobID names the answer where the API gives it an id (a recommendation plan's
+// plan_id). The API validated and normalised the request before storing it, so it is only
+// read here (see Analysis.ReadStored).
 func (b *Builder) Run(ctx context.Context, kind, jobID string, request []byte) (any, error) {
-	switch kind {
-	case KindResearch:
-		var r ResearchRequest
-		if err := decode(request, &r); err != nil {
-			return nil, err
-		}
-		return b.Research(ctx, r)
-	case KindGaps:
-		var r GapsRequest
-		if err := decode(request, &r); err != nil {
-			return nil, err
-		}
-		return b.Gaps(ctx, r)
-	case KindAudit:
-		var r AuditRequest
-		if err := decode(request, &r); err != nil {
-			return nil, err
-		}
-		res, err := b.Audit(ctx, r)
-		if err != nil {
-			return nil, err
-		}
-		res.meta = Meta{DataSource: SourceCrawl, Warnings: []string{}}
-		return res, nil
-	case KindRecommend:
-		var r RecommendRequest
-		if err := decode(request, &r); err != nil {
-			return nil, err
-		}
-		return b.Recommend(ctx, r, jobID)
-	case KindContentMap:
-		var r ContentMapRequest
-		if err := decode(request, &r); err != nil {
-			return nil, err
-		}
-		return b.ContentMap(ctx, r)
+	a, ok := Lookup(kind)
+	if !ok {
+		return nil, fmt.Errorf("report: unknown kind %q: %w", kind, ErrBadJob)
 	}
-	return nil, fmt.Errorf("report: unknown kind %q: %w", kind, ErrBadJob)
+	req, err := a.ReadStored(request)
+	if err != nil {
+		return nil, err
+	}
+	return a.Run(ctx, b, req, jobID)
 }
 
 // ErrBadJob marks a job whose stored request cannot be run at all.
-var ErrBadJob = fmt.Errorf("job cannot be run")
+var ErrBadJob = errors.New("job cannot be run")
 
-func decode(raw []byte, v Request) error {
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("report: stored request: %w: %w", err, ErrBadJob)
+// ReadStored reads a job row's request into the analysis's request type. The API stored it
+// normalised, so it is not checked again (address rules are enforced again when
+// connecting); a field the row lacks (a request written another way) takes its default.
+func (a Analysis) ReadStored(raw []byte) (Request, error) {
+	req := a.NewRequest()
+	if err := json.Unmarshal(raw, req); err != nil {
+		return nil, fmt.Errorf("report: stored request: %w: %w", err, ErrBadJob)
 	}
-	// The API stored a normalised request; normalising again fills any default a request
-	// written another way lacks (it is idempotent), so a run never meets a missing field.
-	// Address rules were applied by the API and are enforced again when connecting.
-	if err := v.Normalize(Options{AllowPrivate: true}); err != nil {
-		return fmt.Errorf("report: stored request: %w: %w", err, ErrBadJob)
+	req.defaults()
+	return req, nil
+}
+
+// now is the builder's clock, or the system's when none is set.
+func (b *Builder) now() time.Time {
+	if b.Clock == nil {
+		return time.Now()
 	}
-	return nil
+	return b.Clock.Now()
+}
+
+func (b *Builder) thinWords() int {
+	if b.ThinWords > 0 {
+		return b.ThinWords
+	}
+	return defaultThinWords
 }

@@ -100,8 +100,7 @@ type ContentMapResult struct {
 //     numbers equal their sections' counts.
 //   - generated_at is the builder's clock in UTC, RFC 3339.
 func (b *Builder) ContentMap(ctx context.Context, r ContentMapRequest) (ContentMapResult, error) {
-	sr := strategyRequest{Domain: r.Domain, FocusTopics: r.FocusTopics, BrandContext: r.BrandContext,
-		Competitors: r.Competitors, Country: r.Country, Language: r.Language, Limit: limitOf(r.Limit, 20)}
+	sr := r.plan()
 	g, err := b.gather(ctx, sr, false)
 	if err != nil {
 		return ContentMapResult{}, err
@@ -222,12 +221,4 @@ func (g *gathered) mapFailure(domain string) error {
 		return fmt.Errorf("content map %s: every part failed (%s): %w", domain, strings.Join(names, ", "), errors.Join(temporary...))
 	}
 	return nil
-}
-
-// now is the builder's clock, or the system's when none is set.
-func (b *Builder) now() time.Time {
-	if b.Clock == nil {
-		return time.Now()
-	}
-	return b.Clock.Now()
 }

@@ -392,7 +392,7 @@ func TestRunContentMap(t *testing.T) {
 	auMarket(t)
 	b := newBuilder(t)
 	s := mapSite(t)
-	out, err := b.Run(context.Background(), KindContentMap, "job-9", []byte(`{"domain":"`+s.domain()+`","country":"au","focus_topics":["matcha"],"limit":2}`))
+	out, err := b.Run(context.Background(), string(KindContentMap), "job-9", []byte(`{"domain":"`+s.domain()+`","country":"au","focus_topics":["matcha"],"limit":2}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +400,7 @@ func TestRunContentMap(t *testing.T) {
 	if !ok || len(res.Recommendations) != 2 || res.Audit.PagesFound != 3 {
 		t.Errorf("Run = %#v", out)
 	}
-	if _, err := b.Run(context.Background(), KindContentMap, "job-9", []byte(`{"domain":`)); !errors.Is(err, ErrBadJob) {
+	if _, err := b.Run(context.Background(), string(KindContentMap), "job-9", []byte(`{"domain":`)); !errors.Is(err, ErrBadJob) {
 		t.Errorf("broken request: err = %v, want ErrBadJob", err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // formula (starting with = + - @) are prefixed with a quote.
 func CSV(kind string, result []byte) ([]byte, error) {
 	var rows [][]string
-	switch kind {
+	switch Kind(kind) {
 	case KindResearch:
 		var r ResearchResult
 		if err := json.Unmarshal(result, &r); err != nil {

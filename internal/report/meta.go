@@ -6,21 +6,20 @@ import (
 	"slices"
 
 	"github.com/contentapi/contentapi/internal/keywords"
-	"github.com/contentapi/contentapi/internal/keywords/local"
 )
 
 // Data sources an answer names in meta.data_source.
 const (
-	// SourceSynthetic: every keyword row behind the answer is made up (the sample set).
-	SourceSynthetic = "synthetic"
-	// SourceMixed: some keyword rows behind the answer are made up, some are not.
-	SourceMixed = "mixed"
-	// SourceImported: the rows are keyword data imported into this service's database.
-	SourceImported = "imported"
-	// SourceProvider: the rows come from the external keyword-data provider (DataForSEO).
-	SourceProvider = "provider"
-	// SourceCrawl: the answer rests on the crawl alone (content audit), no keyword data.
-	SourceCrawl = "crawl"
+	// sourceSynthetic: every keyword row behind the answer is made up (the sample set).
+	sourceSynthetic = "synthetic"
+	// sourceMixed: some keyword rows behind the answer are made up, some are not.
+	sourceMixed = "mixed"
+	// sourceImported: the rows are keyword data imported into this service's database.
+	sourceImported = "imported"
+	// sourceProvider: the rows come from the external keyword-data provider (DataForSEO).
+	sourceProvider = "provider"
+	// sourceCrawl: the answer rests on the crawl alone (content audit), no keyword data.
+	sourceCrawl = "crawl"
 )
 
 // Meta is what an answer adds to SPEC.md's meta: where its data came from and what the
@@ -30,8 +29,8 @@ type Meta struct {
 	Warnings   []string `json:"warnings"`
 }
 
-// SyntheticWarning is the warning of an answer built only on synthetic rows.
-const SyntheticWarning = "This answer is built on the synthetic sample data set (ctl seed-sample): its keywords, " +
+// syntheticWarning is the warning of an answer built only on synthetic rows.
+const syntheticWarning = "This answer is built on the synthetic sample data set (ctl seed-sample): its keywords, " +
 	"volumes, difficulties, CPCs and rankings are made up, not search data."
 
 // rows counts the keyword rows an answer was built on, synthetic or not.
@@ -63,20 +62,20 @@ func (c *rows) addGaps(gs []keywords.Gap) {
 // keeps first). A provider other than the local one is "provider"; the local provider's
 // rows are "imported", "synthetic" or "mixed", with a warning whenever any is made up.
 func (b *Builder) meta(c rows, warnings []string) Meta {
-	m := Meta{DataSource: SourceProvider, Warnings: append([]string{}, warnings...)}
-	if b.Keywords.Name() != local.Name {
+	m := Meta{DataSource: sourceProvider, Warnings: append([]string{}, warnings...)}
+	if b.Keywords.Name() != keywords.LocalName {
 		return m
 	}
 	switch {
 	case c.synthetic > 0 && c.real == 0:
-		m.DataSource = SourceSynthetic
-		m.Warnings = append(m.Warnings, SyntheticWarning)
+		m.DataSource = sourceSynthetic
+		m.Warnings = append(m.Warnings, syntheticWarning)
 	case c.synthetic > 0:
-		m.DataSource = SourceMixed
+		m.DataSource = sourceMixed
 		m.Warnings = append(m.Warnings, fmt.Sprintf("Part of this answer is built on the synthetic sample data set "+
 			"(ctl seed-sample): %d of its %d keyword rows are made up, not search data.", c.synthetic, c.synthetic+c.real))
 	default:
-		m.DataSource = SourceImported
+		m.DataSource = sourceImported
 	}
 	return m
 }

@@ -27,11 +27,11 @@ func TestAnswerMeta(t *testing.T) {
 		source  string
 		warning string // a warning it must carry, "" for none
 	}{
-		{"all synthetic", loc, count(made, made), SourceSynthetic, SyntheticWarning},
-		{"some synthetic", loc, count(made, real, real), SourceMixed, "1 of its 3 keyword rows are made up"},
-		{"imported", loc, count(real), SourceImported, ""},
-		{"no rows", loc, count(), SourceImported, ""},
-		{"provider", dfs, count(real), SourceProvider, ""},
+		{"all synthetic", loc, count(made, made), sourceSynthetic, syntheticWarning},
+		{"some synthetic", loc, count(made, real, real), sourceMixed, "1 of its 3 keyword rows are made up"},
+		{"imported", loc, count(real), sourceImported, ""},
+		{"no rows", loc, count(), sourceImported, ""},
+		{"provider", dfs, count(real), sourceProvider, ""},
 	}
 	for _, tt := range tests {
 		m := tt.b.meta(tt.rows, []string{"own warning"})

@@ -3,8 +3,8 @@ package report
 import (
 	"context"
 	"fmt"
-	"github.com/contentapi/contentapi/internal/analysis"
 
+	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/keywords"
 )
@@ -47,9 +47,18 @@ func quotedList(items []string) string {
 	return analysis.JoinList(quoted)
 }
 
+// noCompetitorData is the NO_DATA error of keyword gaps when no named competitor has
+// ranking data: there is nothing to compare.
+func noCompetitorData(unranked []string, country, language string) error {
+	return apperr.New(apperr.NoData, "This service holds no ranking data for %s in %s/%s, so no keyword gap "+
+		"can be found. Check the spelling of the competitor domains, name competitors that rank in this market, or have the "+
+		"operator import their rankings with `ctl import rankings FILE.csv`. Nothing was charged.",
+		quotedList(unranked), country, language)
+}
+
 // noPlanData is the NO_DATA error of a content plan (recommend, content map) with no keyword
 // to plan from.
-func (b *Builder) noPlanData(ctx context.Context, r strategyRequest, g *gathered) error {
+func (b *Builder) noPlanData(ctx context.Context, r planRequest, g *gathered) error {
 	market := r.Country + "/" + r.Language
 	var what string
 	switch {

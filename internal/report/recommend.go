@@ -3,17 +3,15 @@ package report
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/stem"
 )
 
 // Bounds of the data a content plan is built from.
@@ -111,8 +109,7 @@ type RecommendResult struct {
 // or with keywords the domain all ranks #1–3 for and no cannibalization either, there is
 // nothing to recommend: NO_DATA, refunded, advises which focus_topics to try.
 func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID string) (RecommendResult, error) {
-	sr := strategyRequest{Domain: r.Domain, FocusTopics: r.FocusTopics, BrandContext: r.BrandContext,
-		Competitors: r.Competitors, Country: r.Country, Language: r.Language, Limit: limitOf(r.Limit, 10)}
+	sr := r.plan()
 	g, err := b.gather(ctx, sr, true)
 	if err != nil {
 		return RecommendResult{}, err
@@ -213,7 +210,7 @@ func optional(s string) *string {
 // focusWarning says that the plan holds fewer recommendations than limit because the data
 // has no more candidates on the focus topics, and how many of those the domain already
 // ranks #1–3 for; "" when it does not apply.
-func focusWarning(r strategyRequest, p strategy) string {
+func focusWarning(r planRequest, p strategy) string {
 	n := len(p.recs)
 	if len(r.FocusTopics) == 0 || r.Limit <= 0 || n >= r.Limit {
 		return ""
@@ -230,229 +227,6 @@ func focusWarning(r strategyRequest, p strategy) string {
 	return w + "; add focus topics or import more keyword data"
 }
 
-func limitOf(p *int, def int) int {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
-// strategyRequest is what content recommend and the content map have in common.
-type strategyRequest struct {
-	Domain       string
-	FocusTopics  []string
-	BrandContext string
-	Competitors  []string
-	Country      string
-	Language     string
-	Limit        int
-}
-
-// gathered is everything a plan is built from, with the failure of each part.
-type gathered struct {
-	site    crawledSite
-	siteErr error
-
-	ranked    []keywords.Ranking
-	rankedErr error
-
-	// ideasTried says whether ideas were asked for (focus topics, or seeds from rankings).
-	ideasTried bool
-	ideas      []keywords.Keyword
-	ideasErr   error    // set when every ideas request failed
-	ideasWarn  []string // topics whose ideas failed while others worked
-
-	gapsTried bool
-	gaps      []keywords.Gap // the first planGaps gaps, highest search volume first
-	gapsTotal int            // all of them
-	gapsErr   error
-	unranked  []string // named competitors without ranking data
-
-	competitorPages []crawler.Page // content pages of every competitor crawled
-	competitorWarn  []string
-}
-
-// warnings says what the answer lacks because a part failed. Provider errors are named by
-// part only: their text may carry the provider's internals.
-func (g *gathered) warnings() []string {
-	out := []string{}
-	if g.siteErr != nil {
-		out = append(out, crawlWarning(domainOfErr(g.siteErr), g.siteErr)+"; the plan was made without its pages")
-	}
-	if g.rankedErr != nil {
-		out = append(out, "ranking data is unavailable: current rankings are missing")
-	}
-	if g.ideasErr != nil {
-		out = append(out, "keyword ideas are unavailable")
-	}
-	out = append(out, g.ideasWarn...)
-	if g.gapsErr != nil {
-		out = append(out, "competitor gap data is unavailable: competitor keywords are missing")
-	}
-	out = append(out, g.competitorWarn...)
-	return out
-}
-
-// siteError carries the crawled domain with the crawl's error, for its warning.
-type siteError struct {
-	domain string
-	err    error
-}
-
-func (e *siteError) Error() string { return fmt.Sprintf("crawl %s: %v", e.domain, e.err) }
-func (e *siteError) Unwrap() error { return e.err }
-
-func domainOfErr(err error) string {
-	var se *siteError
-	if errors.As(err, &se) {
-		return se.domain
-	}
-	return "the site"
-}
-
-// gather runs the parts of a plan concurrently: the domain's crawl, its rankings (then, with
-// no focus topic, ideas seeded from them), ideas for each focus topic, the competitor gaps
-// and, when withCompetitorPages, a crawl of each competitor. A part's failure is recorded,
-// not returned; only a cancelled ctx is an error.
-func (b *Builder) gather(ctx context.Context, r strategyRequest, withCompetitorPages bool) (*gathered, error) {
-	g := &gathered{}
-	var eg errgroup.Group
-	eg.SetLimit(parallelParts)
-
-	eg.Go(func() error {
-		res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, MaxPages: sitePages})
-		if err != nil {
-			g.siteErr = &siteError{domain: r.Domain, err: err}
-			return nil //nolint:nilerr // a failed part degrades the answer; warnings say so
-		}
-		g.site = splitPages(res)
-		return nil
-	})
-
-	seeded := len(r.FocusTopics) == 0
-	eg.Go(func() error {
-		ranked, err := b.Keywords.Ranked(ctx, keywords.RankedRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language})
-		if err != nil {
-			g.rankedErr = err
-			return nil //nolint:nilerr // a failed part degrades the answer; warnings say so
-		}
-		g.ranked = ranked
-		if !seeded || len(ranked) == 0 {
-			return nil
-		}
-		var seeds []string
-		for _, rk := range seedRankings(ranked) {
-			if len(seeds) == seedKeywords {
-				break
-			}
-			if !slices.Contains(seeds, rk.Keyword.Keyword) {
-				seeds = append(seeds, rk.Keyword.Keyword)
-			}
-		}
-		ideas, err := keywords.Ideas(ctx, b.Keywords, keywords.IdeasRequest{Seeds: seeds, Country: r.Country, Language: r.Language, Limit: seedIdeas})
-		g.ideasTried = true
-		if err != nil {
-			g.ideasErr = err
-			return nil //nolint:nilerr // a failed part degrades the answer; warnings say so
-		}
-		g.ideas = ideas
-		return nil
-	})
-
-	if len(r.Competitors) > 0 {
-		g.gapsTried = true
-		eg.Go(func() error {
-			list, err := b.gaps(ctx, r.Domain, r.Competitors, r.Country, r.Language, planGaps)
-			if err != nil {
-				g.gapsErr = err
-				return nil //nolint:nilerr // a failed part degrades the answer; warnings say so
-			}
-			g.gaps, g.gapsTotal, g.unranked = list.Gaps, list.Total, list.Unranked
-			return nil
-		})
-	}
-
-	topicIdeas := make([][]keywords.Keyword, len(r.FocusTopics))
-	topicErrs := make([]error, len(r.FocusTopics))
-	for i, topic := range r.FocusTopics {
-		eg.Go(func() error {
-			topicIdeas[i], topicErrs[i] = keywords.Ideas(ctx, b.Keywords, keywords.IdeasRequest{Topic: topic, Country: r.Country,
-				Language: r.Language, Limit: ideasPerTopic})
-			return nil
-		})
-	}
-
-	var competitorResults []*crawler.Result
-	var competitorErrs []error
-	if withCompetitorPages {
-		competitorResults = make([]*crawler.Result, len(r.Competitors))
-		competitorErrs = make([]error, len(r.Competitors))
-		for i, c := range r.Competitors {
-			eg.Go(func() error {
-				competitorResults[i], competitorErrs[i] = b.Crawler.Crawl(ctx, crawler.Request{Domain: c, MaxPages: competitorPages})
-				return nil
-			})
-		}
-	}
-	_ = eg.Wait() // every part records its own error
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("plan for %s: %w", r.Domain, err)
-	}
-
-	if !seeded {
-		g.ideasTried = true
-		var failed []error
-		for i, topic := range r.FocusTopics {
-			if topicErrs[i] != nil {
-				failed = append(failed, topicErrs[i])
-				g.ideasWarn = append(g.ideasWarn, fmt.Sprintf("keyword ideas for %q are unavailable", topic))
-				continue
-			}
-			g.ideas = append(g.ideas, topicIdeas[i]...)
-		}
-		if len(failed) == len(r.FocusTopics) {
-			g.ideasErr = errors.Join(failed...)
-			g.ideasWarn = nil
-		}
-	}
-	for i, c := range r.Competitors {
-		if !withCompetitorPages {
-			break
-		}
-		if competitorErrs[i] != nil {
-			g.competitorWarn = append(g.competitorWarn, crawlWarning("competitor "+c, competitorErrs[i])+"; its headings are not used")
-			continue
-		}
-		cs := splitPages(competitorResults[i])
-		for _, p := range cs.pages {
-			if indexable(p) {
-				g.competitorPages = append(g.competitorPages, p)
-			}
-		}
-		if len(cs.pages) == 0 {
-			g.competitorWarn = append(g.competitorWarn, fmt.Sprintf("competitor %s gave no page to read headings from", c))
-		}
-	}
-	return g, nil
-}
-
-// seedRankings orders the domain's rankings for seeding ideas: striking distance (#4–20)
-// first, where a page is close to page one and related topics pay most, then the others by
-// position; each by search volume.
-func seedRankings(ranked []keywords.Ranking) []keywords.Ranking {
-	list := slices.Clone(ranked)
-	slices.SortStableFunc(list, func(a, b keywords.Ranking) int {
-		if c := cmp.Compare(beyondStriking(a.Position), beyondStriking(b.Position)); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(volume(b.Keyword), volume(a.Keyword)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Position, b.Position)
-	})
-	return list
-}
-
 // strategy is a plan: the distinct keywords considered and the recommendations made.
 type strategy struct {
 	keywords  []keywords.Keyword
@@ -463,7 +237,7 @@ type strategy struct {
 // plan turns gathered data into recommendations (see Recommend). The keywords considered
 // are the ideas, the gaps and the domain's own keywords below #3 (planRankings of them,
 // striking distance first); with focus topics, only those on a topic (analysis.MatchTopics).
-func (b *Builder) plan(r strategyRequest, g *gathered) strategy {
+func (b *Builder) plan(r planRequest, g *gathered) strategy {
 	lang := r.Language
 	gaps := g.gaps
 	offTopic := func(k keywords.Keyword) bool {
@@ -489,12 +263,12 @@ func (b *Builder) plan(r strategyRequest, g *gathered) strategy {
 	top := make(map[string]bool)
 	for _, rk := range g.ranked {
 		if rk.Position >= 1 && rk.Position <= 3 {
-			top[analysis.NormalizePhrase(rk.Keyword.Keyword, lang)] = true
+			top[stem.Normalize(rk.Keyword.Keyword, lang)] = true
 		}
 	}
 	topRanked := 0
 	for _, k := range merged {
-		if top[analysis.NormalizePhrase(k.Keyword, lang)] {
+		if top[stem.Normalize(k.Keyword, lang)] {
 			topRanked++
 		}
 	}
@@ -545,7 +319,7 @@ func newHeadingIndex(pages []crawler.Page, lang string) headingIndex {
 	x := headingIndex{lang: lang, pages: pages, stems: make([]map[string]bool, len(pages))}
 	for i, p := range pages {
 		set := make(map[string]bool)
-		for _, s := range analysis.Stems(p.Title+" "+p.H1+" "+pathWords(p.FinalURL), lang) {
+		for _, s := range stem.Stems(p.Title+" "+p.H1+" "+pathWords(p.FinalURL), lang) {
 			set[s] = true
 		}
 		x.stems[i] = set
@@ -557,7 +331,7 @@ func newHeadingIndex(pages []crawler.Page, lang string) headingIndex {
 // together carry at least three quarters of the keyword's distinct stems (all of them for
 // keywords of up to three stems).
 func (x headingIndex) h2sFor(keyword string) []string {
-	kw := analysis.Stems(keyword, x.lang)
+	kw := stem.Stems(keyword, x.lang)
 	slices.Sort(kw)
 	kw = slices.Compact(kw)
 	if len(kw) == 0 {

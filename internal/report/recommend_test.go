@@ -332,7 +332,7 @@ func TestRecommendJSONShape(t *testing.T) {
 	ukMarket(t)
 	b := newBuilder(t)
 	site, _ := recommendSites(t)
-	out, err := b.Run(context.Background(), KindRecommend, "job-7", []byte(`{"domain":"`+site.domain()+`","country":"uk","focus_topics":["pour over"],"limit":2}`))
+	out, err := b.Run(context.Background(), string(KindRecommend), "job-7", []byte(`{"domain":"`+site.domain()+`","country":"uk","focus_topics":["pour over"],"limit":2}`))
 	if err != nil {
 		t.Fatal(err)
 	}

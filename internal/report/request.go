@@ -1,7 +1,10 @@
-// Package report builds the answers of the analysis endpoints (keyword research, gaps,
-// content audit, recommendations, content map) from keyword data, crawls and the pure
-// functions of package analysis. It validates and normalises their requests too, so the API
-// refuses bad input before any credit is reserved and the worker reads the same shapes.
+// Package report is the analyses the service sells (keyword research, gaps, content audit,
+// recommendations, content map): their catalogue (catalog.go: endpoint, price, request and
+// run function of each), their requests and the checks the API runs on them once
+// (request*.go), the builders that gather keyword data and crawls and turn them into answers
+// with the pure functions of package analysis (one file per analysis, gather.go for what the
+// plans share), and the answers' other forms: meta, NO_DATA advice and CSV (meta.go,
+// nodata.go, csv.go).
 package report
 
 import (
@@ -16,43 +19,6 @@ import (
 	"github.com/contentapi/contentapi/internal/hostname"
 )
 
-// Kinds of analysis job; they are also the asynq task type names.
-const (
-	KindResearch   = "keywords:research"
-	KindGaps       = "keywords:gaps"
-	KindAudit      = "content:audit"
-	KindRecommend  = "content:recommend"
-	KindContentMap = "contentmap:build"
-)
-
-// Spec describes one analysis endpoint.
-type Spec struct {
-	Kind     string
-	Endpoint string
-	Cost     int
-	New      func() Request
-	CSV      bool // rows can be returned as CSV
-}
-
-// Specs lists the analysis endpoints with their costs.
-var Specs = []Spec{
-	{KindResearch, "/v1/keywords/research", 5, func() Request { return &ResearchRequest{} }, true},
-	{KindGaps, "/v1/keywords/gaps", 10, func() Request { return &GapsRequest{} }, true},
-	{KindAudit, "/v1/content/audit", 15, func() Request { return &AuditRequest{} }, true},
-	{KindRecommend, "/v1/content/recommend", 15, func() Request { return &RecommendRequest{} }, false},
-	{KindContentMap, "/v1/content-map", 25, func() Request { return &ContentMapRequest{} }, false},
-}
-
-// SpecOf returns the spec of a kind.
-func SpecOf(kind string) (Spec, bool) {
-	for _, s := range Specs {
-		if s.Kind == kind {
-			return s, true
-		}
-	}
-	return Spec{}, false
-}
-
 // Options are what validation depends on.
 type Options struct {
 	// AllowPrivate accepts IP literals, local names and ports as domains (local tests only).
@@ -61,9 +27,13 @@ type Options struct {
 
 // Request is an analysis request that can check and normalise itself.
 type Request interface {
+	// Normalize checks the request and normalises it in place; it is run once, by the API,
+	// before the request is stored.
 	Normalize(o Options) error
 	// CallbackTarget is the callback URL the request carries, or "".
 	CallbackTarget() string
+	// defaults fills the optional fields a request lacks, without checking anything.
+	defaults()
 }
 
 // Countries and languages accepted (SPEC.md's keyword-research lists, for every endpoint).
@@ -85,14 +55,21 @@ func oneOf(field, v, def string, allowed []string) (string, error) {
 	return "", apperr.Invalid("%s must be one of %s", field, strings.Join(allowed, ", "))
 }
 
-func intRange(field string, v *int, def, min, max int) (int, error) {
-	if v == nil {
-		return def, nil
+// checkMarket checks a country and a language (any case), "" meaning the default.
+func checkMarket(country, language string) (string, string, error) {
+	country, err := oneOf("country", country, defaultCountry, Countries)
+	if err != nil {
+		return "", "", err
 	}
-	if *v < min || *v > max {
-		return 0, apperr.Invalid("%s must be from %d to %d", field, min, max)
+	language, err = oneOf("language", language, defaultLanguage, Languages)
+	return country, language, err
+}
+
+func intRange(field string, v, min, max int) error {
+	if v < min || v > max {
+		return apperr.Invalid("%s must be from %d to %d", field, min, max)
 	}
-	return *v, nil
+	return nil
 }
 
 func text(field, v string, max int) (string, error) {

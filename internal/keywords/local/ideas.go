@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/stem"
 )
 
 // DefaultIdeasLimit is the number of ideas returned when a request sets no limit.
@@ -596,7 +596,7 @@ JOIN keyword_metrics k ON (k.country, k.language, k.keyword_norm) = ($1, $2, c.k
 // Ideas returns keywords matching the topic or seeds, most relevant first, at most
 // req.Limit (DefaultIdeasLimit when 0). Seeds and topic together are searched as one list.
 // A topic of several words is matched by its words too: its head word
-// (analysis.TopicHead: "gardening" for "home gardening") is one more term, weighted
+// (stem.TopicHead: "gardening" for "home gardening") is one more term, weighted
 // headWeight, so the keywords holding only that word follow those matching the topic.
 func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
 	country, language := Market(req.Country, req.Language)
@@ -617,7 +617,7 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keyw
 	}
 	add(req.Topic, 1)
 	if len(texts) > 0 {
-		add(analysis.TopicHead(req.Topic, language), headWeight)
+		add(stem.TopicHead(req.Topic, language), headWeight)
 	}
 	out := []keywords.Keyword{}
 	if len(texts) == 0 {

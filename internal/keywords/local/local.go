@@ -15,7 +15,7 @@ import (
 )
 
 // Name is the provider's name.
-const Name = "local"
+const Name = keywords.LocalName
 
 // Provider answers keyword questions from PostgreSQL.
 type Provider struct {

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"context"
+	"net/http"
+)
+
+// Kind names an analysis. It is also its asynq task type and the kind of its job rows, so
+// a kind once used is never renamed: queued jobs name it.
+type Kind string
+
+// The analyses.
+const (
+	KindResearch   Kind = "keywords:research"
+	KindGaps       Kind = "keywords:gaps"
+	KindAudit      Kind = "content:audit"
+	KindRecommend  Kind = "content:recommend"
+	KindContentMap Kind = "contentmap:build"
+)
+
+// Analysis is one paid analysis: its endpoint and price, its request, and how its answer is
+// built. The API, the worker, the service information document and the dashboard all read
+// Catalog, and the OpenAPI document's tests compare against it.
+type Analysis struct {
+	Kind    Kind
+	Method  string // of the endpoint
+	Path    string // of the endpoint, with /v1
+	Cost    int    // credits charged for an answer
+	Summary string // what it does, for the service information document
+	CSV     bool   // its rows can be returned as CSV (see CSV)
+	// NewRequest returns an empty request, for the API to decode a body into and the worker
+	// a stored request.
+	NewRequest func() Request
+	// Run builds the answer of a request of this analysis (one NewRequest returned). jobID
+	// names the answer where it carries an id (a recommendation plan's plan_id).
+	Run func(ctx context.Context, b *Builder, req Request, jobID string) (any, error)
+}
+
+// Catalog lists the analyses; one entry per endpoint.
+var Catalog = []Analysis{
+	{
+		Kind: KindResearch, Method: http.MethodPost, Path: "/v1/keywords/research", Cost: 5, CSV: true,
+		Summary:    "Keyword research with clusters",
+		NewRequest: func() Request { return &ResearchRequest{} },
+		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
+			return b.Research(ctx, *req.(*ResearchRequest))
+		},
+	},
+	{
+		Kind: KindGaps, Method: http.MethodPost, Path: "/v1/keywords/gaps", Cost: 10, CSV: true,
+		Summary:    "Competitor keyword gaps",
+		NewRequest: func() Request { return &GapsRequest{} },
+		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
+			return b.Gaps(ctx, *req.(*GapsRequest))
+		},
+	},
+	{
+		Kind: KindAudit, Method: http.MethodPost, Path: "/v1/content/audit", Cost: 15, CSV: true,
+		Summary:    "Crawl and audit a site's content",
+		NewRequest: func() Request { return &AuditRequest{} },
+		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
+			return b.Audit(ctx, *req.(*AuditRequest))
+		},
+	},
+	{
+		Kind: KindRecommend, Method: http.MethodPost, Path: "/v1/content/recommend", Cost: 15,
+		Summary:    "Content recommendations with outlines",
+		NewRequest: func() Request { return &RecommendRequest{} },
+		Run: func(ctx context.Context, b *Builder, req Request, jobID string) (any, error) {
+			return b.Recommend(ctx, *req.(*RecommendRequest), jobID)
+		},
+	},
+	{
+		Kind: KindContentMap, Method: http.MethodPost, Path: "/v1/content-map", Cost: 25,
+		Summary:    "Audit, rankings, gaps and recommendations in one call",
+		NewRequest: func() Request { return &ContentMapRequest{} },
+		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
+			return b.ContentMap(ctx, *req.(*ContentMapRequest))
+		},
+	},
+}
+
+// Lookup returns the analysis of a kind (a job row's kind, or a task's type).
+func Lookup(kind string) (Analysis, bool) {
+	for _, a := range Catalog {
+		if string(a.Kind) == kind {
+			return a, true
+		}
+	}
+	return Analysis{}, false
+}

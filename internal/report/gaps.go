@@ -1,0 +1,88 @@
+package report
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// GapRecord is one gap: a keyword competitors rank for and the domain does not.
+type GapRecord struct {
+	Keyword             string         `json:"keyword"`
+	SearchVolume        *int64         `json:"search_volume"`
+	Difficulty          *float64       `json:"keyword_difficulty"`
+	CompetitorPositions map[string]int `json:"competitor_positions"`
+}
+
+// GapsResult is the data of a keyword-gaps answer.
+type GapsResult struct {
+	Domain      string      `json:"domain"`
+	Competitors []string    `json:"competitors"`
+	Gaps        []GapRecord `json:"gaps"`
+	TotalGaps   int         `json:"total_gaps"`
+	Source      string      `json:"source"`
+	described
+}
+
+// Gaps lists keywords the competitors rank for and the domain does not, highest search
+// volume first (unknown volumes last); total_gaps counts all of them before limit cuts the
+// list. When the provider holds no ranking data for any named competitor, there is nothing
+// to compare: NO_DATA, refunded. A domain that ranks for every competitor keyword has no gap,
+// which is a finding (total_gaps 0), not NO_DATA.
+func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
+	list, err := b.gaps(ctx, r.Domain, r.Competitors, r.Country, r.Language, *r.Limit)
+	if err != nil {
+		return GapsResult{}, err
+	}
+	if len(list.Unranked) == len(r.Competitors) {
+		return GapsResult{}, noCompetitorData(list.Unranked, r.Country, r.Language)
+	}
+	res := GapsResult{Domain: r.Domain, Competitors: r.Competitors, Gaps: []GapRecord{}, TotalGaps: list.Total,
+		Source: b.Keywords.Name()}
+	for _, g := range list.Gaps {
+		res.Gaps = append(res.Gaps, GapRecord{Keyword: g.Keyword.Keyword, SearchVolume: g.SearchVolume,
+			Difficulty: g.Difficulty, CompetitorPositions: g.CompetitorPositions})
+	}
+	var warnings []string
+	if w := unrankedWarning(list.Unranked, r.Country, r.Language); w != "" {
+		warnings = append(warnings, w)
+	}
+	var used rows
+	used.addGaps(list.Gaps)
+	res.meta = b.meta(used, warnings)
+	return res, nil
+}
+
+// gaps asks the provider, with data keys (no www.), for the first limit gaps and their
+// count, and reports positions under the names the caller gave.
+func (b *Builder) gaps(ctx context.Context, domain string, competitors []string, country, language string, limit int) (keywords.GapList, error) {
+	keyed := make([]string, len(competitors))
+	name := make(map[string]string, len(competitors))
+	for i, c := range competitors {
+		keyed[i] = stripWWW(c)
+		name[keyed[i]] = c
+	}
+	list, err := b.Keywords.Gaps(ctx, keywords.GapsRequest{Domain: stripWWW(domain), Competitors: keyed,
+		Country: country, Language: language, Limit: limit})
+	if err != nil {
+		return keywords.GapList{}, fmt.Errorf("keyword gaps: %w", err)
+	}
+	gaps := list.Gaps
+	for i := range gaps {
+		renamed := make(map[string]int, len(gaps[i].CompetitorPositions))
+		for d, p := range gaps[i].CompetitorPositions {
+			if n, ok := name[stripWWW(d)]; ok {
+				d = n
+			}
+			renamed[d] = p
+		}
+		gaps[i].CompetitorPositions = renamed
+	}
+	for i, d := range list.Unranked {
+		if n, ok := name[stripWWW(d)]; ok {
+			list.Unranked[i] = n
+		}
+	}
+	return list, nil
+}
