@@ -109,7 +109,7 @@ func toAppError(err error) *apperr.Error {
 		case fiber.StatusNotFound:
 			return apperr.New(apperr.NotFound, "No such endpoint. See GET /v1 for the list.")
 		case fiber.StatusMethodNotAllowed:
-			return apperr.New(apperr.MethodNotAllowed, "Method not allowed on this path.")
+			return apperr.New(apperr.MethodNotAllowed, "This path does not take that method; the Allow header lists the ones it takes.")
 		case fiber.StatusRequestEntityTooLarge:
 			return apperr.New(apperr.PayloadTooLarge, "The request body is larger than %d KiB.", BodyLimit>>10)
 		case fiber.StatusBadRequest:

@@ -297,7 +297,10 @@ func TestValidateResponse(t *testing.T) {
 		{"unknown billing path 404", "GET", "/v1/billing/nothing", 404, h("X-Request-ID", "r1"), `{"status":"error","error":"Not Found","message":"m","code":"NOT_FOUND"}`, true, false},
 		{"unknown path 404, other body", "GET", "/v1/nothing", 404, h("X-Request-ID", "r1"), `{"oops":1}`, false, false},
 		{"unknown path 200", "GET", "/v1/nothing", 200, h("X-Request-ID", "r1"), `{}`, false, true},
-		{"unknown method 404", "PATCH", "/v1/usage", 404, h("X-Request-ID", "r1"), `{"success":false,"error":{"code":"NOT_FOUND","message":"m"}}`, true, false},
+		{"unknown method 405", "PATCH", "/v1/usage", 405, h("X-Request-ID", "r1", "Allow", "GET, HEAD"), `{"success":false,"error":{"code":"METHOD_NOT_ALLOWED","message":"m"}}`, true, false},
+		{"unknown method 405 without Allow", "PATCH", "/v1/usage", 405, h("X-Request-ID", "r1"), `{"success":false,"error":{"code":"METHOD_NOT_ALLOWED","message":"m"}}`, false, false},
+		{"unknown method 405, other code", "PATCH", "/v1/usage", 405, h("X-Request-ID", "r1", "Allow", "GET"), `{"success":false,"error":{"code":"NOT_FOUND","message":"m"}}`, false, false},
+		{"unknown billing method 405", "GET", "/v1/billing/checkout", 405, h("X-Request-ID", "r1", "Allow", "POST"), `{"status":"error","error":"Method Not Allowed","message":"m","code":"METHOD_NOT_ALLOWED"}`, true, false},
 	}
 	for _, c := range cases {
 		err := ValidateResponse(c.method, c.path, c.status, c.header, []byte(c.body))
