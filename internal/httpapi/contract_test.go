@@ -1,12 +1,16 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/contentapi/contentapi/internal/billing/billingtest"
 )
 
 // allowed reads an Allow header as a sorted list of methods.
@@ -63,5 +67,147 @@ func TestWrongMethodAnswers405WithAllow(t *testing.T) {
 				t.Errorf("%s %s: %d Allow %q %s, want 404 NOT_FOUND", m, p, r.Status, r.Header.Get("Allow"), r.Raw)
 			}
 		}
+	}
+}
+
+// postWithoutContentType sends body with no Content-Type header at all (do() always sets
+// one) and validates the answer against the document as do() does.
+func postWithoutContentType(t *testing.T, url, key string, body []byte) response {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	return send(t, req)
+}
+
+// credits reads the account's balance.
+func balanceOf(t *testing.T, s *testServer, key string) float64 {
+	t.Helper()
+	r := do(t, "GET", s.URL+"/v1/usage", key, nil)
+	if r.Status != 200 {
+		t.Fatalf("usage: %d %s", r.Status, r.Raw)
+	}
+	return r.data()["credits_remaining"].(float64)
+}
+
+// A body that is not declared JSON (text, XML, a form, or no Content-Type) on a JSON
+// endpoint is 415 UNSUPPORTED_MEDIA_TYPE in the validation shape (under /v1/billing too)
+// and charges nothing; application/json and application/*+json, with charset utf-8 or
+// none, are accepted. An empty body is judged by the endpoint: POST /v1/keys and the
+// billing portal, whose fields are all optional, read it as {}.
+func TestNonJSONBodyAnswers415(t *testing.T) {
+	fake := billingtest.NewStripe(t)
+	s := startStack(t, stackConfig{configure: withBilling(fake.URL)})
+	key := registerBusy(t, s.testServer)
+	dom := sampleDomains(t)[0]
+	research := map[string]any{"domain": dom, "topic": "coffee", "limit": 5}
+	endpoints := []struct {
+		path string
+		body any
+	}{
+		{"/v1/auth/register", map[string]any{"email": uniqueEmail()}},
+		{"/v1/keys", map[string]any{"name": "ci"}},
+		{"/v1/keywords/research", research},
+		{"/v1/keywords/gaps", map[string]any{"domain": dom, "competitors": []string{sampleDomains(t)[1]}}},
+		{"/v1/content-map", map[string]any{"domain": dom}},
+		{"/v1/billing/checkout", checkoutBody("pro")},
+		{"/v1/billing/portal", map[string]any{"return_url": "https://app.example.com/back"}},
+	}
+	before := balanceOf(t, s.testServer, key)
+	refused := func(what string, r response) {
+		t.Helper()
+		e, _ := r.Body["error"].(map[string]any)
+		if r.Status != 415 || r.Body["success"] != false || e["code"] != "UNSUPPORTED_MEDIA_TYPE" || e["message"] == "" {
+			t.Errorf("%s: %d %s, want 415 UNSUPPORTED_MEDIA_TYPE in the validation shape", what, r.Status, r.Raw)
+		}
+	}
+	for _, ep := range endpoints {
+		body, _ := json.Marshal(ep.body)
+		for _, ct := range []string{"text/plain", "text/plain; charset=utf-8", "application/xml", "application/x-www-form-urlencoded",
+			"multipart/form-data; boundary=x", "application/json; charset=iso-8859-1", "application/jsonx", "json", "application/"} {
+			refused(ep.path+" as "+ct, do(t, "POST", s.URL+ep.path, key, body, "Content-Type", ct))
+		}
+		refused(ep.path+" without Content-Type", postWithoutContentType(t, s.URL+ep.path, key, body))
+	}
+	if after := balanceOf(t, s.testServer, key); after != before {
+		t.Fatalf("balance %v after refused calls, was %v", after, before)
+	}
+
+	// JSON in its spellings is accepted (and the research call is charged).
+	for i, ct := range []string{"application/json", "Application/JSON; charset=UTF-8", "application/json;charset=utf8", "application/vnd.contentapi+json"} {
+		r := do(t, "POST", s.URL+"/v1/keys", key, map[string]any{"name": "k" + ct}, "Content-Type", ct)
+		if r.Status != 201 {
+			t.Errorf("keys as %s: %d %s", ct, r.Status, r.Raw)
+		}
+		if i == 0 {
+			if r := do(t, "POST", s.URL+"/v1/keywords/research", key, research, "Content-Type", ct); r.Status != 200 {
+				t.Fatalf("research as %s: %d %s", ct, r.Status, r.Raw)
+			}
+			if after := balanceOf(t, s.testServer, key); after != before-5 {
+				t.Fatalf("balance %v after one research, want %v", after, before-5)
+			}
+		}
+	}
+
+	// An empty body: {} where every field is optional, else the missing field is named.
+	for _, ct := range []string{"", "text/plain"} {
+		var r response
+		if ct == "" {
+			r = postWithoutContentType(t, s.URL+"/v1/keys", key, nil)
+		} else {
+			r = do(t, "POST", s.URL+"/v1/keys", key, "", "Content-Type", ct)
+		}
+		if r.Status != 201 || r.data()["name"] != "Default" {
+			t.Errorf("keys with an empty body (Content-Type %q): %d %s, want 201 with the default name", ct, r.Status, r.Raw)
+		}
+	}
+	if r := postWithoutContentType(t, s.URL+"/v1/keywords/research", key, nil); r.Status != 400 || r.errCode() != "VALIDATION_ERROR" {
+		t.Errorf("research with no body: %d %s, want 400 VALIDATION_ERROR", r.Status, r.Raw)
+	}
+}
+
+// An Idempotency-Key header sent empty (or blank, or twice) is a 400 VALIDATION_ERROR naming
+// the header, dry run included: the call is not run without a key and charges nothing.
+func TestEmptyIdempotencyKeyRefused(t *testing.T) {
+	s := startStack(t, stackConfig{})
+	key := register(t, s.testServer)
+	before := balanceOf(t, s.testServer, key)
+	body := map[string]any{"domain": sampleDomains(t)[0], "topic": "coffee", "limit": 5}
+	for _, path := range []string{"/v1/keywords/research", "/v1/keywords/research?dry_run=true"} {
+		for _, v := range []string{"", "   "} {
+			r := do(t, "POST", s.URL+path, key, body, "Idempotency-Key", v)
+			e, _ := r.Body["error"].(map[string]any)
+			msg, _ := e["message"].(string)
+			if r.Status != 400 || e["code"] != "VALIDATION_ERROR" || !strings.Contains(msg, "Idempotency-Key") {
+				t.Errorf("%s with Idempotency-Key %q: %d %s, want 400 VALIDATION_ERROR naming the header", path, v, r.Status, r.Raw)
+			}
+		}
+	}
+	req, _ := json.Marshal(body)
+	twice, _ := http.NewRequest("POST", s.URL+"/v1/keywords/research", bytes.NewReader(req))
+	twice.Header.Set("Authorization", "Bearer "+key)
+	twice.Header.Set("Content-Type", "application/json")
+	twice.Header["Idempotency-Key"] = []string{"a-1", "a-2"}
+	res, err := http.DefaultClient.Do(twice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 400 {
+		t.Errorf("two Idempotency-Key headers: %d, want 400", res.StatusCode)
+	}
+	if after := balanceOf(t, s.testServer, key); after != before {
+		t.Fatalf("balance %v after refused calls, was %v", after, before)
+	}
+	// Without the header the same call runs and is charged.
+	if r := do(t, "POST", s.URL+"/v1/keywords/research", key, body); r.Status != 200 {
+		t.Fatalf("research without a key: %d %s", r.Status, r.Raw)
+	}
+	if after := balanceOf(t, s.testServer, key); after != before-5 {
+		t.Fatalf("balance %v after one research, want %v", after, before-5)
 	}
 }

@@ -92,7 +92,10 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	switch {
 	case authShaped[e.Code]:
 		return c.JSON(fiber.Map{"error": http.StatusText(status), "message": e.Message, "code": e.Code})
-	case c.Locals(localBilling) == true:
+	case c.Locals(localBilling) == true && e.Code != apperr.UnsupportedMediaType:
+		// A refused media type is about the request's envelope, not billing: it answers
+		// in the validation shape everywhere, as the Content-Encoding check before the
+		// billing routes does.
 		return c.JSON(fiber.Map{"status": "error", "error": http.StatusText(status), "message": e.Message, "code": e.Code})
 	default:
 		return c.JSON(fiber.Map{"success": false, "error": fiber.Map{"code": e.Code, "message": e.Message}})

@@ -121,6 +121,9 @@ func New(d Deps) *fiber.App {
 		ReadTimeout:           cmp.Or(d.ReadTimeout, 30*time.Second),
 		WriteTimeout:          cmp.Or(d.WriteTimeout, 30*time.Second),
 		IdleTimeout:           cmp.Or(d.IdleTimeout, 120*time.Second),
+		// No route takes multipart forms: fasthttp would parse such a body before any
+		// handler and answer a malformed one 400, where a JSON endpoint answers 415.
+		DisablePreParseMultipartForm: true,
 	}
 	if len(d.TrustedProxies) > 0 {
 		// Fiber then believes X-Forwarded-Host and -Proto from these peers only. The client
