@@ -240,6 +240,9 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 			"credits_remaining": balance,
 			"request_id":        requestIDOf(c),
 			"job_id":            j.ID,
+			// The job's status sits beside its id in every state: data.status while it
+			// runs (202), error.status when it failed, meta.status here.
+			"status": j.Status,
 		}
 		if described {
 			meta["data_source"], meta["warnings"] = am.DataSource, am.Warnings

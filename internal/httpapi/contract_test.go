@@ -211,3 +211,42 @@ func TestEmptyIdempotencyKeyRefused(t *testing.T) {
 		t.Fatalf("balance %v after one research, want %v", after, before-5)
 	}
 }
+
+// GET /v1/jobs/{id} says the job's status in every state, beside its id: data.status while
+// it runs, meta.status once it succeeded (the synchronous answer carries it too, and is
+// otherwise the same body).
+func TestJobStatusInEveryState(t *testing.T) {
+	s := startStack(t, stackConfig{})
+	key := register(t, s.testServer)
+	body := map[string]any{"domain": sampleDomains(t)[0], "topic": "coffee", "limit": 5}
+	sync := do(t, "POST", s.URL+"/v1/keywords/research", key, body)
+	meta, _ := sync.Body["meta"].(map[string]any)
+	if sync.Status != 200 || meta["status"] != "succeeded" {
+		t.Fatalf("research: %d meta %v, want 200 with meta.status succeeded", sync.Status, meta)
+	}
+	id, _ := meta["job_id"].(string)
+	got := do(t, "GET", s.URL+"/v1/jobs/"+id, key, nil)
+	gotMeta, _ := got.Body["meta"].(map[string]any)
+	if got.Status != 200 || gotMeta["status"] != "succeeded" || gotMeta["job_id"] != id {
+		t.Fatalf("finished job: %d meta %v, want 200 with meta.status succeeded", got.Status, gotMeta)
+	}
+	syncData, _ := json.Marshal(sync.Body["data"])
+	gotData, _ := json.Marshal(got.Body["data"])
+	delete(meta, "request_id")
+	delete(gotMeta, "request_id")
+	syncMeta, _ := json.Marshal(meta)
+	jobMeta, _ := json.Marshal(gotMeta)
+	if !bytes.Equal(syncData, gotData) || !bytes.Equal(syncMeta, jobMeta) {
+		t.Fatalf("the job's answer differs from the synchronous one:\n%s %s\n%s %s", syncData, syncMeta, gotData, jobMeta)
+	}
+
+	held := startStack(t, stackConfig{noWorker: true})
+	key = register(t, held.testServer)
+	r := do(t, "POST", held.URL+"/v1/keywords/research", key, body, "Prefer", "respond-async")
+	if r.Status != 202 || r.data()["status"] != "queued" {
+		t.Fatalf("async: %d %s, want 202 with data.status queued", r.Status, r.Raw)
+	}
+	if r := do(t, "GET", held.URL+"/v1/jobs/"+r.data()["job_id"].(string), key, nil); r.Status != 202 || r.data()["status"] != "queued" {
+		t.Fatalf("queued job: %d %s, want 202 with data.status queued", r.Status, r.Raw)
+	}
+}
