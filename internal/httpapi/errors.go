@@ -84,10 +84,17 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	}
 	c.Status(status)
 	if e.Code == apperr.ServiceUnavailable && e.RetryAfter <= 0 {
-		e = &apperr.Error{Code: e.Code, Message: e.Message, RetryAfter: apperr.RetryAfterUnavailable}
+		cp := *e
+		cp.RetryAfter = apperr.RetryAfterUnavailable
+		e = &cp
 	}
 	if e.RetryAfter > 0 {
 		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(e.RetryAfter))
+	}
+	if e.JobID != "" {
+		// The call may have been accepted: Location and error.job_id name the job to look
+		// up, so a client polls it rather than calling again.
+		c.Set(fiber.HeaderLocation, s.PublicBaseURL+"/v1/jobs/"+e.JobID)
 	}
 	switch {
 	case authShaped[e.Code]:
@@ -98,7 +105,11 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 		// billing routes does.
 		return c.JSON(fiber.Map{"status": "error", "error": http.StatusText(status), "message": e.Message, "code": e.Code})
 	default:
-		return c.JSON(fiber.Map{"success": false, "error": fiber.Map{"code": e.Code, "message": e.Message}})
+		body := fiber.Map{"code": e.Code, "message": e.Message}
+		if e.JobID != "" {
+			body["job_id"] = e.JobID
+		}
+		return c.JSON(fiber.Map{"success": false, "error": body})
 	}
 }
 

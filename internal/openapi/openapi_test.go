@@ -269,7 +269,7 @@ func TestValidateResponse(t *testing.T) {
 	}
 	rate := []string{"X-Request-ID", "r1", "X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "9", "X-RateLimit-Reset", "0"}
 	usage := `{"success":true,"data":{"plan":"free","credits_used":0,"credits_limit":50,"credits_remaining":50,"rate_limit":10,"recent_calls":[],"upgrade_url":"https://dash.example/billing"}}`
-	gaps := `{"success":true,"data":{"domain":"a.example","competitors":["b.example"],"gaps":[{"keyword":"k","search_volume":null,"keyword_difficulty":12.5,"competitor_positions":{"b.example":3}}],"total_gaps":1,"source":"local"},"meta":{"credits_used":10,"credits_remaining":40,"request_id":"r1","job_id":"0b8f3c52-8d7e-4d0a-a1f9-3e6c2b5d4a17"}}`
+	gaps := `{"success":true,"data":{"domain":"a.example","competitors":["b.example"],"gaps":[{"keyword":"k","search_volume":null,"keyword_difficulty":12.5,"competitor_positions":{"b.example":3}}],"total_gaps":1,"source":"local"},"meta":{"credits_used":10,"credits_remaining":40,"request_id":"r1","job_id":"0b8f3c52-8d7e-4d0a-a1f9-3e6c2b5d4a17","status":"succeeded"}}`
 	cases := []struct {
 		name           string
 		method, path   string
