@@ -168,6 +168,15 @@ func TestNonJSONBodyAnswers415(t *testing.T) {
 	if r := postWithoutContentType(t, s.URL+"/v1/keywords/research", key, nil); r.Status != 400 || r.errCode() != "VALIDATION_ERROR" {
 		t.Errorf("research with no body: %d %s, want 400 VALIDATION_ERROR", r.Status, r.Raw)
 	}
+
+	// The payment webhook is judged by its Stripe signature, not its Content-Type (Stripe
+	// sends application/json; charset=utf-8): a bad signature is the 400 either way.
+	for _, ct := range []string{"application/json; charset=utf-8", "text/plain"} {
+		r := do(t, "POST", s.URL+"/v1/billing/webhook", "", `{"id":"evt_x"}`, "Content-Type", ct, "Stripe-Signature", "t=1,v1=00")
+		if r.Status != 400 || r.errCode() != "VALIDATION_ERROR" {
+			t.Errorf("webhook as %s with a bad signature: %d %s, want 400 VALIDATION_ERROR", ct, r.Status, r.Raw)
+		}
+	}
 }
 
 // An Idempotency-Key header sent empty (or blank, or twice) is a 400 VALIDATION_ERROR naming
