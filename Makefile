@@ -15,12 +15,19 @@ help: ## list the targets
 build: ## build api, worker and ctl into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# The first of api and worker to exit ends the run with its status (an API that cannot bind
-# fails `make run`); Ctrl-C or TERM stops both. The trap clears itself before signalling the
-# two: a `kill 0` in the trap also hit the shell, whose trap ran again until bash crashed.
-run: build ## run API and worker against local PostgreSQL and Redis (creates and migrates the database)
+# run says what it does before each step: the first build downloads and compiles every
+# module (minutes on a cold cache, silent without -v), and `go build -v` names each package
+# as it compiles it. The first of api and worker to exit ends the run with its status (an
+# API that cannot bind fails `make run`); Ctrl-C or TERM stops both. The trap clears itself
+# before signalling the two: a `kill 0` in the trap also hit the shell, whose trap ran
+# again until bash crashed.
+run: ## run API and worker against local PostgreSQL and Redis (creates and migrates the database)
+	@echo "make run: building api, worker and ctl into $(BIN)/ (the first build downloads modules and can take minutes)..."
+	$(GO) build -v -o $(BIN)/ ./cmd/...
+	@echo "make run: migrating the database and loading the sample data if it is empty..."
 	$(BIN)/ctl migrate
 	$(BIN)/ctl seed-sample --if-empty
+	@echo "make run: starting worker and api (Ctrl-C stops both)..."
 	@$(BIN)/worker & worker=$$!; \
 	$(BIN)/api & api=$$!; \
 	stop() { trap - INT TERM EXIT; kill $$worker $$api 2>/dev/null; wait $$worker $$api; }; \

@@ -167,17 +167,20 @@ func (c *Client) ContentMap(ctx context.Context, req ContentMapRequest, opts ...
 // synchronous wait), waits for the job; the result is decoded into out.
 func (c *Client) analysis(ctx context.Context, op Operation, req, out any, opts []CallOption) (Meta, error) {
 	o := options(opts)
-	a, err := c.do(ctx, call{method: http.MethodPost, path: string(op), body: req, idempotencyKey: o.idempotencyKey})
+	a, j, err := c.post(ctx, call{method: http.MethodPost, path: string(op), body: req, idempotencyKey: o.idempotencyKey})
 	if err != nil {
 		return Meta{}, err
 	}
-	if a.status == http.StatusAccepted {
-		j, err := jobOf(a)
-		if err != nil {
+	if j == nil && a.status == http.StatusAccepted {
+		if j, err = jobOf(a); err != nil {
 			return Meta{}, err
 		}
-		if j, err = c.WaitJob(ctx, j.ID); err != nil {
-			return Meta{}, err
+	}
+	if j != nil {
+		if !j.Done() {
+			if j, err = c.WaitJob(ctx, j.ID); err != nil {
+				return Meta{}, err
+			}
 		}
 		return j.Meta, json.Unmarshal(j.Data, out)
 	}
@@ -194,12 +197,33 @@ func (c *Client) analysis(ctx context.Context, op Operation, req, out any, opts 
 // (ResearchRequest for OpKeywordResearch, ...).
 func (c *Client) Submit(ctx context.Context, op Operation, req any, opts ...CallOption) (*Job, error) {
 	o := options(opts)
-	a, err := c.do(ctx, call{method: http.MethodPost, path: string(op), body: req, idempotencyKey: o.idempotencyKey,
+	a, j, err := c.post(ctx, call{method: http.MethodPost, path: string(op), body: req, idempotencyKey: o.idempotencyKey,
 		header: http.Header{"Prefer": {"respond-async"}}})
-	if err != nil {
-		return nil, err
+	if err != nil || j != nil {
+		return j, err
 	}
 	return jobOf(a)
+}
+
+// post makes an analysis call. A 503 naming a job (the call may have been accepted and
+// charged as it) is not answered by calling again: the job is fetched and returned. Only
+// when it is not found (the call was not recorded, nothing was charged) is the call made
+// again, under the same Idempotency-Key, within the retry policy's attempts.
+func (c *Client) post(ctx context.Context, cl call) (*answer, *Job, error) {
+	for attempt := 1; ; attempt++ {
+		a, err := c.do(ctx, cl)
+		id := maybeAccepted(err)
+		if id == "" {
+			return a, nil, err
+		}
+		j, jerr := c.GetJob(ctx, id)
+		if !IsCode(jerr, CodeNotFound) {
+			return nil, j, jerr
+		}
+		if attempt >= c.retry.MaxAttempts {
+			return nil, nil, err
+		}
+	}
 }
 
 // DryRun checks an analysis request and the balance as the real call would, and returns

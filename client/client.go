@@ -10,7 +10,9 @@
 // level or in meta), turns all three error shapes into *Error, retries calls refused with
 // 429 (after Retry-After) or 503, and sends analysis calls with an Idempotency-Key made
 // before the first attempt, so a retry is never charged twice. An analysis call that the
-// server answers with 202 (still running) is waited for by polling GET /v1/jobs/{id}.
+// server answers with 202 (still running) is waited for by polling GET /v1/jobs/{id}, and so
+// is one answered 503 with the job it may have been accepted as (error.job_id): that job is
+// fetched rather than the call made again.
 //
 // It depends on the standard library only.
 package client
@@ -20,6 +22,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -218,15 +221,26 @@ func bodyReader(b []byte) io.Reader {
 
 // retryable says whether an error answer may succeed when repeated unchanged: a rate limit
 // (nothing was done or charged) or a passing unavailability. BILLING_NOT_CONFIGURED is a
-// 503 that no retry cures.
+// 503 that no retry cures, and a 503 naming a job (maybeAccepted) is answered by looking
+// the job up, not by calling again.
 func retryable(e *Error) bool {
 	switch e.Status {
 	case http.StatusTooManyRequests:
 		return true
 	case http.StatusServiceUnavailable:
-		return e.Code != CodeBillingNotConfigured
+		return e.Code != CodeBillingNotConfigured && e.JobID == ""
 	}
 	return false
+}
+
+// maybeAccepted returns the job a 503 names: the server lost its database while recording
+// the call, which may have been accepted (and charged) as that job.
+func maybeAccepted(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Status == http.StatusServiceUnavailable {
+		return e.JobID
+	}
+	return ""
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -327,3 +327,58 @@ func TestParseCallback(t *testing.T) {
 		t.Fatalf("stale: %v", err)
 	}
 }
+
+// A 503 naming a job (the call may have been accepted as it) is followed by fetching that
+// job, polled until it finishes, never by a second POST; when the job is not found (the
+// call was not recorded) the call is made again under the same Idempotency-Key.
+func TestMaybeAccepted503FetchesTheJob(t *testing.T) {
+	maybe := fakeAnswer{status: 503, header: map[string]string{"Retry-After": "0", "Location": "http://x/v1/jobs/job-9"},
+		body: `{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"may have been accepted as job job-9","job_id":"job-9"}}`}
+	running := fakeAnswer{status: 202, body: `{"success":true,"data":{"job_id":"job-9","status":"running","status_url":"http://x/v1/jobs/job-9","created_at":"2026-03-01T10:00:00Z"}}`}
+	done := fakeAnswer{status: 200, body: strings.Replace(researchOK, "job-1", "job-9", 1)}
+	notFound := fakeAnswer{status: 404, body: `{"success":false,"error":{"code":"NOT_FOUND","message":"Job not found."}}`}
+	f := newFake(t, maybe, running, running, done)
+	c := client.New("ap_x", client.WithBaseURL(f.URL), client.WithRetryPolicy(fast),
+		client.WithPollPolicy(client.PollPolicy{Initial: time.Millisecond, Max: 2 * time.Millisecond}))
+	requests := func(from int) string {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var out []string
+		for _, r := range f.requests[from:] {
+			out = append(out, r.Method+" "+r.URL.Path)
+		}
+		return strings.Join(out, ", ")
+	}
+
+	res, err := c.KeywordResearch(context.Background(), client.ResearchRequest{Domain: "a.example"})
+	if err != nil || res.Meta.JobID != "job-9" || res.TotalKeywords != 1 {
+		t.Fatalf("research: %+v %v", res, err)
+	}
+	want := "POST /v1/keywords/research, GET /v1/jobs/job-9, GET /v1/jobs/job-9, GET /v1/jobs/job-9"
+	if got := requests(0); got != want {
+		t.Fatalf("requests %s, want %s", got, want)
+	}
+
+	// Not recorded: the call is made again, with the same key.
+	f.script(maybe, notFound, done)
+	if _, err := c.KeywordResearch(context.Background(), client.ResearchRequest{Domain: "a.example"}); err != nil {
+		t.Fatal(err)
+	}
+	want = "POST /v1/keywords/research, GET /v1/jobs/job-9, POST /v1/keywords/research"
+	if got := requests(4); got != want {
+		t.Fatalf("requests %s, want %s", got, want)
+	}
+	if k4, k6 := f.header(4, "Idempotency-Key"), f.header(6, "Idempotency-Key"); k4 == "" || k4 != k6 {
+		t.Fatalf("Idempotency-Key %q then %q: want one key", k4, k6)
+	}
+
+	// Submit returns the job as found, without waiting.
+	f.script(maybe, running)
+	j, err := c.Submit(context.Background(), client.OpKeywordResearch, client.ResearchRequest{Domain: "a.example"})
+	if err != nil || j.ID != "job-9" || j.Status != client.JobRunning {
+		t.Fatalf("submit: %+v %v", j, err)
+	}
+	if got := requests(7); got != "POST /v1/keywords/research, GET /v1/jobs/job-9" {
+		t.Fatalf("requests %s", got)
+	}
+}

@@ -57,7 +57,9 @@ type Error struct {
 	// RetryAfter is how long the server asked to wait (429, some 503s); 0 when it did not.
 	RetryAfter time.Duration
 	// JobID and CreditsRefunded are set when an analysis job failed: its credits were
-	// returned to the account.
+	// returned to the account. JobID is also set on a 503 to an analysis call that may have
+	// been accepted as that job (the server lost its database while recording it); the
+	// client's analysis calls then look the job up instead of calling again.
 	JobID           string
 	CreditsRefunded int
 }

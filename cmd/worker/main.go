@@ -35,7 +35,7 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	cfg, err := config.Load(os.Getenv)
+	cfg, err := config.LoadLookup(os.LookupEnv) // METRICS_ADDR= turns metrics off
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,10 @@ type Error struct {
 	Message string
 	// RetryAfter, in seconds, for RATE_LIMIT_EXCEEDED.
 	RetryAfter int
+	// JobID names the job a refused call may nonetheless have created (SERVICE_UNAVAILABLE
+	// after the database went away during its COMMIT): the caller looks the job up there
+	// instead of calling again.
+	JobID string
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }

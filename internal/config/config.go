@@ -76,6 +76,14 @@ type Config struct {
 // Getenv is the lookup Load reads from; os.Getenv in production, a map in tests.
 type Getenv func(string) string
 
+// LookupEnv is the lookup LoadLookup reads from (os.LookupEnv): it tells a variable set to
+// "" from one not set.
+type LookupEnv func(string) (string, bool)
+
+// offWhenEmpty are the variables whose empty value turns their feature off instead of
+// taking the default: METRICS_ADDR= runs the worker without its metrics listener.
+var offWhenEmpty = map[string]bool{"METRICS_ADDR": true}
+
 // vars describes every variable: its default and whether it is a secret.
 var vars = []struct {
 	name, def string
@@ -123,9 +131,20 @@ var vars = []struct {
 }
 
 // Load reads and validates the configuration. Every problem is reported, not only the first.
+// A variable set to "" counts as not set; LoadLookup tells them apart.
 func Load(getenv Getenv) (*Config, error) {
+	return LoadLookup(func(name string) (string, bool) {
+		v := getenv(name)
+		return v, v != ""
+	})
+}
+
+// LoadLookup is Load reading through lookup, so a variable of offWhenEmpty set to "" turns
+// its feature off; any other empty variable takes its default.
+func LoadLookup(lookup LookupEnv) (*Config, error) {
 	get := func(name string) string {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
+		v, set := lookup(name)
+		if v = strings.TrimSpace(v); v != "" || (set && offWhenEmpty[name]) {
 			return v
 		}
 		for _, v := range vars {

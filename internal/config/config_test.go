@@ -111,3 +111,33 @@ func TestDashboardAndMail(t *testing.T) {
 		t.Errorf("SMTP_URL logged as %q", d["SMTP_URL"])
 	}
 }
+
+// METRICS_ADDR set to "" turns the worker's metrics listener off (README: "empty turns it
+// off"); unset, it takes :9091. Other variables set to "" still take their defaults.
+func TestMetricsAddrSetEmptyTurnsMetricsOff(t *testing.T) {
+	lookup := func(m map[string]string) LookupEnv {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"unset", nil, ":9091"},
+		{"set empty", map[string]string{"METRICS_ADDR": ""}, ""},
+		{"set blank", map[string]string{"METRICS_ADDR": "  "}, ""},
+		{"set", map[string]string{"METRICS_ADDR": "127.0.0.1:9100"}, "127.0.0.1:9100"},
+	} {
+		cfg, err := LoadLookup(lookup(c.env))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if cfg.MetricsAddr != c.want {
+			t.Errorf("%s: METRICS_ADDR %q, want %q", c.name, cfg.MetricsAddr, c.want)
+		}
+	}
+	cfg, err := LoadLookup(lookup(map[string]string{"API_ADDR": "", "SYNC_TIMEOUT": ""}))
+	if err != nil || cfg.APIAddr != ":8080" || cfg.SyncTimeout != 30*time.Second {
+		t.Fatalf("other empty variables: %+v %v, want their defaults", cfg, err)
+	}
+}

@@ -181,7 +181,7 @@ type createKeyRequest struct {
 
 func (s *server) createKey(c *fiber.Ctx) error {
 	var req createKeyRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := decodeOptionalJSON(c, &req); err != nil { // every field is optional: no body is {}
 		return err
 	}
 	days := 0

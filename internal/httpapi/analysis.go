@@ -45,12 +45,12 @@ func (s *server) analysis(spec report.Analysis) fiber.Handler {
 		if err := s.checkHosts(c.UserContext(), spec.Kind, req); err != nil {
 			return err
 		}
-		if dryRun {
-			return s.dryRun(c, spec)
-		}
 		key, err := idempotencyKey(c)
 		if err != nil {
 			return err
+		}
+		if dryRun {
+			return s.dryRun(c, spec)
 		}
 		p := principalOf(c)
 		sub := job.Submission{AccountID: p.AccountID, Kind: string(spec.Kind), Endpoint: spec.Path, Cost: spec.Cost,
@@ -143,10 +143,7 @@ func analysisQuery(c *fiber.Ctx) (dryRun bool, err error) {
 		switch name := string(k); {
 		case err != nil:
 		case name != "dry_run":
-			if len(name) > 64 {
-				name = name[:64] + "..."
-			}
-			err = apperr.Invalid("unknown query parameter %q: analysis calls take only dry_run", name)
+			err = apperr.Invalid("unknown query parameter %q: analysis calls take only dry_run", clip(name, 64))
 		case seen:
 			err = apperr.Invalid("dry_run is given more than once")
 		default:
@@ -170,8 +167,21 @@ func queryFlag(name, v string) (bool, error) {
 	return false, apperr.Invalid("%s must be true or false (1/0, yes/no and on/off are accepted too)", name)
 }
 
+// idempotencyKey reads the Idempotency-Key header; "" when it was not sent. A header sent
+// empty (or blank, or twice) is refused: the caller meant to make the call safe to retry,
+// and running it without a key would charge each retry.
 func idempotencyKey(c *fiber.Ctx) (string, error) {
-	key := strings.TrimSpace(c.Get("Idempotency-Key"))
+	values := c.Request().Header.PeekAll("Idempotency-Key")
+	if len(values) == 0 {
+		return "", nil
+	}
+	if len(values) > 1 {
+		return "", apperr.Invalid("Idempotency-Key is sent more than once; send one key")
+	}
+	key := strings.TrimSpace(string(values[0]))
+	if key == "" {
+		return "", apperr.Invalid("Idempotency-Key is empty; send a key of 1 to 255 printable characters, or no Idempotency-Key header")
+	}
 	if len(key) > 255 {
 		return "", apperr.Invalid("Idempotency-Key must be at most 255 characters")
 	}
@@ -180,7 +190,7 @@ func idempotencyKey(c *fiber.Ctx) (string, error) {
 			return "", apperr.Invalid("Idempotency-Key must be printable ASCII without spaces")
 		}
 	}
-	return strings.Clone(key), nil
+	return key, nil
 }
 
 func (s *server) jobPending(c *fiber.Ctx, j job.Job) error {
@@ -230,6 +240,9 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 			"credits_remaining": balance,
 			"request_id":        requestIDOf(c),
 			"job_id":            j.ID,
+			// The job's status sits beside its id in every state: data.status while it
+			// runs (202), error.status when it failed, meta.status here.
+			"status": j.Status,
 		}
 		if described {
 			meta["data_source"], meta["warnings"] = am.DataSource, am.Warnings

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"strings"
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/contentapi/contentapi/internal/billing"
@@ -45,10 +43,8 @@ func (s *server) billingPortal(c *fiber.Ctx) error {
 		return billing.NotConfigured()
 	}
 	var req portalRequest
-	if strings.TrimSpace(string(c.Body())) != "" {
-		if err := decodeJSON(c, &req); err != nil {
-			return err
-		}
+	if err := decodeOptionalJSON(c, &req); err != nil {
+		return err
 	}
 	out, err := s.Billing.Portal(c.UserContext(), principalOf(c).AccountID, req.ReturnURL)
 	if err != nil {

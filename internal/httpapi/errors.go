@@ -84,18 +84,32 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	}
 	c.Status(status)
 	if e.Code == apperr.ServiceUnavailable && e.RetryAfter <= 0 {
-		e = &apperr.Error{Code: e.Code, Message: e.Message, RetryAfter: apperr.RetryAfterUnavailable}
+		cp := *e
+		cp.RetryAfter = apperr.RetryAfterUnavailable
+		e = &cp
 	}
 	if e.RetryAfter > 0 {
 		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(e.RetryAfter))
 	}
+	if e.JobID != "" {
+		// The call may have been accepted: Location and error.job_id name the job to look
+		// up, so a client polls it rather than calling again.
+		c.Set(fiber.HeaderLocation, s.PublicBaseURL+"/v1/jobs/"+e.JobID)
+	}
 	switch {
 	case authShaped[e.Code]:
 		return c.JSON(fiber.Map{"error": http.StatusText(status), "message": e.Message, "code": e.Code})
-	case c.Locals(localBilling) == true:
+	case c.Locals(localBilling) == true && e.Code != apperr.UnsupportedMediaType:
+		// A refused media type is about the request's envelope, not billing: it answers
+		// in the validation shape everywhere, as the Content-Encoding check before the
+		// billing routes does.
 		return c.JSON(fiber.Map{"status": "error", "error": http.StatusText(status), "message": e.Message, "code": e.Code})
 	default:
-		return c.JSON(fiber.Map{"success": false, "error": fiber.Map{"code": e.Code, "message": e.Message}})
+		body := fiber.Map{"code": e.Code, "message": e.Message}
+		if e.JobID != "" {
+			body["job_id"] = e.JobID
+		}
+		return c.JSON(fiber.Map{"success": false, "error": body})
 	}
 }
 
@@ -109,7 +123,7 @@ func toAppError(err error) *apperr.Error {
 		case fiber.StatusNotFound:
 			return apperr.New(apperr.NotFound, "No such endpoint. See GET /v1 for the list.")
 		case fiber.StatusMethodNotAllowed:
-			return apperr.New(apperr.MethodNotAllowed, "Method not allowed on this path.")
+			return apperr.New(apperr.MethodNotAllowed, "This path does not take that method; the Allow header lists the ones it takes.")
 		case fiber.StatusRequestEntityTooLarge:
 			return apperr.New(apperr.PayloadTooLarge, "The request body is larger than %d KiB.", BodyLimit>>10)
 		case fiber.StatusBadRequest:

@@ -141,6 +141,12 @@ func do(t testing.TB, method, url, key string, body any, headers ...string) resp
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
+	return send(t, req)
+}
+
+// send makes the request and validates the answer against the document.
+func send(t testing.TB, req *http.Request) response {
+	t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +155,7 @@ func do(t testing.TB, method, url, key string, body any, headers ...string) resp
 	raw, _ := io.ReadAll(res.Body)
 	out := response{Status: res.StatusCode, Header: res.Header, Raw: string(raw)}
 	_ = json.Unmarshal(raw, &out.Body)
-	validateAgainstSpec(t, method, url, out)
+	validateAgainstSpec(t, req.Method, req.URL.String(), out)
 	return out
 }
 

@@ -243,7 +243,7 @@ func testEveryEndpoint(t *testing.T) {
 		expect(t, p, call(t, "GET", u+p, "", nil), 200, "")
 	}
 	expect(t, "unknown path", call(t, "GET", u+"/v1/no-such-thing", "", nil), 404, "NOT_FOUND")
-	expect(t, "unknown method", call(t, "PUT", u+"/v1/usage", "", map[string]any{}), 404, "NOT_FOUND")
+	expect(t, "unknown method", call(t, "PUT", u+"/v1/usage", "", map[string]any{}), 405, "METHOD_NOT_ALLOWED")
 
 	// Registration.
 	reg := expect(t, "register", call(t, "POST", u+"/v1/auth/register", "", map[string]any{"email": uniqueEmail(), "name": "spec"}), 201, "")

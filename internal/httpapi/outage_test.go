@@ -3,10 +3,12 @@ package httpapi_test
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -111,4 +113,51 @@ func TestRedisDownAnswers503(t *testing.T) {
 	key := registerKnown(t, s)
 	rs.Kill()
 	expectUnavailable(t, s, outageCalls(key), 1)
+}
+
+// PostgreSQL goes away while an analysis call's job is being committed, and whether it
+// was cannot be read: the 503 names the job (error.job_id, Location), which the caller then
+// finds (202, still queued) instead of calling again; a retry under the same
+// Idempotency-Key answers with that job and charges once.
+func TestMaybeAcceptedCallNamesItsJob(t *testing.T) {
+	proxy := testenv.NewPGProxy(t)
+	pool := proxy.Pool(t)
+	s := outageServer(t, pool, testenv.Redis(t))
+	key := registerKnown(t, s)
+	var armed atomic.Bool
+	armed.Store(true)
+	proxy.OnQuery(func(sql string) testenv.QueryAction {
+		if !strings.EqualFold(sql, "commit") || !armed.CompareAndSwap(true, false) {
+			return testenv.Forward
+		}
+		// The COMMIT reaches the server, its answer is lost, and no connection is left to
+		// look the job up with.
+		pool.Reset()
+		proxy.Refuse()
+		return testenv.CutAfter
+	})
+	body := map[string]any{"domain": "example.com", "topic": "coffee"}
+	r := do(t, "POST", s.URL+"/v1/keywords/research", key, body, "Idempotency-Key", "maybe-1")
+	e, _ := r.Body["error"].(map[string]any)
+	id, _ := e["job_id"].(string)
+	if r.Status != 503 || e["code"] != apperr.ServiceUnavailable || id == "" {
+		t.Fatalf("research while its COMMIT was lost: %d %s, want 503 naming the job", r.Status, r.Raw)
+	}
+	if _, err := uuid.Parse(id); err != nil {
+		t.Fatalf("job_id %q: %v", id, err)
+	}
+	if loc := r.Header.Get("Location"); loc != "http://api.test/v1/jobs/"+id {
+		t.Fatalf("Location %q, want http://api.test/v1/jobs/%s", loc, id)
+	}
+	proxy.Restore()
+	if got := do(t, "GET", s.URL+"/v1/jobs/"+id, key, nil); got.Status != 202 || got.data()["job_id"] != id {
+		t.Fatalf("the named job: %d %s, want 202 with it", got.Status, got.Raw)
+	}
+	again := do(t, "POST", s.URL+"/v1/keywords/research", key, body, "Idempotency-Key", "maybe-1")
+	if again.Status != 202 || again.data()["job_id"] != id || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("retry under the same key: %d %s, want the same job replayed", again.Status, again.Raw)
+	}
+	if u := do(t, "GET", s.URL+"/v1/usage", key, nil); u.data()["credits_remaining"] != float64(45) {
+		t.Fatalf("usage %s, want 45 credits left (one call reserved)", u.Raw)
+	}
 }

@@ -76,8 +76,7 @@ type Deps struct {
 	// Dashboard, when set, is mounted at /dashboard, and registration e-mails its
 	// verification link.
 	Dashboard Dashboard
-	// Routes, when set, mounts extra routes before the catch-all 404 (admin dashboards,
-	// probes in tests).
+	// Routes, when set, mounts extra routes (admin dashboards, probes in tests).
 	Routes func(fiber.Router)
 	// ReadTimeout bounds reading a request (a connection's first one included), WriteTimeout
 	// writing an answer, IdleTimeout the wait for a keep-alive connection's next request.
@@ -122,6 +121,9 @@ func New(d Deps) *fiber.App {
 		ReadTimeout:           cmp.Or(d.ReadTimeout, 30*time.Second),
 		WriteTimeout:          cmp.Or(d.WriteTimeout, 30*time.Second),
 		IdleTimeout:           cmp.Or(d.IdleTimeout, 120*time.Second),
+		// No route takes multipart forms: fasthttp would parse such a body before any
+		// handler and answer a malformed one 400, where a JSON endpoint answers 415.
+		DisablePreParseMultipartForm: true,
 	}
 	if len(d.TrustedProxies) > 0 {
 		// Fiber then believes X-Forwarded-Host and -Proto from these peers only. The client
@@ -171,7 +173,9 @@ func New(d Deps) *fiber.App {
 	if d.Routes != nil {
 		d.Routes(app)
 	}
-	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	// No catch-all route: a path no route matches ends Fiber's stack with 404, and a path
+	// that another method's route matches with 405 and an Allow header listing those
+	// methods (fiber's methodExist); handleError gives both their bodies.
 	return app
 }
 

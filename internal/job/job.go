@@ -287,10 +287,12 @@ func (s *Service) insert(ctx context.Context, sub Submission, body, sum []byte) 
 // of a job and whether it was stored could not be read: the call may have been accepted and
 // charged, so the caller is told how to find out, never that nothing was charged.
 func ErrOutcomeUnknown(id uuid.UUID) *apperr.Error {
-	return apperr.New(apperr.ServiceUnavailable,
+	e := apperr.New(apperr.ServiceUnavailable,
 		"The database connection was lost while this call was being recorded, so it may have been accepted as job %s "+
 			"and charged. GET /v1/jobs/%s tells (404: it was not, and nothing was charged); a retry with the same "+
 			"Idempotency-Key never charges twice.", id, id)
+	e.JobID = id.String()
+	return e
 }
 
 // commitOutcomeUnknown reports whether a failed COMMIT may still have committed: the

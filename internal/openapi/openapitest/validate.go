@@ -47,7 +47,10 @@ type checker struct {
 	v        validator.Validator
 	lenient  validator.Validator // without strict mode, for the document's own answer
 	schemas  schema_validation.SchemaValidator
-	notFound []*base.Schema // bodies of an unknown path or method (validation or billing shape)
+	// routing holds, by status, the bodies of a routing refusal, which no operation
+	// documents: 404 for an unknown path, 405 for a method the path does not take (each in
+	// the validation or the billing shape).
+	routing map[int][]*base.Schema
 	// maps names the properties whose values are maps (additionalProperties with a schema,
 	// no declared properties: competitor_positions, endpoints). Strict mode reports their
 	// keys as undeclared; their values are still checked against the schema.
@@ -77,17 +80,22 @@ func newChecker(spec []byte) (*checker, error) {
 	c := &checker{doc: doc, model: &m.Model, v: validator.NewValidatorFromV3Model(&m.Model, opts...),
 		lenient: validator.NewValidatorFromV3Model(&m.Model, config.WithFormatAssertions()),
 		schemas: schema_validation.NewSchemaValidator(config.WithFormatAssertions()),
-		maps:    mapProperties(&m.Model)}
-	for _, name := range []string{"NotFound", "BillingNotFound"} {
-		r := m.Model.Components.Responses.GetOrZero(name)
-		if r == nil {
-			return nil, fmt.Errorf("openapi: components.responses.%s is missing", name)
+		maps:    mapProperties(&m.Model), routing: map[int][]*base.Schema{}}
+	for status, names := range map[int][]string{
+		http.StatusNotFound:         {"NotFound", "BillingNotFound"},
+		http.StatusMethodNotAllowed: {"MethodNotAllowed", "BillingMethodNotAllowed"},
+	} {
+		for _, name := range names {
+			r := m.Model.Components.Responses.GetOrZero(name)
+			if r == nil {
+				return nil, fmt.Errorf("openapi: components.responses.%s is missing", name)
+			}
+			mt := r.Content.GetOrZero("application/json")
+			if mt == nil || mt.Schema == nil {
+				return nil, fmt.Errorf("openapi: components.responses.%s has no JSON schema", name)
+			}
+			c.routing[status] = append(c.routing[status], mt.Schema.Schema())
 		}
-		mt := r.Content.GetOrZero("application/json")
-		if mt == nil || mt.Schema == nil {
-			return nil, fmt.Errorf("openapi: components.responses.%s has no JSON schema", name)
-		}
-		c.notFound = append(c.notFound, mt.Schema.Schema())
 	}
 	return c, nil
 }
@@ -120,8 +128,9 @@ func validateSpec(spec []byte) error {
 // documented for the operation, and that its headers and body match that response's
 // headers and schema (strictly: no undocumented property or header). path is the request's
 // path (a query is ignored) or the document's template ("/v1/jobs/{id}"). A 404 from a path
-// or method the document does not describe must be the documented NOT_FOUND body; any other
-// answer from one is ErrUndocumented.
+// the document does not describe must be the documented NOT_FOUND body, a 405 from a method
+// a documented path does not take the documented METHOD_NOT_ALLOWED body with an Allow
+// header; any other answer from either is ErrUndocumented.
 func ValidateResponse(method, path string, status int, header http.Header, body []byte) error {
 	c, err := load()
 	if err != nil {
@@ -155,13 +164,16 @@ func ValidateResponse(method, path string, status int, header http.Header, body 
 		return nil
 	}
 	if undocumented(verrs) {
-		if status == http.StatusNotFound {
-			for _, s := range c.notFound {
+		if schemas, ok := c.routing[status]; ok {
+			if status == http.StatusMethodNotAllowed && header.Get("Allow") == "" {
+				return fmt.Errorf("openapi: %s %s: 405 without an Allow header", method, path)
+			}
+			for _, s := range schemas {
 				if ok, _ := c.schemas.ValidateSchemaBytes(s, body); ok {
 					return nil
 				}
 			}
-			return fmt.Errorf("openapi: %s %s: 404 body is not the documented NOT_FOUND error: %s", method, path, body)
+			return fmt.Errorf("openapi: %s %s: %d body is not the documented routing error: %s", method, path, status, body)
 		}
 		return fmt.Errorf("%w: %s %s answered %d", ErrUndocumented, method, path, status)
 	}

@@ -95,7 +95,7 @@ func TestValidateResponse(t *testing.T) {
 	}
 	rate := []string{"X-Request-ID", "r1", "X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "9", "X-RateLimit-Reset", "0"}
 	usage := `{"success":true,"data":{"plan":"free","credits_used":0,"credits_limit":50,"credits_remaining":50,"period_start":"2026-02-28T09:00:00Z","period_end":"2026-03-31T09:00:00Z","rate_limit":10,"recent_calls":[],"upgrade_url":"https://dash.example/billing"}}`
-	gaps := `{"success":true,"data":{"domain":"a.example","competitors":["b.example"],"gaps":[{"keyword":"k","search_volume":null,"keyword_difficulty":12.5,"competitor_positions":{"b.example":3}}],"total_gaps":1,"source":"local"},"meta":{"credits_used":10,"credits_remaining":40,"request_id":"r1","job_id":"0b8f3c52-8d7e-4d0a-a1f9-3e6c2b5d4a17"}}`
+	gaps := `{"success":true,"data":{"domain":"a.example","competitors":["b.example"],"gaps":[{"keyword":"k","search_volume":null,"keyword_difficulty":12.5,"competitor_positions":{"b.example":3}}],"total_gaps":1,"source":"local"},"meta":{"credits_used":10,"credits_remaining":40,"request_id":"r1","job_id":"0b8f3c52-8d7e-4d0a-a1f9-3e6c2b5d4a17","status":"succeeded"}}`
 	cases := []struct {
 		name           string
 		method, path   string
@@ -123,7 +123,10 @@ func TestValidateResponse(t *testing.T) {
 		{"unknown billing path 404", "GET", "/v1/billing/nothing", 404, h("X-Request-ID", "r1"), `{"status":"error","error":"Not Found","message":"m","code":"NOT_FOUND"}`, true, false},
 		{"unknown path 404, other body", "GET", "/v1/nothing", 404, h("X-Request-ID", "r1"), `{"oops":1}`, false, false},
 		{"unknown path 200", "GET", "/v1/nothing", 200, h("X-Request-ID", "r1"), `{}`, false, true},
-		{"unknown method 404", "PATCH", "/v1/usage", 404, h("X-Request-ID", "r1"), `{"success":false,"error":{"code":"NOT_FOUND","message":"m"}}`, true, false},
+		{"unknown method 405", "PATCH", "/v1/usage", 405, h("X-Request-ID", "r1", "Allow", "GET, HEAD"), `{"success":false,"error":{"code":"METHOD_NOT_ALLOWED","message":"m"}}`, true, false},
+		{"unknown method 405 without Allow", "PATCH", "/v1/usage", 405, h("X-Request-ID", "r1"), `{"success":false,"error":{"code":"METHOD_NOT_ALLOWED","message":"m"}}`, false, false},
+		{"unknown method 405, other code", "PATCH", "/v1/usage", 405, h("X-Request-ID", "r1", "Allow", "GET"), `{"success":false,"error":{"code":"NOT_FOUND","message":"m"}}`, false, false},
+		{"unknown billing method 405", "GET", "/v1/billing/checkout", 405, h("X-Request-ID", "r1", "Allow", "POST"), `{"status":"error","error":"Method Not Allowed","message":"m","code":"METHOD_NOT_ALLOWED"}`, true, false},
 	}
 	for _, c := range cases {
 		err := ValidateResponse(c.method, c.path, c.status, c.header, []byte(c.body))
