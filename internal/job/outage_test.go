@@ -165,3 +165,35 @@ func TestSweepResendsLostTasksWithProductionTuning(t *testing.T) {
 		t.Fatalf("resume task: %s, want pending", s)
 	}
 }
+
+// A running job the sweep resumes while the queue is down is queued without its resume
+// task; the next sweep, with the queue back, sends that resume task (its first task is
+// still held by the dead runner's lease, so sending under the job's own id would wait for
+// the lease to end).
+func TestSweepSendsAResumeTaskLostInAnOutage(t *testing.T) {
+	ctx := context.Background()
+	clk := clock.NewManual(time.Now())
+	var down atomic.Bool
+	h := newHarness(t, harnessOpts{clock: clk, queue: func(q job.Enqueuer) job.Enqueuer { return switchedQueue{q, &down} }})
+	insp := asynq.NewInspectorFromRedisClient(testenv.Redis(t))
+	j := h.submit(t, h.account(t, 0), "resume lost")
+	if _, ok, _ := claim(t, h, j.ID); !ok {
+		t.Fatal("claim refused")
+	}
+	clk.Advance(lostAfter + time.Second)
+	down.Store(true)
+	if r, err := h.jobs.Sweep(ctx); err != nil || r.Resumed < 1 || r.Unsent < 1 { // other tests' jobs may be swept too
+		t.Fatalf("sweep with the queue down: %+v %v; want the job resumed, unsent", r, err)
+	}
+	if got, _ := h.jobs.Load(ctx, j.ID); got.Status != job.Queued {
+		t.Fatalf("after the sweep: %s, want queued", got.Status)
+	}
+	down.Store(false)
+	if _, err := h.jobs.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	info, err := insp.GetTaskInfo(jobs.QueueAnalysis, j.ID.String()+":resume-1")
+	if err != nil || info.State != asynq.TaskStatePending {
+		t.Fatalf("resume task after the queue came back: %v %v; want pending", info, err)
+	}
+}

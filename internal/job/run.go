@@ -359,7 +359,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 				r.Refunded++
 			}
 		case x.status == Queued:
-			switch err := s.queue.Enqueue(ctx, x.kind, x.id, x.id.String()); {
+			switch err := s.queue.Enqueue(ctx, x.kind, x.id, queuedTaskID(x.id, x.attempts)); {
 			case err == nil:
 				r.Resent++
 			case !errors.Is(err, ErrQueued):
@@ -376,7 +376,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 			}
 			if tag.RowsAffected() == 1 {
 				r.Resumed++
-				if err := s.queue.Enqueue(ctx, x.kind, x.id, fmt.Sprintf("%s:resume-%d", x.id, x.attempts)); err != nil && !errors.Is(err, ErrQueued) {
+				if err := s.queue.Enqueue(ctx, x.kind, x.id, queuedTaskID(x.id, x.attempts)); err != nil && !errors.Is(err, ErrQueued) {
 					r.Unsent++ // the job is queued: the next sweep sends it again
 					sendErr = err
 				}
@@ -387,4 +387,15 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 		s.log.Warn("sweep: tasks not sent; the next sweep tries again", "jobs", r.Unsent, "err", sendErr)
 	}
 	return r, nil
+}
+
+// queuedTaskID is the task a queued job is sent under: its own id until it has run, then
+// the resume task of its last attempt. A job resumed while the queue was unreachable is
+// queued with its first task still held by the dead runner's lease: sending it again under
+// its own id would find that task and do nothing until the lease ends.
+func queuedTaskID(id uuid.UUID, attempts int) string {
+	if attempts == 0 {
+		return id.String()
+	}
+	return fmt.Sprintf("%s:resume-%d", id, attempts)
 }
