@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/contentapi/contentapi/internal/app"
 	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/jobs"
 )
@@ -624,7 +625,7 @@ func TestEnvironment(t *testing.T) {
 				t.Errorf("%s: the binaries would refuse this environment: %v", where, err)
 				continue
 			}
-			if _, err := cfg.RedisOptions(); err != nil {
+			if _, err := app.RedisOptions(cfg); err != nil {
 				t.Errorf("%s: %v", where, err)
 			}
 			if _, err := pgxpool.ParseConfig(cfg.DatabaseURL); err != nil {

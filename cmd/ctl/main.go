@@ -1,6 +1,6 @@
 // Command ctl is the operator's tool: migrations, credit grants, plan changes and keyword
-// data imports. It reads DATABASE_URL (and REDIS_URL where the running API must hear of a
-// change) from the environment.
+// data imports. It reads DATABASE_URL (and REDIS_URL for grants and plan changes, which the
+// running API must hear of) from the environment.
 package main
 
 import (
@@ -16,10 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/contentapi/contentapi/internal/auth"
-	"github.com/contentapi/contentapi/internal/clock"
+	"github.com/contentapi/contentapi/internal/app"
 	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/plan"
@@ -84,10 +81,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer pool.Close()
 	switch cmd {
-	case "credits grant":
-		return grantCredits(ctx, pool, args, out)
-	case "plan set":
-		return setPlan(ctx, cfg, pool, args, out)
+	case "credits grant", "plan set":
+		// The running API replicas hear of the change through Redis.
+		a, err := app.New(ctx, cfg, app.Options{Log: app.NewLogger(io.Discard, "error"), Pool: pool})
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		if cmd == "credits grant" {
+			return grantCredits(ctx, a, args, out)
+		}
+		return setPlan(ctx, a, args, out)
 	case "import keywords", "import rankings":
 		return importFile(ctx, pool, strings.TrimPrefix(cmd, "import "), args, out)
 	case "seed-sample":
@@ -97,7 +101,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return fmt.Errorf("unknown command %q", cmd)
 }
 
-func grantCredits(ctx context.Context, pool *pgxpool.Pool, args []string, out io.Writer) error {
+func grantCredits(ctx context.Context, a *app.App, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("credits grant", flag.ContinueOnError)
 	email := fs.String("email", "", "account e-mail address")
 	amount := fs.Int("amount", 0, "credits to grant")
@@ -112,19 +116,17 @@ func grantCredits(ctx context.Context, pool *pgxpool.Pool, args []string, out io
 	if err != nil {
 		return err
 	}
-	clk := clock.Real{}
-	ledger := credits.NewLedger(pool, clk)
-	acc, err := auth.NewAccounts(pool, ledger, clk, nil).GetByEmail(ctx, *email)
+	acc, err := a.Accounts.GetByEmail(ctx, *email)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *email, err)
 	}
-	now := clk.Now()
-	n, err := ledger.Grant(ctx, credits.Grant{AccountID: acc.ID, Amount: *amount, IssuedAt: now,
+	now := a.Clock.Now()
+	n, err := a.Ledger.Grant(ctx, credits.Grant{AccountID: acc.ID, Amount: *amount, IssuedAt: now,
 		ExpiresAt: now.Add(life), Source: credits.SourceOperator, SourceRef: now.Format(time.RFC3339Nano)})
 	if err != nil {
 		return err
 	}
-	bal, err := ledger.Balance(ctx, acc.ID)
+	bal, err := a.Ledger.Balance(ctx, acc.ID)
 	if err != nil {
 		return err
 	}
@@ -133,7 +135,7 @@ func grantCredits(ctx context.Context, pool *pgxpool.Pool, args []string, out io
 	return nil
 }
 
-func setPlan(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, args []string, out io.Writer) error {
+func setPlan(ctx context.Context, a *app.App, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("plan set", flag.ContinueOnError)
 	email := fs.String("email", "", "account e-mail address")
 	planName := fs.String("plan", "", "free, pro, scale or enterprise")
@@ -155,20 +157,11 @@ func setPlan(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, args [
 	if *rate < 1 || *rate > 100000 {
 		return errors.New("--rate-limit must be from 1 to 100000")
 	}
-	rdb, err := cfg.ConnectRedis(ctx)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	clk := clock.Real{}
-	ledger := credits.NewLedger(pool, clk)
-	gate := auth.NewGate(pool, rdb, ledger, clk, config.NewLogger(io.Discard, "error"))
-	accounts := auth.NewAccounts(pool, ledger, clk, gate)
-	acc, err := accounts.GetByEmail(ctx, *email)
+	acc, err := a.Accounts.GetByEmail(ctx, *email)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *email, err)
 	}
-	if err := accounts.SetPlan(ctx, acc.ID, p.Name, *rate, *monthly); err != nil {
+	if err := a.Accounts.SetPlan(ctx, acc.ID, p.Name, *rate, *monthly); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%s is on %s: %d requests/minute, %d credits a month\n", acc.Email, p.Name, *rate, *monthly)

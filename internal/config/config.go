@@ -12,10 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hibiken/asynq"
-
-	"github.com/contentapi/contentapi/internal/crawler"
-	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/redact"
 )
 
@@ -250,27 +246,6 @@ func (c *Config) MigrateURL() string {
 		return c.DatabaseMigrateURL
 	}
 	return c.DatabaseURL
-}
-
-// JobConfig is the job path's tuning. A queued job's task is sent again after two sweep
-// intervals (a send under the job's own task id never doubles a task still queued).
-func (c *Config) JobConfig() job.Config {
-	return job.Config{MaxAttempts: c.JobMaxAttempts, StaleAfter: c.JobStaleAfter,
-		Deadline: c.JobTimeout*time.Duration(c.JobMaxAttempts) + c.JobStaleAfter*2, EnqueueGrace: c.JobSweepInterval * 2}
-}
-
-// CrawlerConfig is the crawler's configuration.
-func (c *Config) CrawlerConfig() crawler.Config {
-	return crawler.Config{UserAgent: c.CrawlerUserAgent, AllowPrivate: c.CrawlerAllowPrivate}
-}
-
-// AsynqRedis is REDIS_URL as asynq's connection option, with RedisOptions' tuning.
-func (c *Config) AsynqRedis() (asynq.RedisConnOpt, error) {
-	o, err := c.RedisOptions()
-	if err != nil {
-		return nil, err
-	}
-	return redisConnOpt{o}, nil
 }
 
 // BillingConfigured reports whether Stripe keys are present.

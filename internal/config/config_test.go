@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/contentapi/contentapi/internal/job"
 )
 
 func env(m map[string]string) Getenv { return func(k string) string { return m[k] } }
@@ -22,12 +20,6 @@ func TestDefaults(t *testing.T) {
 	if c.JobMaxAttempts != 3 || c.JobStaleAfter != 15*time.Second || c.JobTimeout != 10*time.Minute ||
 		c.JobSweepInterval != 2*time.Second || c.JobRetryDelay != 2*time.Second || c.WorkerPollInterval != 2*time.Millisecond {
 		t.Fatalf("job defaults %+v", c)
-	}
-	// The job path's production tuning is job.DefaultConfig's, apart from the deadline
-	// derived from JOB_TIMEOUT.
-	jc := c.JobConfig()
-	if d := job.DefaultConfig; jc.MaxAttempts != d.MaxAttempts || jc.StaleAfter != d.StaleAfter || jc.EnqueueGrace != d.EnqueueGrace {
-		t.Fatalf("job config %+v, want job.DefaultConfig's %+v", jc, d)
 	}
 	if c.BillingConfigured() {
 		t.Fatal("billing configured without keys")
