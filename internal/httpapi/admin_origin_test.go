@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
-	"github.com/hibiken/asynqmon"
 
 	"github.com/contentapi/contentapi/internal/httpapi"
 	"github.com/contentapi/contentapi/internal/testenv"
@@ -16,10 +15,9 @@ import (
 // makes for another site, which would carry the cached Basic login; the dashboard's own
 // requests, and those of non-browser clients, work.
 func TestQueueDashboardRefusesCrossSiteActions(t *testing.T) {
-	o := testenv.RedisOptions(t)
 	s := startServer(t, func(d *httpapi.Deps) {
 		d.AdminToken = "s3cret-admin"
-		d.AdminQueues = asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: asynq.RedisClientOpt{Addr: o.Addr, DB: o.DB}})
+		d.AdminQueues = adminQueues(t)
 	})
 	queue := "origin-" + uuid.NewString()[:8]
 	client := asynq.NewClientFromRedisClient(testenv.Redis(t))
