@@ -36,7 +36,7 @@ func run(ctx context.Context) error {
 	log := app.NewLogger(logOut, cfg.LogLevel)
 	// Request ids are random UUIDs: draw their randomness in blocks, not a read per request.
 	uuid.EnableRandPool()
-	log.Info("starting api", "config", config.Describe(os.Getenv))
+	log.Info("starting api", "config", app.Describe(os.Getenv))
 
 	a, err := app.New(ctx, cfg, app.Options{Log: log, Migrate: true})
 	if err != nil {

@@ -33,7 +33,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	log := app.NewLogger(os.Stdout, cfg.LogLevel)
-	log.Info("starting worker", "config", config.Describe(os.Getenv))
+	log.Info("starting worker", "config", app.Describe(os.Getenv))
 	redisOpt, err := app.RedisOptions(cfg)
 	if err != nil {
 		return err

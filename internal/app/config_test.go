@@ -1,6 +1,7 @@
 package app
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/contentapi/contentapi/internal/config"
@@ -17,5 +18,37 @@ func TestJobConfigDefaults(t *testing.T) {
 	jc := JobConfig(c)
 	if d := job.DefaultConfig; jc.MaxAttempts != d.MaxAttempts || jc.StaleAfter != d.StaleAfter || jc.EnqueueGrace != d.EnqueueGrace {
 		t.Fatalf("job config %+v, want job.DefaultConfig's %+v", jc, d)
+	}
+}
+
+// The start log shows no secret: secret variables are masked, and so are the passwords and
+// secret query parameters of URLs.
+func TestDescribeMasksSecrets(t *testing.T) {
+	d := Describe(env(map[string]string{
+		"DATABASE_URL":      "postgres://app:hunter2@db:5432/app",
+		"STRIPE_SECRET_KEY": "sk_test_123",
+		"ADMIN_TOKEN":       "tok",
+	}))
+	for k, v := range d {
+		if strings.Contains(v, "hunter2") || strings.Contains(v, "sk_test_123") || v == "tok" {
+			t.Errorf("%s shows a secret: %s", k, v)
+		}
+	}
+	if !strings.Contains(d["DATABASE_URL"], "app:") || d["STRIPE_SECRET_KEY"] != "****" || d["API_ADDR"] != ":8080" {
+		t.Fatalf("describe %v", d)
+	}
+
+	// Passwords and keys given as query parameters, in secret and other URLs.
+	d = Describe(env(map[string]string{
+		"DATABASE_URL":        "postgres://app@db:5432/app?sslmode=disable&password=hunter2",
+		"REDIS_URL":           "redis://cache:6379/0?password=hunter3",
+		"DATAFORSEO_BASE_URL": "https://dfs.example/api?api_key=hunter4&v=3",
+	}))
+	if d["DATABASE_URL"] != "postgres://app@db:5432/app?sslmode=disable&password=****" ||
+		d["REDIS_URL"] != "redis://cache:6379/0?password=****" || d["DATAFORSEO_BASE_URL"] != "https://dfs.example/api?api_key=****&v=3" {
+		t.Fatalf("describe %v", d)
+	}
+	if d := Describe(env(map[string]string{"SMTP_URL": "smtp://user:hunter2@mail:587"})); strings.Contains(d["SMTP_URL"], "hunter2") {
+		t.Errorf("SMTP_URL logged as %q", d["SMTP_URL"])
 	}
 }

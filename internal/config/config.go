@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/contentapi/contentapi/internal/redact"
 )
 
 // Config is every setting of the API, worker and ctl binaries.
@@ -253,15 +251,22 @@ func (c *Config) BillingConfigured() bool {
 	return c.StripeSecretKey != "" && c.StripeWebhookSecret != ""
 }
 
-// Describe lists every variable with its effective value, secrets masked, for the start log.
-func Describe(getenv Getenv) map[string]string {
-	out := make(map[string]string, len(vars))
+// Setting is one variable's effective value: what the environment says, or its default.
+// Secret values must be masked before they are shown (app.Describe does, for the start log).
+type Setting struct {
+	Name, Value string
+	Secret      bool
+}
+
+// Settings lists every variable with its effective value, in the order they are declared.
+func Settings(getenv Getenv) []Setting {
+	out := make([]Setting, 0, len(vars))
 	for _, v := range vars {
 		val := strings.TrimSpace(getenv(v.name))
 		if val == "" {
 			val = v.def
 		}
-		out[v.name] = mask(val, v.secret)
+		out = append(out, Setting{Name: v.name, Value: val, Secret: v.secret})
 	}
 	return out
 }
@@ -274,18 +279,6 @@ func Names() []string {
 	}
 	sort.Strings(n)
 	return n
-}
-
-// mask hides a secret variable's value, or, when it is a URL, only the password in it;
-// secrets in any URL's query (?password=, ?token=, ...) are hidden too.
-func mask(val string, secret bool) string {
-	if u, err := url.Parse(val); err == nil && u.Host != "" {
-		return redact.URL(val)
-	}
-	if !secret || val == "" {
-		return val
-	}
-	return redact.Mask
 }
 
 // validProxy accepts an address (10.0.0.7, ::1) or a prefix (10.0.0.0/8, fd00::/8).

@@ -45,33 +45,6 @@ func TestBadValuesAreAllReported(t *testing.T) {
 	}
 }
 
-func TestDescribeMasksSecrets(t *testing.T) {
-	d := Describe(env(map[string]string{
-		"DATABASE_URL":      "postgres://app:hunter2@db:5432/app",
-		"STRIPE_SECRET_KEY": "sk_test_123",
-		"ADMIN_TOKEN":       "tok",
-	}))
-	for k, v := range d {
-		if strings.Contains(v, "hunter2") || strings.Contains(v, "sk_test_123") || v == "tok" {
-			t.Errorf("%s shows a secret: %s", k, v)
-		}
-	}
-	if !strings.Contains(d["DATABASE_URL"], "app:") || d["STRIPE_SECRET_KEY"] != "****" || d["API_ADDR"] != ":8080" {
-		t.Fatalf("describe %v", d)
-	}
-
-	// Passwords and keys given as query parameters, in secret and other URLs.
-	d = Describe(env(map[string]string{
-		"DATABASE_URL":        "postgres://app@db:5432/app?sslmode=disable&password=hunter2",
-		"REDIS_URL":           "redis://cache:6379/0?password=hunter3",
-		"DATAFORSEO_BASE_URL": "https://dfs.example/api?api_key=hunter4&v=3",
-	}))
-	if d["DATABASE_URL"] != "postgres://app@db:5432/app?sslmode=disable&password=****" ||
-		d["REDIS_URL"] != "redis://cache:6379/0?password=****" || d["DATAFORSEO_BASE_URL"] != "https://dfs.example/api?api_key=****&v=3" {
-		t.Fatalf("describe %v", d)
-	}
-}
-
 func TestTrustedProxies(t *testing.T) {
 	c, err := Load(env(map[string]string{"TRUSTED_PROXIES": " 10.0.0.7, 10.0.0.0/8 ,fd00::/8,::1"}))
 	if err != nil {
@@ -98,8 +71,5 @@ func TestDashboardAndMail(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
-	}
-	if d := Describe(env(map[string]string{"SMTP_URL": "smtp://user:hunter2@mail:587"})); strings.Contains(d["SMTP_URL"], "hunter2") {
-		t.Errorf("SMTP_URL logged as %q", d["SMTP_URL"])
 	}
 }
