@@ -20,8 +20,6 @@ func (a *App) APIDeps() (httpapi.Deps, error) {
 	cfg := a.Config
 	redisOpt, err := RedisOptions(cfg)
 	if err != nil {
-		queues := asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: jobs.RedisConnOpt(redisOpt)})
-		a.onClose(func() { _ = queues.Close() })
 		return httpapi.Deps{}, err
 	}
 	a.Metrics.Register(jobs.NewQueueCollector(a.Queue.Inspector))
@@ -29,8 +27,6 @@ func (a *App) APIDeps() (httpapi.Deps, error) {
 	var mailer dashboard.Mailer = dashboard.LogMailer{Log: a.Log}
 	if cfg.SMTPURL != "" {
 		if mailer, err = dashboard.NewSMTPMailer(cfg.SMTPURL, cfg.SMTPFrom); err != nil {
-			queues := asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: jobs.RedisConnOpt(redisOpt)})
-			a.onClose(func() { _ = queues.Close() })
 			return httpapi.Deps{}, err
 		}
 	}
@@ -48,8 +44,6 @@ func (a *App) APIDeps() (httpapi.Deps, error) {
 		Ledger: a.Ledger, Limiter: limiter, Billing: a.Billing, Jobs: a.Jobs, Mailer: outbox, Clock: a.Clock,
 		URL: cfg.DashboardURL})
 	if err != nil {
-		queues := asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: jobs.RedisConnOpt(redisOpt)})
-		a.onClose(func() { _ = queues.Close() })
 		return httpapi.Deps{}, err
 	}
 	queues := asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: jobs.RedisConnOpt(redisOpt)})
