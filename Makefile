@@ -37,7 +37,7 @@ run: ## run API and worker against local PostgreSQL and Redis (creates and migra
 
 # The packages holding money and concurrency (job path, ledger, worker handlers, auth gate,
 # billing) run under the race detector, the others without it.
-RACE_PKGS := ./internal/job/... ./internal/credits/... ./jobs/... ./internal/auth/... ./internal/billing/...
+RACE_PKGS := ./internal/job/... ./internal/credits/... ./jobs/... ./internal/auth/... ./internal/billing/... ./internal/app/...
 
 test: ## run all tests against the local PostgreSQL and Redis (installs the pinned stripe-mock, and Chromium for the dashboard's browser test)
 	test -x "$$($(GO) env GOPATH)/bin/stripe-mock" || $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)

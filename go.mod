@@ -10,10 +10,10 @@ require (
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/google/uuid v1.6.0
-	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/hibiken/asynq v0.26.0
 	github.com/hibiken/asynqmon v0.7.2
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/jellydator/ttlcache/v3 v3.4.1
 	github.com/klauspost/compress v1.20.1
 	github.com/kljensen/snowball v0.10.0
 	github.com/moby/patternmatcher v0.6.1
@@ -29,6 +29,7 @@ require (
 	github.com/temoto/robotstxt v1.1.2
 	github.com/valyala/fasthttp v1.51.0
 	github.com/wneessen/go-mail v0.8.1
+	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v4 v4.0.0-rc.6
 	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.24.0

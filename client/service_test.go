@@ -18,8 +18,8 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/contentapi/contentapi/client"
+	"github.com/contentapi/contentapi/internal/app/apptest"
 	"github.com/contentapi/contentapi/internal/auth"
-	"github.com/contentapi/contentapi/internal/billing"
 	"github.com/contentapi/contentapi/internal/billing/billingtest"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/crawler"
@@ -34,7 +34,7 @@ import (
 	"github.com/contentapi/contentapi/jobs"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainNoLeaks(m, testenv.FasthttpGoroutines...) }
 
 // service is the real API (as cmd/api wires it) with an asynq worker, in this process,
 // over the test PostgreSQL and Redis.
@@ -42,6 +42,7 @@ type service struct {
 	URL      string
 	Ledger   *credits.Ledger
 	Accounts *auth.Accounts
+	Gate     *auth.Gate
 	Jobs     *job.Service
 	// startWorker starts the worker when the service was made without one.
 	startWorker func()
@@ -72,33 +73,14 @@ func startService(t *testing.T, sc serviceConfig) *service {
 	}
 	clk := clock.NewManual(time.Now().UTC().Truncate(time.Millisecond))
 	log := quiet()
-	ledger := credits.NewLedger(pool, clk)
-	gate := auth.NewGate(pool, rdb, ledger, clk, log)
-	ledger.OnChange(func(ctx context.Context, id uuid.UUID) { _ = gate.Changed(ctx, id) })
-	accounts := auth.NewAccounts(pool, ledger, clk, gate)
-
-	signals := job.NewSignals(rdb)
-	sub, err := signals.Subscribe(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go signals.Run(ctx, sub)
-	cfg := job.Config{MaxAttempts: 3, StaleAfter: 30 * time.Second, Deadline: time.Hour, EnqueueGrace: 10 * time.Second}
-	queue := &jobs.Queue{Client: asynq.NewClientFromRedisClient(rdb), Timeout: time.Minute, MaxRetry: cfg.MaxAttempts}
-	jobSvc := job.NewService(pool, ledger, clk, queue, signals, cfg, log)
-
-	d := httpapi.Deps{Log: log, Pool: pool, Redis: rdb, Accounts: accounts, Gate: gate, Ledger: ledger,
+	a := apptest.New(t, apptest.Options{Clock: clk, Log: log, Pool: pool, Redis: rdb, Stripe: sc.stripe,
+		Env: map[string]string{"DASHBOARD_URL": "https://dash.test/dashboard"}})
+	d := httpapi.Deps{Log: log, Pool: pool, Redis: rdb, Accounts: a.Accounts, Gate: a.Gate, Ledger: a.Ledger,
 		Limiter: ratelimit.New(rdb), Clock: clk, PublicBaseURL: "http://api.test", DashboardURL: "https://dash.test",
-		DocsURL: "https://docs.test", RegisterLimit: 1000, Jobs: jobSvc, SyncTimeout: sc.sync,
-		AnalysisOptions: report.Options{AllowPrivate: true}, Hosts: crawler.New(crawler.Config{AllowPrivate: true})}
+		DocsURL: "https://docs.test", RegisterLimit: 1000, Jobs: a.Jobs, SyncTimeout: sc.sync,
+		AnalysisOptions: report.Options{AllowPrivate: true}, Hosts: a.Crawler}
 	if sc.stripe != "" {
-		d.Billing = billing.New(billing.Config{SecretKey: billingtest.SecretKey, WebhookSecret: billingtest.WebhookSecret,
-			APIBase: sc.stripe, DashboardURL: d.DashboardURL,
-			Prices: billing.Prices{ProMonthly: billingtest.PriceProMonthly, ProAnnual: billingtest.PriceProAnnual,
-				ScaleMonthly: billingtest.PriceScaleMonthly, ScaleAnnual: billingtest.PriceScaleAnnual}},
-			pool, ledger, accounts, clk, log)
+		d.Billing = a.Billing
 	}
 	app := httpapi.New(d)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -108,7 +90,7 @@ func startService(t *testing.T, sc serviceConfig) *service {
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })
 
-	s := &service{URL: "http://" + ln.Addr().String(), Ledger: ledger, Accounts: accounts, Jobs: jobSvc}
+	s := &service{URL: "http://" + ln.Addr().String(), Ledger: a.Ledger, Accounts: a.Accounts, Gate: a.Gate, Jobs: a.Jobs}
 	var once sync.Once
 	s.startWorker = func() {
 		once.Do(func() {
@@ -119,15 +101,10 @@ func startService(t *testing.T, sc serviceConfig) *service {
 			})
 			mux := asynq.NewServeMux()
 			runner := &report.Builder{Keywords: local.New(pool), Crawler: crawler.New(crawler.Config{AllowPrivate: true}), Clock: clk, ThinWords: 300}
-			(&jobs.Analysis{Jobs: jobSvc, Runner: runner, MaxAttempts: cfg.MaxAttempts, Log: log}).Register(mux)
+			(&jobs.Analysis{Jobs: a.Jobs, Runner: runner, MaxAttempts: a.JobConfig.MaxAttempts, Log: log}).Register(mux)
 			if sc.callbacks {
-				sched := &jobs.CallbackScheduler{Client: queue.Client, Log: log}
-				jobSvc.OnFinish(func(ctx context.Context, id uuid.UUID) {
-					_ = jobSvc.MarkCallbackPending(ctx, id)
-					sched.Schedule(ctx, id)
-				})
-				(&jobs.Callbacks{Jobs: jobSvc, Accounts: accounts, Log: log,
-					Client: crawler.New(crawler.Config{AllowPrivate: true}).HTTPClient()}).Register(mux)
+				a.ScheduleCallbacks()
+				a.Callbacks().Register(mux)
 			}
 			if err := srv.Start(mux); err != nil {
 				t.Fatal(err)
@@ -179,7 +156,7 @@ func (o observe) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func (s *service) accountOf(t *testing.T, key string) uuid.UUID {
 	t.Helper()
-	p, _, err := auth.NewGate(testenv.Postgres(t), testenv.Redis(t), s.Ledger, clock.Real{}, quiet()).Authenticate(context.Background(), "Bearer "+key)
+	p, _, err := s.Gate.Authenticate(context.Background(), "Bearer "+key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/contentapi/contentapi/internal/app"
 	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/jobs"
 )
@@ -622,7 +623,7 @@ func TestEnvironment(t *testing.T) {
 			t.Errorf("%s: the binaries would refuse this environment: %v", c, err)
 			continue
 		}
-		if _, err := cfg.RedisOptions(); err != nil {
+		if _, err := app.RedisOptions(cfg); err != nil {
 			t.Errorf("%s: %v", c, err)
 		}
 		if _, err := pgxpool.ParseConfig(cfg.DatabaseURL); err != nil {

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contentapi/contentapi/internal/config"
+	"github.com/contentapi/contentapi/internal/app"
 )
 
 const (
@@ -163,7 +163,7 @@ func documentedVars(t *testing.T) map[string]string {
 // in the start log).
 func isSecretVar(name string) bool {
 	const probe = "probe-value"
-	d := config.Describe(func(n string) string {
+	d := app.Describe(func(n string) string {
 		if n == name {
 			return probe
 		}

@@ -22,7 +22,7 @@ import (
 	"github.com/contentapi/contentapi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainNoLeaks(m) }
 
 // logBuffer collects a logger's lines; the heartbeat goroutine logs too.
 type logBuffer struct {

@@ -1,6 +1,6 @@
 // Command ctl is the operator's tool: migrations, credit grants, plan changes and keyword
-// data imports. It reads DATABASE_URL (and REDIS_URL where the running API must hear of a
-// change) from the environment.
+// data imports. It reads DATABASE_URL (and REDIS_URL for grants and plan changes, which the
+// running API must hear of) from the environment.
 package main
 
 import (
@@ -16,11 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
-
+	"github.com/contentapi/contentapi/internal/app"
 	"github.com/contentapi/contentapi/internal/apperr"
-	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/internal/credits"
@@ -89,10 +86,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer pool.Close()
 	switch cmd {
-	case "credits grant":
-		return grantCredits(ctx, cfg, pool, args, out)
-	case "plan set":
-		return setPlan(ctx, cfg, pool, args, out)
+	case "credits grant", "plan set":
+		// The running API replicas hear of the change through Redis.
+		a, err := app.New(ctx, cfg, app.Options{Log: app.NewLogger(io.Discard, "error"), Pool: pool})
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		if cmd == "credits grant" {
+			return grantCredits(ctx, a, args, out)
+		}
+		return setPlan(ctx, a, args, out)
 	case "import keywords", "import rankings":
 		return importFile(ctx, pool, strings.TrimPrefix(cmd, "import "), args, out)
 	case "seed-sample":
@@ -102,7 +106,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return fmt.Errorf("unknown command %q", cmd)
 }
 
-func grantCredits(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, args []string, out io.Writer) error {
+func grantCredits(ctx context.Context, a *app.App, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("credits grant", flag.ContinueOnError)
 	email := fs.String("email", "", "account e-mail address")
 	amount := fs.Int("amount", 0, "credits to grant")
@@ -113,8 +117,7 @@ func grantCredits(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, a
 	if *email == "" || *amount <= 0 {
 		return errors.New("credits grant needs --email and a positive --amount")
 	}
-	clk := clock.Real{}
-	now := clk.Now()
+	now := a.Clock.Now()
 	expires := clock.AddMonths(now, credits.LifetimeMonths)
 	if *expiresIn != "" {
 		life, err := parseLifetime(*expiresIn)
@@ -123,23 +126,11 @@ func grantCredits(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, a
 		}
 		expires = now.Add(life)
 	}
-	rdb, err := cfg.ConnectRedis(ctx)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	ledger := credits.NewLedger(pool, clk)
-	// The API replicas cache usage answers per account state: tell them of the grant.
-	ledger.OnChange(func(ctx context.Context, id uuid.UUID) {
-		if err := auth.AccountChanged(ctx, rdb, id); err != nil {
-			fmt.Fprintln(os.Stderr, "ctl: the running API was not told of the grant:", err)
-		}
-	})
-	acc, err := auth.NewAccounts(pool, ledger, clk, nil).GetByEmail(ctx, *email)
+	acc, err := a.Accounts.GetByEmail(ctx, *email)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *email, err)
 	}
-	n, err := ledger.Grant(ctx, credits.Grant{AccountID: acc.ID, Amount: *amount, IssuedAt: now,
+	n, err := a.Ledger.Grant(ctx, credits.Grant{AccountID: acc.ID, Amount: *amount, IssuedAt: now,
 		ExpiresAt: expires, Source: credits.SourceOperator, SourceRef: now.Format(time.RFC3339Nano)})
 	if e, ok := apperr.As(err); ok && e.Code == apperr.Validation {
 		return fmt.Errorf("--expires-in %s: %s", *expiresIn, e.Message)
@@ -147,7 +138,7 @@ func grantCredits(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, a
 	if err != nil {
 		return err
 	}
-	bal, err := ledger.Balance(ctx, acc.ID)
+	bal, err := a.Ledger.Balance(ctx, acc.ID)
 	if err != nil {
 		return err
 	}
@@ -156,7 +147,7 @@ func grantCredits(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, a
 	return nil
 }
 
-func setPlan(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, args []string, out io.Writer) error {
+func setPlan(ctx context.Context, a *app.App, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("plan set", flag.ContinueOnError)
 	email := fs.String("email", "", "account e-mail address")
 	planName := fs.String("plan", "", "free, pro, scale or enterprise")
@@ -178,28 +169,19 @@ func setPlan(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, args [
 	if *rate < 1 || *rate > 100000 {
 		return errors.New("--rate-limit must be from 1 to 100000")
 	}
-	rdb, err := cfg.ConnectRedis(ctx)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	clk := clock.Real{}
-	ledger := credits.NewLedger(pool, clk)
-	gate := auth.NewGate(pool, rdb, ledger, clk, config.NewLogger(io.Discard, "error"))
-	accounts := auth.NewAccounts(pool, ledger, clk, gate)
-	acc, err := accounts.GetByEmail(ctx, *email)
+	acc, err := a.Accounts.GetByEmail(ctx, *email)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *email, err)
 	}
 	p.RateLimit, p.CreditsMonthly = *rate, *monthly
-	ch, err := ledger.SetPlan(ctx, acc.ID, p)
+	ch, err := a.Ledger.SetPlan(ctx, acc.ID, p)
 	if err != nil {
 		return fmt.Errorf("%s: %w", acc.Email, err)
 	}
-	if err := accounts.AccountChanged(ctx, acc.ID); err != nil {
+	if err := a.Accounts.AccountChanged(ctx, acc.ID); err != nil {
 		return err
 	}
-	bal, err := ledger.Balance(ctx, acc.ID)
+	bal, err := a.Ledger.Balance(ctx, acc.ID)
 	if err != nil {
 		return err
 	}

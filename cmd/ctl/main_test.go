@@ -13,9 +13,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/contentapi/contentapi/internal/auth"
+	"github.com/contentapi/contentapi/internal/app/apptest"
 	"github.com/contentapi/contentapi/internal/clock"
-	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/testenv"
 )
 
@@ -37,9 +36,8 @@ func TestOperatorCommands(t *testing.T) {
 	if out, err := ctl(t, "migrate"); err != nil || !strings.Contains(out, "applied 0 migration(s)") {
 		t.Fatalf("migrate on a migrated database: %q %v", out, err)
 	}
-	pool := testenv.Postgres(t)
-	ledger := credits.NewLedger(pool, clock.Real{})
-	accounts := auth.NewAccounts(pool, ledger, clock.Real{}, nil)
+	a := apptest.New(t, apptest.Options{})
+	accounts, ledger, pool := a.Accounts, a.Ledger, a.Pool
 	email := "operator-" + uuid.NewString() + "@example.com"
 	reg, err := accounts.Register(ctx, email, "")
 	if err != nil {

@@ -5,23 +5,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
-	"github.com/contentapi/contentapi/internal/auth"
-	"github.com/contentapi/contentapi/internal/clock"
+	"github.com/contentapi/contentapi/internal/app"
 	"github.com/contentapi/contentapi/internal/config"
-	"github.com/contentapi/contentapi/internal/crawler"
-	"github.com/contentapi/contentapi/internal/credits"
-	"github.com/contentapi/contentapi/internal/job"
-	"github.com/contentapi/contentapi/internal/metrics"
-	"github.com/contentapi/contentapi/internal/postgres"
-	"github.com/contentapi/contentapi/internal/report"
 	"github.com/contentapi/contentapi/jobs"
 )
 
@@ -39,63 +32,29 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log := config.NewLogger(os.Stdout, cfg.LogLevel)
-	log.Info("starting worker", "config", config.Describe(os.Getenv))
-
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	log := app.NewLogger(os.Stdout, cfg.LogLevel)
+	log.Info("starting worker", "config", app.Describe(os.Getenv))
+	redisOpt, err := app.RedisOptions(cfg)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	redisOpt, err := cfg.AsynqRedis()
+	a, err := app.New(ctx, cfg, app.Options{Log: log})
 	if err != nil {
 		return err
 	}
-
-	rdb, err := cfg.ConnectRedis(ctx)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-
-	clk := clock.Real{}
-	ledger := credits.NewLedger(pool, clk)
-	ledger.OnChange(func(ctx context.Context, id uuid.UUID) {
-		if err := auth.AccountChanged(ctx, rdb, id); err != nil {
-			log.Warn("account change not pushed; cached usage may lag up to 30s", "account_id", id, "err", err)
-		}
-	})
-	m := metrics.New()
-	provider, err := keywordProvider(cfg, pool, rdb, log, m)
-	if err != nil {
-		return err
-	}
-	asynqClient := asynq.NewClientFromRedisClient(rdb)
-	// The sweep's sends find tasks archived or completed under a job's id and replace them.
-	queue := &jobs.Queue{Client: asynqClient, Inspector: asynq.NewInspectorFromRedisClient(rdb),
-		Timeout: cfg.JobTimeout, MaxRetry: cfg.JobMaxAttempts}
-	jobService := job.NewService(pool, ledger, clk, queue, job.NewSignals(rdb), cfg.JobConfig(), log).WithMetrics(m)
-	crawlCfg := cfg.CrawlerConfig()
-	crawlCfg.OnPage = func(p crawler.Page) { m.CrawlPage(p.Status, p.Error != "") }
-	builder := &report.Builder{Keywords: provider, Crawler: crawler.New(crawlCfg), Clock: clk,
-		ThinWords: cfg.ThinContentWords}
+	defer a.Close()
 
 	mux := asynq.NewServeMux()
 	var inflight jobs.InFlight
 	mux.Use(inflight.Middleware)
-	(&jobs.Maintenance{Ledger: ledger, Log: log, Jobs: jobService, Retention: cfg.JobRetention}).Register(mux)
-	(&jobs.Analysis{Jobs: jobService, Runner: builder, MaxAttempts: cfg.JobMaxAttempts, Log: log, Metrics: m,
-		Lifetime: ctx}).Register(mux)
-	accounts := auth.NewAccounts(pool, ledger, clk, nil)
-	scheduler := &jobs.CallbackScheduler{Client: asynqClient, Log: log}
-	jobService.OnFinish(func(ctx context.Context, id uuid.UUID) {
-		if err := jobService.MarkCallbackPending(ctx, id); err != nil {
-			log.Warn("callback state", "job_id", id, "err", err)
-		}
-		scheduler.Schedule(ctx, id)
-	})
-	(&jobs.Callbacks{Jobs: jobService, Accounts: accounts, Client: crawler.New(cfg.CrawlerConfig()).HTTPClient(), Log: log}).Register(mux)
-	stopMetrics := serveMetrics(cfg.MetricsAddr, m, pool, rdb, log)
+	a.Maintenance().Register(mux)
+	analysis := &jobs.Analysis{Jobs: a.Jobs, Runner: a.ReportBuilder(), MaxAttempts: cfg.JobMaxAttempts, Log: log, Metrics: a.Metrics,
+		Lifetime: ctx}
+	analysis.Register(mux)
+	defer analysis.Wait() // hand-back retries end with ctx; they use the pool a.Close closes
+	a.Callbacks().Register(mux)
+	a.ScheduleCallbacks()
+	stopMetrics := serveMetrics(cfg.MetricsAddr, a, log)
 	defer stopMetrics()
 
 	// Tasks run under runs, which shutdown cancels once SHUTDOWN_TIMEOUT has passed: the runs
@@ -104,6 +63,35 @@ func run(ctx context.Context) error {
 	// their job rows still said running).
 	runs, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuns()
+	srv, sched, err := newServer(cfg, jobs.RedisConnOpt(redisOpt), runs, log)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(mux); err != nil {
+		return fmt.Errorf("asynq server: %w", err)
+	}
+	if err := sched.Start(); err != nil {
+		srv.Shutdown()
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	log.Info("worker running", "concurrency", cfg.WorkerConcurrency)
+	sweep(ctx, a.Jobs, cfg.JobSweepInterval, log)
+	log.Info("shutting down: finishing tasks in flight", "timeout", cfg.ShutdownTimeout.String())
+	sched.Shutdown()
+	srv.Stop()
+	if !waitIdle(&inflight, cfg.ShutdownTimeout) {
+		log.Warn("tasks still running at the shutdown timeout; stopping them and handing their jobs back")
+		stopRuns()
+		waitIdle(&inflight, handBackGrace)
+	}
+	srv.Shutdown()
+	log.Info("stopped")
+	return nil
+}
+
+// newServer builds the asynq server, whose tasks run under runs, and the scheduler of the
+// periodic housekeeping tasks.
+func newServer(cfg *config.Config, redisOpt asynq.RedisConnOpt, runs context.Context, log *slog.Logger) (*asynq.Server, *asynq.Scheduler, error) {
 	srv := asynq.NewServer(redisOpt, asynq.Config{
 		Concurrency:     cfg.WorkerConcurrency,
 		Queues:          jobs.Queues,
@@ -117,34 +105,12 @@ func run(ctx context.Context) error {
 	})
 	sched := asynq.NewScheduler(redisOpt, &asynq.SchedulerOpts{Logger: asynqLogger{log}})
 	if _, err := sched.Register("@every 1m", jobs.NewRenewPeriodsTask()); err != nil {
-		return fmt.Errorf("scheduler: %w", err)
+		return nil, nil, fmt.Errorf("scheduler: %w", err)
 	}
 	if _, err := sched.Register("@every 1h", jobs.NewPurgeJobsTask()); err != nil {
-		return fmt.Errorf("scheduler: %w", err)
+		return nil, nil, fmt.Errorf("scheduler: %w", err)
 	}
-	if err := srv.Start(mux); err != nil {
-		return fmt.Errorf("asynq server: %w", err)
-	}
-	if err := sched.Start(); err != nil {
-		srv.Shutdown()
-		return fmt.Errorf("scheduler: %w", err)
-	}
-	log.Info("worker running", "concurrency", cfg.WorkerConcurrency)
-	sweepDone := make(chan struct{})
-	go func() { defer close(sweepDone); sweep(ctx, jobService, cfg.JobSweepInterval, log) }()
-	<-ctx.Done()
-	<-sweepDone
-	log.Info("shutting down: finishing tasks in flight", "timeout", cfg.ShutdownTimeout.String())
-	sched.Shutdown()
-	srv.Stop()
-	if !waitIdle(&inflight, cfg.ShutdownTimeout) {
-		log.Warn("tasks still running at the shutdown timeout; stopping them and handing their jobs back")
-		stopRuns()
-		waitIdle(&inflight, handBackGrace)
-	}
-	srv.Shutdown()
-	log.Info("stopped")
-	return nil
+	return srv, sched, nil
 }
 
 // handBackGrace is how long runs stopped at shutdown get to hand their jobs back.

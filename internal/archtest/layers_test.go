@@ -36,7 +36,7 @@ var floors = [][]string{
 	// 6: adapters: HTTP, the dashboard, asynq handlers.
 	{"internal/httpapi", "internal/dashboard", "jobs"},
 	// 7: composition: the binaries, their wiring, examples and deployment checks.
-	{"internal/app", "cmd/*", "examples/*", "deploy"},
+	{"internal/app", "internal/app/apptest", "cmd/*", "examples/*", "deploy"},
 }
 
 // concrete are packages only composition, and their own concern, may import: the rest use

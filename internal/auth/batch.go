@@ -2,7 +2,9 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -15,7 +17,15 @@ type scriptBatcher struct {
 	rdb    redis.UniversalClient
 	script *redis.Script
 	calls  chan *scriptCall
+
+	// done ends the loops (close); loops counts them, so close returns once they have.
+	done      chan struct{}
+	closeOnce sync.Once
+	loops     sync.WaitGroup
 }
+
+// errGateClosed answers calls made on a closed gate.
+var errGateClosed = errors.New("auth: gate closed")
 
 type scriptCall struct {
 	ctx  context.Context
@@ -29,11 +39,19 @@ type scriptCall struct {
 const maxBatch = 64
 
 func newScriptBatcher(rdb redis.UniversalClient, script *redis.Script, workers int) *scriptBatcher {
-	b := &scriptBatcher{rdb: rdb, script: script, calls: make(chan *scriptCall, 1024)}
+	b := &scriptBatcher{rdb: rdb, script: script, calls: make(chan *scriptCall, 1024), done: make(chan struct{})}
+	b.loops.Add(workers)
 	for i := 0; i < workers; i++ {
 		go b.loop()
 	}
 	return b
+}
+
+// close stops the loops and waits for them: a batch being sent is finished; calls still
+// queued get errGateClosed from Run.
+func (b *scriptBatcher) close() {
+	b.closeOnce.Do(func() { close(b.done) })
+	b.loops.Wait()
 }
 
 // Run runs the script once, batched with whatever calls are waiting.
@@ -43,18 +61,30 @@ func (b *scriptBatcher) Run(ctx context.Context, keys []string, args ...any) ([]
 	case b.calls <- c:
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-b.done:
+		return nil, errGateClosed
 	}
 	select {
 	case <-c.done:
 		return c.res, c.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-b.done:
+		// A loop may still be sending this call's batch; its answer is not waited for.
+		return nil, errGateClosed
 	}
 }
 
 func (b *scriptBatcher) loop() {
+	defer b.loops.Done()
 	batch := make([]*scriptCall, 0, maxBatch)
-	for c := range b.calls {
+	for {
+		var c *scriptCall
+		select {
+		case c = <-b.calls:
+		case <-b.done:
+			return
+		}
 		batch = append(batch[:0], c)
 	drain:
 		for len(batch) < maxBatch {

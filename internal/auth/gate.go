@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jellydator/ttlcache/v3"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/contentapi/contentapi/internal/apperr"
@@ -81,8 +81,8 @@ type Gate struct {
 	clock  clock.Clock
 	log    *slog.Logger
 
-	keys    *expirable.LRU[string, keyInfo]
-	unknown *expirable.LRU[string, struct{}]
+	keys    *ttlcache.Cache[string, keyInfo]
+	unknown *ttlcache.Cache[string, struct{}]
 
 	mu       sync.Mutex
 	lastUsed map[uuid.UUID]keyUse
@@ -90,16 +90,29 @@ type Gate struct {
 	batch *scriptBatcher
 }
 
-// NewGate returns a gate.
+// NewGate returns a gate; Close stops its goroutines.
 func NewGate(pool *pgxpool.Pool, rdb redis.UniversalClient, ledger *credits.Ledger, clk clock.Clock, log *slog.Logger) *Gate {
 	return &Gate{
 		pool: pool, rdb: rdb, ledger: ledger, clock: clk, log: log,
-		keys:     expirable.NewLRU[string, keyInfo](100_000, nil, 5*time.Minute),
-		unknown:  expirable.NewLRU[string, struct{}](10_000, nil, 10*time.Second),
+		keys:     newTTLCache[string, keyInfo](100_000, 5*time.Minute),
+		unknown:  newTTLCache[string, struct{}](10_000, 10*time.Second),
 		lastUsed: make(map[uuid.UUID]keyUse),
 		batch:    newScriptBatcher(rdb, gateScript, 2),
 	}
 }
+
+// newTTLCache is a least-recently-used cache of size entries that expire ttl after they were
+// stored. Its janitor is never started (expired entries are not returned, and newer ones
+// push them out), so the cache owns no goroutine to stop; golang-lru's expirable LRU, used
+// before, starts one per cache that nothing can stop.
+func newTTLCache[K comparable, V any](size uint64, ttl time.Duration) *ttlcache.Cache[K, V] {
+	return ttlcache.New(ttlcache.WithCapacity[K, V](size), ttlcache.WithTTL[K, V](ttl),
+		ttlcache.WithDisableTouchOnHit[K, V]())
+}
+
+// Close stops the gate's Redis batchers; calls made after it fail. The flusher (RunFlusher)
+// is its caller's to stop.
+func (g *Gate) Close() { g.batch.close() }
 
 func stateKey(account uuid.UUID) string { return "acct:{" + account.String() + "}" }
 
@@ -145,7 +158,7 @@ func (g *Gate) Authenticate(ctx context.Context, header string) (Principal, rate
 	case 0:
 		return p, d, errors.New("auth: account state missing after fill")
 	case 3:
-		g.keys.Add(hex.EncodeToString(Digest(key)), keyInfo{id: info.id, account: info.account, revoked: true})
+		g.keys.Set(hex.EncodeToString(Digest(key)), keyInfo{id: info.id, account: info.account, revoked: true}, ttlcache.DefaultTTL)
 		return p, d, invalidKey()
 	}
 	if d, err = ratelimit.ParseReply(reply); err != nil {
@@ -180,10 +193,10 @@ func invalidKey() error {
 func (g *Gate) lookup(ctx context.Context, key string) (keyInfo, error) {
 	digest := Digest(key)
 	h := hex.EncodeToString(digest)
-	if info, ok := g.keys.Get(h); ok {
-		return info, nil
+	if item := g.keys.Get(h); item != nil {
+		return item.Value(), nil
 	}
-	if _, ok := g.unknown.Get(h); ok {
+	if g.unknown.Has(h) {
 		return keyInfo{}, invalidKey()
 	}
 	var info keyInfo
@@ -191,14 +204,14 @@ func (g *Gate) lookup(ctx context.Context, key string) (keyInfo, error) {
 	err := g.pool.QueryRow(ctx, `SELECT id, account_id, expires_at, revoked_at FROM api_keys WHERE digest = $1`, digest).
 		Scan(&info.id, &info.account, &info.expires, &revokedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		g.unknown.Add(h, struct{}{})
+		g.unknown.Set(h, struct{}{}, ttlcache.DefaultTTL)
 		return keyInfo{}, invalidKey()
 	}
 	if err != nil {
 		return keyInfo{}, fmt.Errorf("auth: look up key: %w", err)
 	}
 	info.revoked = revokedAt != nil
-	g.keys.Add(h, info)
+	g.keys.Set(h, info, ttlcache.DefaultTTL)
 	return info, nil
 }
 

@@ -21,7 +21,6 @@ import (
 
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/clock"
-	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/plan"
 )
@@ -78,16 +77,6 @@ type Config struct {
 	DashboardURL string
 	// HTTPClient, when set, is used for Stripe calls (default: 30 s timeout).
 	HTTPClient *http.Client
-}
-
-// ConfigFrom takes the billing settings from the service configuration.
-func ConfigFrom(c *config.Config) Config {
-	return Config{
-		SecretKey: c.StripeSecretKey, WebhookSecret: c.StripeWebhookSecret, APIBase: c.StripeAPIBase,
-		DashboardURL: c.DashboardURL,
-		Prices: Prices{ProMonthly: c.StripePriceProMonthly, ProAnnual: c.StripePriceProAnnual,
-			ScaleMonthly: c.StripePriceScaleMonthly, ScaleAnnual: c.StripePriceScaleAnnual},
-	}
 }
 
 // Configured reports whether both Stripe keys are present.

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/contentapi/contentapi/internal/app/apptest"
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/billing"
 	"github.com/contentapi/contentapi/internal/billing/billingtest"
@@ -42,19 +43,15 @@ type harness struct {
 // and the fake Stripe in front of stripe-mock.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	pool := testenv.Postgres(t)
-	rdb := testenv.Redis(t)
 	clk := clock.NewManual(t0)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ledger := credits.NewLedger(pool, clk)
-	gate := auth.NewGate(pool, rdb, ledger, clk, log)
-	ledger.OnChange(func(ctx context.Context, id uuid.UUID) { _ = gate.Changed(ctx, id) })
-	accounts := auth.NewAccounts(pool, ledger, clk, gate)
+	a := apptest.New(t, apptest.Options{Clock: clk, Log: log})
 	st := billingtest.NewStripe(t)
-	h := &harness{t: t, ctx: context.Background(), pool: pool, clock: clk, ledger: ledger, gate: gate,
-		accounts: accounts, stripe: st, logs: logs}
-	h.svc = billing.New(testConfig(st.URL), pool, ledger, accounts, clk, log)
+	h := &harness{t: t, ctx: context.Background(), pool: a.Pool, clock: clk, ledger: a.Ledger, gate: a.Gate,
+		accounts: a.Accounts, stripe: st, logs: logs}
+	// The service under test is configured by the test (its return address, its Stripe).
+	h.svc = billing.New(testConfig(st.URL), a.Pool, a.Ledger, a.Accounts, clk, log)
 	return h
 }
 

@@ -11,12 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/hibiken/asynq"
-
-	"github.com/contentapi/contentapi/internal/crawler"
-	"github.com/contentapi/contentapi/internal/job"
-	"github.com/contentapi/contentapi/internal/redact"
 )
 
 // Config is every setting of the API, worker and ctl binaries.
@@ -183,7 +177,11 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		}
 		u, err := url.Parse(v)
 		if err != nil || u.Host == "" || !contains(schemes, u.Scheme) {
-			errs = append(errs, fmt.Errorf("%s=%q: want an absolute %s URL", name, redact.ConnString(v), strings.Join(schemes, " or ")))
+			shown := fmt.Sprintf("%q", v)
+			if isSecret(name) { // a connection string may hold a password: never echo it
+				shown = "(value not shown)"
+			}
+			errs = append(errs, fmt.Errorf("%s=%s: want an absolute %s URL", name, shown, strings.Join(schemes, " or ")))
 		}
 		return strings.TrimRight(v, "/")
 	}
@@ -271,43 +269,40 @@ func (c *Config) MigrateURL() string {
 	return c.DatabaseURL
 }
 
-// JobConfig is the job path's tuning. A queued job's task is sent again after two sweep
-// intervals (a send under the job's own task id never doubles a task still queued).
-func (c *Config) JobConfig() job.Config {
-	return job.Config{MaxAttempts: c.JobMaxAttempts, StaleAfter: c.JobStaleAfter,
-		Deadline: c.JobTimeout*time.Duration(c.JobMaxAttempts) + c.JobStaleAfter*2, EnqueueGrace: c.JobSweepInterval * 2}
-}
-
-// CrawlerConfig is the crawler's configuration.
-func (c *Config) CrawlerConfig() crawler.Config {
-	return crawler.Config{UserAgent: c.CrawlerUserAgent, AllowPrivate: c.CrawlerAllowPrivate}
-}
-
-// AsynqRedis is REDIS_URL as asynq's connection option, with RedisOptions' tuning.
-func (c *Config) AsynqRedis() (asynq.RedisConnOpt, error) {
-	o, err := c.RedisOptions()
-	if err != nil {
-		return nil, err
-	}
-	return redisConnOpt{o}, nil
-}
-
 // BillingConfigured reports whether Stripe keys are present.
 func (c *Config) BillingConfigured() bool {
 	return c.StripeSecretKey != "" && c.StripeWebhookSecret != ""
 }
 
-// Describe lists every variable with its effective value, secrets masked, for the start log.
-func Describe(getenv Getenv) map[string]string {
-	out := make(map[string]string, len(vars))
+// Setting is one variable's effective value: what the environment says, or its default.
+// Secret values must be masked before they are shown (app.Describe does, for the start log).
+type Setting struct {
+	Name, Value string
+	Secret      bool
+}
+
+// Settings lists every variable with its effective value, in the order they are declared.
+func Settings(getenv Getenv) []Setting {
+	out := make([]Setting, 0, len(vars))
 	for _, v := range vars {
 		val := strings.TrimSpace(getenv(v.name))
 		if val == "" {
 			val = v.def
 		}
-		out[v.name] = mask(val, v.secret)
+		out = append(out, Setting{Name: v.name, Value: val, Secret: v.secret})
 	}
 	return out
+}
+
+// isSecret reports whether the variable named holds a secret (a password, a token, or a
+// connection string that may carry one).
+func isSecret(name string) bool {
+	for _, v := range vars {
+		if v.name == name {
+			return v.secret
+		}
+	}
+	return false
 }
 
 // Names lists the variables in order, for documentation checks.
@@ -318,18 +313,6 @@ func Names() []string {
 	}
 	sort.Strings(n)
 	return n
-}
-
-// mask hides a secret variable's value, or, when it is a URL, only the password in it;
-// secrets in any URL's query (?password=, ?token=, ...) are hidden too.
-func mask(val string, secret bool) string {
-	if u, err := url.Parse(val); err == nil && u.Host != "" {
-		return redact.URL(val)
-	}
-	if !secret || val == "" {
-		return redact.ConnString(val)
-	}
-	return redact.Mask
 }
 
 // validProxy accepts an address (10.0.0.7, ::1) or a prefix (10.0.0.0/8, fd00::/8).

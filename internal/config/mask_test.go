@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// A connection string the configuration refuses is named in the error with its passwords
-// masked, in key/value and URL forms, and the start log's description masks them too.
+// A connection string the configuration refuses is named in the error without its value,
+// in key/value and URL forms (app's TestDescribeMasksConnectionStrings checks the start log).
 func TestConnectionStringPasswordsNeverShown(t *testing.T) {
 	for _, v := range []map[string]string{
 		{"DATABASE_URL": "host=db user=x password=hunter2"},
@@ -27,9 +27,6 @@ func TestConnectionStringPasswordsNeverShown(t *testing.T) {
 		for name := range v {
 			if !strings.Contains(err.Error(), name) {
 				t.Errorf("error does not name %s: %v", name, err)
-			}
-			if d := Describe(env(v))[name]; strings.Contains(d, "hun") || strings.Contains(d, "ter2") {
-				t.Errorf("Describe shows the password: %s=%s", name, d)
 			}
 		}
 	}

@@ -22,18 +22,15 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
-	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
+	"github.com/contentapi/contentapi/internal/app/apptest"
 	"github.com/contentapi/contentapi/internal/auth"
-	"github.com/contentapi/contentapi/internal/billing"
-	"github.com/contentapi/contentapi/internal/billing/billingtest"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/dashboard"
 	"github.com/contentapi/contentapi/internal/httpapi"
-	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/keywords/local"
 	"github.com/contentapi/contentapi/internal/keywords/sample"
 	"github.com/contentapi/contentapi/internal/ratelimit"
@@ -42,7 +39,7 @@ import (
 	"github.com/contentapi/contentapi/jobs"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainNoLeaks(m, testenv.FasthttpGoroutines...) }
 
 // env is the API as cmd/api wires it, dashboard included, with an asynq worker, on a real
 // listener over the test PostgreSQL and Redis, sending e-mail to an SMTP server of its own.
@@ -101,34 +98,6 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 	clk := clock.NewManual(time.Now().UTC().Truncate(time.Millisecond))
 	logW := &lockedWriter{w: &bytes.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(logW, nil))
-	ledger := credits.NewLedger(pool, clk)
-	gate := auth.NewGate(pool, rdb, ledger, clk, log)
-	ledger.OnChange(func(ctx context.Context, id uuid.UUID) { _ = gate.Changed(ctx, id) })
-	accounts := auth.NewAccounts(pool, ledger, clk, gate)
-
-	signals := job.NewSignals(rdb)
-	sub, err := signals.Subscribe(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go signals.Run(ctx, sub)
-	cfg := job.Config{MaxAttempts: 3, StaleAfter: 30 * time.Second, Deadline: time.Hour, EnqueueGrace: 10 * time.Second}
-	queue := &jobs.Queue{Client: asynq.NewClientFromRedisClient(rdb), Timeout: time.Minute, MaxRetry: cfg.MaxAttempts}
-	jobSvc := job.NewService(pool, ledger, clk, queue, signals, cfg, log)
-
-	box := startMailbox(t)
-	smtpMailer, err := dashboard.NewSMTPMailer("smtp://"+box.addr+"?tls=none", "ContentAPI <no-reply@contentapi.test>")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// As in cmd/api, e-mails go through an outbox; the mailbox waits for it to be idle
-	// before saying that no message came.
-	outbox := dashboard.NewOutbox(smtpMailer, log, dashboard.OutboxConfig{})
-	t.Cleanup(func() { _ = outbox.Close(context.Background()) })
-	box.settle = outbox.Wait
-	var mailer dashboard.Mailer = outbox
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -146,15 +115,25 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 		base = "https://" + ln.Addr().String()
 		client = ts.Client()
 	}
+	a := apptest.New(t, apptest.Options{Clock: clk, Log: log, Stripe: ec.stripe,
+		Env: map[string]string{"DASHBOARD_URL": base + "/dashboard"}})
+
+	box := startMailbox(t)
+	smtpMailer, err := dashboard.NewSMTPMailer("smtp://"+box.addr+"?tls=none", "ContentAPI <no-reply@contentapi.test>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As in cmd/api, e-mails go through an outbox; the mailbox waits for it to be idle
+	// before saying that no message came.
+	outbox := dashboard.NewOutbox(smtpMailer, log, dashboard.OutboxConfig{})
+	t.Cleanup(func() { _ = outbox.Close(context.Background()) })
+	box.settle = outbox.Wait
+	var mailer dashboard.Mailer = outbox
 	limiter := ratelimit.New(rdb)
-	dd := dashboard.Deps{Log: log, Pool: pool, Accounts: accounts, Gate: gate, Ledger: ledger, Limiter: limiter,
-		Jobs: jobSvc, Mailer: mailer, Clock: clk, URL: base + "/dashboard", SignInPerAddress: 1000}
+	dd := dashboard.Deps{Log: log, Pool: pool, Accounts: a.Accounts, Gate: a.Gate, Ledger: a.Ledger, Limiter: limiter,
+		Jobs: a.Jobs, Mailer: mailer, Clock: clk, URL: base + "/dashboard", SignInPerAddress: 1000}
 	if ec.stripe != "" {
-		dd.Billing = billing.New(billing.Config{SecretKey: billingtest.SecretKey, WebhookSecret: billingtest.WebhookSecret,
-			APIBase: ec.stripe, DashboardURL: dd.URL,
-			Prices: billing.Prices{ProMonthly: billingtest.PriceProMonthly, ProAnnual: billingtest.PriceProAnnual,
-				ScaleMonthly: billingtest.PriceScaleMonthly, ScaleAnnual: billingtest.PriceScaleAnnual}},
-			pool, ledger, accounts, clk, log)
+		dd.Billing = a.Billing
 	}
 	if ec.dash != nil {
 		ec.dash(&dd)
@@ -163,10 +142,10 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := httpapi.New(httpapi.Deps{Log: log, Pool: pool, Redis: rdb, Accounts: accounts, Gate: gate, Ledger: ledger,
+	app := httpapi.New(httpapi.Deps{Log: log, Pool: pool, Redis: rdb, Accounts: a.Accounts, Gate: a.Gate, Ledger: a.Ledger,
 		Limiter: limiter, Clock: clk, PublicBaseURL: base, DashboardURL: base + "/dashboard",
-		DocsURL: base + "/docs", RegisterLimit: 1000, TrustedProxies: []string{"127.0.0.1"}, Jobs: jobSvc, SyncTimeout: 20 * time.Second,
-		AnalysisOptions: report.Options{AllowPrivate: true}, Hosts: crawler.New(crawler.Config{AllowPrivate: true}),
+		DocsURL: base + "/docs", RegisterLimit: 1000, TrustedProxies: []string{"127.0.0.1"}, Jobs: a.Jobs, SyncTimeout: 20 * time.Second,
+		AnalysisOptions: report.Options{AllowPrivate: true}, Hosts: a.Crawler,
 		Billing: dd.Billing, Dashboard: dash})
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })
@@ -177,12 +156,12 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 	})
 	mux := asynq.NewServeMux()
 	runner := &report.Builder{Keywords: local.New(pool), Crawler: crawler.New(crawler.Config{AllowPrivate: true}), Clock: clk, ThinWords: 300}
-	(&jobs.Analysis{Jobs: jobSvc, Runner: runner, MaxAttempts: cfg.MaxAttempts, Log: log}).Register(mux)
+	(&jobs.Analysis{Jobs: a.Jobs, Runner: runner, MaxAttempts: a.JobConfig.MaxAttempts, Log: log}).Register(mux)
 	if err := srv.Start(mux); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return &env{URL: base, client: client, Clock: clk, Accounts: accounts, Ledger: ledger, Mail: box, log: logW}
+	return &env{URL: base, client: client, Clock: clk, Accounts: a.Accounts, Ledger: a.Ledger, Mail: box, log: logW}
 }
 
 type lockedWriter struct {

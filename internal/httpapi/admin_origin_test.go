@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
-	"github.com/hibiken/asynqmon"
 
 	"github.com/contentapi/contentapi/internal/httpapi"
 	"github.com/contentapi/contentapi/internal/testenv"
@@ -16,10 +15,9 @@ import (
 // makes for another site, which would carry the cached Basic login; the dashboard's own
 // requests, and those of non-browser clients, work.
 func TestQueueDashboardRefusesCrossSiteActions(t *testing.T) {
-	o := testenv.RedisOptions(t)
 	s := startServer(t, func(d *httpapi.Deps) {
 		d.AdminToken = "s3cret-admin"
-		d.AdminQueues = asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: asynq.RedisClientOpt{Addr: o.Addr, DB: o.DB}})
+		d.AdminQueues = adminQueues(t)
 	})
 	queue := "origin-" + uuid.NewString()[:8]
 	client := asynq.NewClientFromRedisClient(testenv.Redis(t))
@@ -80,10 +78,9 @@ func TestQueueDashboardRefusesCrossSiteActions(t *testing.T) {
 // The queue dashboard cannot be framed by another page (clickjacking its buttons): every
 // /admin answer, a refused login's too, forbids framing in old and new browsers.
 func TestQueueDashboardRefusesFraming(t *testing.T) {
-	o := testenv.RedisOptions(t)
 	s := startServer(t, func(d *httpapi.Deps) {
 		d.AdminToken = "s3cret-admin"
-		d.AdminQueues = asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: asynq.RedisClientOpt{Addr: o.Addr, DB: o.DB}})
+		d.AdminQueues = adminQueues(t)
 	})
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:s3cret-admin"))
 	for _, r := range []response{

@@ -15,13 +15,10 @@ import (
 )
 
 func TestMetricsAndAdminGuard(t *testing.T) {
-	m := metrics.New()
-	m.Register(jobs.NewQueueCollector(asynq.NewInspectorFromRedisClient(testenv.Redis(t))))
-	o := testenv.RedisOptions(t)
-	s := startStack(t, stackConfig{metrics: m, configure: func(d *httpapi.Deps) {
-		d.Metrics = m
+	s := startStack(t, stackConfig{configure: func(d *httpapi.Deps) {
+		d.Metrics.Register(jobs.NewQueueCollector(asynq.NewInspectorFromRedisClient(testenv.Redis(t))))
 		d.AdminToken = "s3cret-admin"
-		d.AdminQueues = asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: asynq.RedisClientOpt{Addr: o.Addr, DB: o.DB}})
+		d.AdminQueues = adminQueues(t)
 	}})
 	key := register(t, s.testServer)
 	if r := do(t, "POST", s.URL+"/v1/keywords/research", key, map[string]any{"domain": sampleDomains(t)[0], "topic": "coffee"}); r.Status != 200 {
@@ -68,4 +65,12 @@ func TestAdminRoutesOffWithoutToken(t *testing.T) {
 	if r := do(t, "GET", s.URL+"/metrics", "", nil, "Authorization", "Bearer "); r.Status != 404 {
 		t.Fatalf("metrics with no ADMIN_TOKEN: %d", r.Status)
 	}
+}
+
+// adminQueues is the queue dashboard over the package's Redis, closed with the test.
+func adminQueues(t testing.TB) *asynqmon.HTTPHandler {
+	o := testenv.RedisOptions(t)
+	h := asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: asynq.RedisClientOpt{Addr: o.Addr, DB: o.DB}})
+	t.Cleanup(func() { _ = h.Close() })
+	return h
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
-	"github.com/contentapi/contentapi/internal/config"
+	"github.com/contentapi/contentapi/internal/app"
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/httpapi"
 )
@@ -90,10 +90,10 @@ func BenchmarkUsageVsBareFiber(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	logOut := config.NewLogWriter(f, 100*time.Millisecond)
+	logOut := app.NewLogWriter(f, 100*time.Millisecond)
 	defer logOut.Close()
 	uuid.EnableRandPool()
-	s := startServer(b, func(d *httpapi.Deps) { d.Log = config.NewLogger(logOut, "info") })
+	s := startServer(b, func(d *httpapi.Deps) { d.Log = app.NewLogger(logOut, "info") })
 	keys := make([]string, conns)
 	for i := range keys {
 		keys[i] = register(b, s)

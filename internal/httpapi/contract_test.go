@@ -248,9 +248,14 @@ func TestJobStatusInEveryState(t *testing.T) {
 	if !bytes.Equal(syncData, gotData) || !bytes.Equal(syncMeta, jobMeta) {
 		t.Fatalf("the job's answer differs from the synchronous one:\n%s %s\n%s %s", syncData, syncMeta, gotData, jobMeta)
 	}
+}
 
+// A job no worker has taken yet carries data.status queued, on the 202 and on GET alike. (A
+// test of its own: a worker started by another test of this package would take the job.)
+func TestQueuedJobCarriesStatus(t *testing.T) {
 	held := startStack(t, stackConfig{noWorker: true})
-	key = register(t, held.testServer)
+	key := register(t, held.testServer)
+	body := map[string]any{"domain": sampleDomains(t)[0], "topic": "coffee", "limit": 5}
 	r := do(t, "POST", held.URL+"/v1/keywords/research", key, body, "Prefer", "respond-async")
 	if r.Status != 202 || r.data()["status"] != "queued" {
 		t.Fatalf("async: %d %s, want 202 with data.status queued", r.Status, r.Raw)

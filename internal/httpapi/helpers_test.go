@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/contentapi/contentapi/internal/app"
+	"github.com/contentapi/contentapi/internal/app/apptest"
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/credits"
@@ -26,7 +28,7 @@ import (
 	"github.com/contentapi/contentapi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainNoLeaks(m, testenv.FasthttpGoroutines...) }
 
 type testServer struct {
 	URL      string
@@ -35,43 +37,65 @@ type testServer struct {
 	Gate     *auth.Gate
 	Ledger   *credits.Ledger
 	App      *fiber.App
-	logW     *lockedWriter
+	// Graph is the service's graph the API was built from.
+	Graph *app.App
+	logW  *lockedWriter
 }
 
 type serverOption func(*httpapi.Deps)
 
+// serverConfig is the graph a test server is built over, and whether it serves the job
+// path (the graph's job service).
+type serverConfig struct {
+	graph apptest.Options
+	jobs  bool
+}
+
 // startServer runs the API on a real listener over the test database and Redis.
 func startServer(t testing.TB, opts ...serverOption) *testServer {
 	t.Helper()
-	return startServerOn(t, testenv.Postgres(t), testenv.Redis(t), opts...)
+	return startServerWith(t, serverConfig{}, opts...)
 }
 
 // startServerOn is startServer over the given pool and Redis client (a database behind a
 // proxy a test cuts, a Redis it kills).
 func startServerOn(t testing.TB, pool *pgxpool.Pool, rdb redis.UniversalClient, opts ...serverOption) *testServer {
 	t.Helper()
+	return startServerWith(t, serverConfig{graph: apptest.Options{Pool: pool, Redis: rdb}}, opts...)
+}
+
+// startServerWith is startServer over the graph sc describes.
+func startServerWith(t testing.TB, sc serverConfig, opts ...serverOption) *testServer {
+	t.Helper()
 	clk := clock.NewManual(time.Now().UTC().Truncate(time.Millisecond))
 	logW := &lockedWriter{w: &bytes.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(logW, nil))
-	ledger := credits.NewLedger(pool, clk)
-	gate := auth.NewGate(pool, rdb, ledger, clk, log)
-	ledger.OnChange(func(ctx context.Context, id uuid.UUID) { _ = gate.Changed(ctx, id) })
-	accounts := auth.NewAccounts(pool, ledger, clk, gate)
-	d := httpapi.Deps{Log: log, Pool: pool, Redis: rdb, Accounts: accounts, Gate: gate, Ledger: ledger,
-		Limiter: ratelimit.New(rdb), Clock: clk, PublicBaseURL: "http://api.test", DashboardURL: "https://dash.test",
+	sc.graph.Clock, sc.graph.Log = clk, log
+	a := apptest.New(t, sc.graph)
+	d := httpapi.Deps{Log: log, Pool: a.Pool, Redis: a.Redis, Accounts: a.Accounts, Gate: a.Gate, Ledger: a.Ledger,
+		Limiter: ratelimit.New(a.Redis), Clock: clk, PublicBaseURL: "http://api.test", DashboardURL: "https://dash.test",
 		DocsURL: "https://docs.test", RegisterLimit: 1000}
+	if sc.jobs {
+		d.Jobs, d.Metrics = a.Jobs, a.Metrics
+	}
 	for _, o := range opts {
 		o(&d)
 	}
-	app := httpapi.New(d)
+	srv := httpapi.New(d)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = app.Listener(ln) }()
-	t.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })
-	return &testServer{URL: "http://" + ln.Addr().String(), Clock: clk, Accounts: accounts, Gate: gate,
-		Ledger: ledger, App: app, logW: logW}
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Listener(ln) }()
+	t.Cleanup(func() {
+		_ = srv.ShutdownWithTimeout(5 * time.Second)
+		// A server shut down before it began serving would then serve the listener for ever.
+		_ = ln.Close()
+		<-served
+	})
+	return &testServer{URL: "http://" + ln.Addr().String(), Clock: clk, Accounts: a.Accounts, Gate: a.Gate,
+		Ledger: a.Ledger, App: srv, Graph: a, logW: logW}
 }
 
 type lockedWriter struct {

@@ -7,28 +7,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/contentapi/contentapi/internal/app/apptest"
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/httpapi"
-	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/testenv"
-	"github.com/contentapi/contentapi/jobs"
 )
 
 // outageServer is the API with the job path (no worker) over the given pool and Redis.
 func outageServer(t *testing.T, pool *pgxpool.Pool, rdb redis.UniversalClient) *testServer {
 	t.Helper()
-	return startServerOn(t, pool, rdb, func(d *httpapi.Deps) {
-		queue := &jobs.Queue{Client: asynq.NewClientFromRedisClient(rdb), Timeout: time.Minute, MaxRetry: 3}
-		d.Jobs = job.NewService(d.Pool, d.Ledger, d.Clock, queue, job.NewSignals(rdb),
-			job.Config{MaxAttempts: 3, StaleAfter: 30 * time.Second, Deadline: time.Hour, EnqueueGrace: 10 * time.Second}, quietLog())
-		d.SyncTimeout = time.Second
-	})
+	return startServerWith(t, serverConfig{graph: apptest.Options{Pool: pool, Redis: rdb}, jobs: true},
+		func(d *httpapi.Deps) { d.SyncTimeout = time.Second })
 }
 
 type outageCall struct {

@@ -19,7 +19,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/google/uuid"
-	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
@@ -94,7 +93,7 @@ type Dashboard interface {
 
 type server struct {
 	Deps
-	usageCache *expirable.LRU[uuid.UUID, usageEntry]
+	usageCache usageCache
 	proxies    []netip.Prefix // TrustedProxies, parsed
 	// crossOrigin refuses cross-origin unsafe requests to the queue dashboard.
 	crossOrigin *http.CrossOriginProtection
@@ -103,7 +102,7 @@ type server struct {
 // New builds the Fiber application with every route.
 func New(d Deps) *fiber.App {
 	// Cached usage answers are also bounded in age, in case a change notification was lost.
-	s := &server{Deps: d, usageCache: expirable.NewLRU[uuid.UUID, usageEntry](100_000, nil, 30*time.Second),
+	s := &server{Deps: d, usageCache: newUsageCache(),
 		crossOrigin: http.NewCrossOriginProtection()}
 	for _, p := range d.TrustedProxies {
 		prefix, err := parseProxy(p)

@@ -14,13 +14,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/contentapi/contentapi/internal/app/apptest"
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/httpapi"
 	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/keywords"
 	"github.com/contentapi/contentapi/internal/keywords/local"
 	"github.com/contentapi/contentapi/internal/keywords/sample"
-	"github.com/contentapi/contentapi/internal/metrics"
 	"github.com/contentapi/contentapi/internal/report"
 	"github.com/contentapi/contentapi/internal/testenv"
 	"github.com/contentapi/contentapi/jobs"
@@ -40,8 +40,6 @@ type stackConfig struct {
 	noWorker bool
 	jobCfg   job.Config
 	sync     time.Duration
-	// metrics, when set, is fed by the job service and the worker.
-	metrics *metrics.Metrics
 	// configure adjusts the API's dependencies.
 	configure func(*httpapi.Deps)
 	// callbackClient, when set, makes the worker deliver job callbacks with it.
@@ -64,7 +62,7 @@ func startStack(t testing.TB, sc stackConfig) *stack {
 	t.Helper()
 	seedSample(t)
 	if sc.jobCfg == (job.Config{}) {
-		sc.jobCfg = job.Config{MaxAttempts: 3, StaleAfter: 30 * time.Second, Deadline: time.Hour, EnqueueGrace: 10 * time.Second}
+		sc.jobCfg = apptest.JobConfig
 	}
 	if sc.sync == 0 {
 		sc.sync = 20 * time.Second
@@ -72,19 +70,8 @@ func startStack(t testing.TB, sc stackConfig) *stack {
 	if sc.provider == nil {
 		sc.provider = local.New(testenv.Postgres(t))
 	}
-	rdb := testenv.Redis(t)
 	st := &stack{}
-	signals := job.NewSignals(rdb)
-	sub, err := signals.Subscribe(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go signals.Run(ctx, sub)
-	st.Queue = &jobs.Queue{Client: asynq.NewClientFromRedisClient(rdb), Timeout: time.Minute, MaxRetry: sc.jobCfg.MaxAttempts}
-	st.testServer = startServer(t, func(d *httpapi.Deps) {
-		st.Jobs = job.NewService(d.Pool, d.Ledger, d.Clock, st.Queue, signals, sc.jobCfg, quietLog()).WithMetrics(sc.metrics)
-		d.Jobs = st.Jobs
+	st.testServer = startServerWith(t, serverConfig{graph: apptest.Options{JobConfig: &sc.jobCfg}, jobs: true}, func(d *httpapi.Deps) {
 		d.SyncTimeout = sc.sync
 		d.AnalysisOptions = report.Options{AllowPrivate: true}
 		d.Hosts = crawler.New(crawler.Config{AllowPrivate: true})
@@ -92,6 +79,7 @@ func startStack(t testing.TB, sc stackConfig) *stack {
 			sc.configure(d)
 		}
 	})
+	st.Jobs, st.Queue = st.Graph.Jobs, st.Graph.Queue
 	var srv *asynq.Server
 	if !sc.noWorker {
 		runner := sc.runner
@@ -99,32 +87,27 @@ func startStack(t testing.TB, sc stackConfig) *stack {
 			runner = &report.Builder{Keywords: sc.provider, Crawler: crawler.New(crawler.Config{AllowPrivate: true}),
 				Clock: st.Clock, ThinWords: 300}
 		}
-		srv = asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		srv = asynq.NewServerFromRedisClient(st.Graph.Redis, asynq.Config{
 			Concurrency: 20, Queues: jobs.Queues, TaskCheckInterval: time.Millisecond,
 			DelayedTaskCheckInterval: 50 * time.Millisecond,
 			RetryDelayFunc:           func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond },
 			LogLevel:                 asynq.FatalLevel,
 		})
 		mux := asynq.NewServeMux()
-		(&jobs.Analysis{Jobs: st.Jobs, Runner: runner, MaxAttempts: sc.jobCfg.MaxAttempts, Log: quietLog(), Metrics: sc.metrics}).Register(mux)
+		(&jobs.Analysis{Jobs: st.Jobs, Runner: runner, MaxAttempts: sc.jobCfg.MaxAttempts, Log: quietLog(), Metrics: st.Graph.Metrics}).Register(mux)
 		if sc.callbackClient != nil {
-			sched := &jobs.CallbackScheduler{Client: st.Queue.Client, Log: quietLog()}
-			st.Jobs.OnFinish(func(ctx context.Context, id uuid.UUID) {
-				_ = st.Jobs.MarkCallbackPending(ctx, id)
-				sched.Schedule(ctx, id)
-			})
-			(&jobs.Callbacks{Jobs: st.Jobs, Accounts: st.Accounts, Client: sc.callbackClient, Log: quietLog()}).Register(mux)
+			st.Graph.ScheduleCallbacks()
+			callbacks := st.Graph.Callbacks()
+			callbacks.Client = sc.callbackClient
+			callbacks.Register(mux)
 		}
 		if err := srv.Start(mux); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() {
-		if srv != nil {
-			srv.Shutdown()
-		}
-		cancel()
-	})
+	if srv != nil {
+		t.Cleanup(srv.Shutdown)
+	}
 	return st
 }
 

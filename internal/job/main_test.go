@@ -21,7 +21,7 @@ import (
 	"github.com/contentapi/contentapi/jobs"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainNoLeaks(m) }
 
 // testCfg is the job tuning of these tests, production's: heartbeats every 5 s, a running
 // job lost after 15 s without one, a queued job's task sent again after 4 s.
@@ -82,13 +82,15 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 func (h *harness) account(t *testing.T, extra int) uuid.UUID {
 	t.Helper()
 	ctx := context.Background()
-	reg, err := auth.NewAccounts(testenv.Postgres(t), credits.NewLedger(testenv.Postgres(t), h.clock), h.clock, nil).
+	// On the test database directly: the harness's pool may be a proxy the test cuts.
+	ledger := credits.NewLedger(testenv.Postgres(t), h.clock)
+	reg, err := auth.NewAccounts(testenv.Postgres(t), ledger, h.clock, nil).
 		Register(ctx, uuid.NewString()+"@example.com", "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if extra > 0 {
-		_, err := credits.NewLedger(testenv.Postgres(t), h.clock).Grant(ctx, credits.Grant{AccountID: reg.AccountID, Amount: extra,
+		_, err := ledger.Grant(ctx, credits.Grant{AccountID: reg.AccountID, Amount: extra,
 			IssuedAt: h.clock.Now(), ExpiresAt: h.clock.Now().Add(24 * time.Hour), Source: credits.SourceOperator, SourceRef: "test"})
 		if err != nil {
 			t.Fatal(err)

@@ -164,9 +164,10 @@ func TestFailedEnqueueWithoutRefundAnswersWithTheJob(t *testing.T) {
 	}
 	deadRedis := ln.Addr().String()
 	ln.Close()
+	client := asynq.NewClient(asynq.RedisClientOpt{Addr: deadRedis, DialTimeout: time.Second})
+	t.Cleanup(func() { _ = client.Close() })
 	h := newHarness(t, harnessOpts{pool: proxy.Pool(t), queue: func(job.Enqueuer) job.Enqueuer {
-		dead := &jobs.Queue{Client: asynq.NewClient(asynq.RedisClientOpt{Addr: deadRedis, DialTimeout: time.Second}),
-			Timeout: time.Minute, MaxRetry: 3}
+		dead := &jobs.Queue{Client: client, Timeout: time.Minute, MaxRetry: 3}
 		return afterEnqueue{dead, proxy.Cut}
 	}})
 	acc := h.account(t, 0)

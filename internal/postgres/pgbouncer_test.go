@@ -3,8 +3,6 @@ package postgres_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -18,16 +16,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/contentapi/contentapi/internal/auth"
-	"github.com/contentapi/contentapi/internal/clock"
-	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/app/apptest"
 	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/postgres"
 	"github.com/contentapi/contentapi/internal/testenv"
-	"github.com/contentapi/contentapi/jobs"
 )
 
 // startPgbouncer runs pgbouncer in transaction mode (4 server connections) in front of the
@@ -133,15 +127,12 @@ func TestBehindPgbouncerTransactionMode(t *testing.T) {
 	}
 	defer pool.Close()
 
-	clk := clock.Real{}
-	ledger := credits.NewLedger(pool, clk)
-	reg, err := auth.NewAccounts(pool, ledger, clk, nil).Register(ctx, uuid.NewString()+"@example.com", "pgbouncer")
+	a := apptest.New(t, apptest.Options{Pool: pool, JobConfig: &job.DefaultConfig})
+	reg, err := a.Accounts.Register(ctx, uuid.NewString()+"@example.com", "pgbouncer")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb := testenv.Redis(t)
-	queue := &jobs.Queue{Client: asynq.NewClientFromRedisClient(rdb), Timeout: time.Minute, MaxRetry: 3}
-	svc := job.NewService(pool, ledger, clk, queue, job.NewSignals(rdb), job.DefaultConfig, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := a.Jobs
 
 	const calls = 10 // the 50 free credits, 5 each
 	var wg sync.WaitGroup
@@ -167,7 +158,7 @@ func TestBehindPgbouncerTransactionMode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	u, err := ledger.Usage(ctx, reg.AccountID)
+	u, err := a.Ledger.Usage(ctx, reg.AccountID)
 	if err != nil || u.Used != 25 || u.Balance != 25 || len(u.Recent) != 5 {
 		t.Fatalf("usage %+v %v; want 25 used, 25 left, 5 settled calls", u, err)
 	}

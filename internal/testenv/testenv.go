@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/contentapi/contentapi/internal/postgres"
 )
@@ -47,12 +48,48 @@ func ServerDSN() string {
 // Main runs the package's tests and then drops what they created.
 func Main(m *testing.M) {
 	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// MainNoLeaks is Main for packages that start goroutines: once the tests passed and what
+// they created is dropped (the pool closed, the private redis-server stopped), a goroutine
+// still running fails the package (goleak). opts ignore goroutines a library starts and
+// cannot stop.
+func MainNoLeaks(m *testing.M, opts ...goleak.Option) {
+	code := m.Run()
+	cleanup()
+	if code == 0 {
+		if err := goleak.Find(append(opts, processHelpers...)...); err != nil {
+			fmt.Fprintf(os.Stderr, "goroutines outlived the tests: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// FasthttpGoroutines ignores what fasthttp (under Fiber) leaves running after a server's
+// Shutdown: its process-wide Date header updater, which never stops, and each server's
+// idle-worker cleaner, which sees the stop only after its 10 s sleep.
+var FasthttpGoroutines = []goleak.Option{
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+}
+
+// processHelpers are the goroutines of helpers that live as long as the test binary on
+// purpose: the one stripe-mock a test binary shares (billingtest) is read until it dies
+// with the binary.
+var processHelpers = []goleak.Option{
+	goleak.IgnoreAnyFunction("github.com/contentapi/contentapi/internal/billing/billingtest.startStripeMock.func1"),
+}
+
+func cleanup() {
 	mu.Lock()
+	defer mu.Unlock()
 	for i := len(cleanups) - 1; i >= 0; i-- {
 		cleanups[i]()
 	}
-	mu.Unlock()
-	os.Exit(code)
+	cleanups = nil
 }
 
 // Postgres returns a pool on the package's fresh, migrated database.

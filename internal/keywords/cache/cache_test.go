@@ -18,7 +18,7 @@ import (
 	"github.com/contentapi/contentapi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainNoLeaks(m) }
 
 // counting is a provider that answers fixed data and counts its calls.
 type counting struct {

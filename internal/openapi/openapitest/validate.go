@@ -41,12 +41,12 @@ var (
 // checker holds the document's model and its validators. libopenapi-validator keeps
 // caches, so calls are serialised.
 type checker struct {
-	mu       sync.Mutex
-	doc      libopenapi.Document
-	model    *v3.Document
-	v        validator.Validator
-	lenient  validator.Validator // without strict mode, for the document's own answer
-	schemas  schema_validation.SchemaValidator
+	mu      sync.Mutex
+	doc     libopenapi.Document
+	model   *v3.Document
+	v       validator.Validator
+	lenient validator.Validator // without strict mode, for the document's own answer
+	schemas schema_validation.SchemaValidator
 	// routing holds, by status, the bodies of a routing refusal, which no operation
 	// documents: 404 for an unknown path, 405 for a method the path does not take (each in
 	// the validation or the billing shape).

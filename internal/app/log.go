@@ -1,8 +1,9 @@
-package config
+package app
 
 import (
 	"bufio"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -56,4 +57,11 @@ func (l *LogWriter) Close() error {
 	close(l.stop)
 	<-l.done
 	return nil
+}
+
+// NewLogger returns the JSON logger every binary writes with.
+func NewLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }

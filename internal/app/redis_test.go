@@ -1,4 +1,4 @@
-package config
+package app
 
 import (
 	"context"
@@ -11,8 +11,12 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/internal/testenv"
+	"github.com/contentapi/contentapi/jobs"
 )
+
+func env(m map[string]string) config.Getenv { return func(k string) string { return m[k] } }
 
 // outageBudget is how long a Redis command may take to fail once Redis is gone: a caller's
 // 503 must not wait for go-redis's default dial retries (about 1.5 s a command).
@@ -24,19 +28,20 @@ const outageBudget = 300 * time.Millisecond
 func TestRedisClientsFailFastWhenRedisIsDown(t *testing.T) {
 	ctx := context.Background()
 	rs := testenv.StartRedisServer(t)
-	c, err := Load(env(map[string]string{"REDIS_URL": "redis://" + rs.Addr + "/0"}))
+	c, err := config.Load(env(map[string]string{"REDIS_URL": "redis://" + rs.Addr + "/0"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb, err := c.ConnectRedis(ctx)
+	rdb, err := ConnectRedis(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rdb.Close()
-	opt, err := c.AsynqRedis()
+	o, err := RedisOptions(c)
 	if err != nil {
 		t.Fatal(err)
 	}
+	opt := jobs.RedisConnOpt(o)
 	asynqRdb, ok := opt.MakeRedisClient().(*redis.Client)
 	if !ok {
 		t.Fatalf("asynq's client is a %T", opt.MakeRedisClient())
@@ -91,11 +96,11 @@ func TestRedisClientsFailFastWhenRedisIsDown(t *testing.T) {
 
 // Retry and dial settings given in REDIS_URL win over the fail-fast defaults.
 func TestRedisOptionsKeepURLSettings(t *testing.T) {
-	c, err := Load(env(map[string]string{"REDIS_URL": "redis://127.0.0.1:6379/0?max_retries=-1&dial_timeout=3s"}))
+	c, err := config.Load(env(map[string]string{"REDIS_URL": "redis://127.0.0.1:6379/0?max_retries=-1&dial_timeout=3s"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := c.RedisOptions()
+	o, err := RedisOptions(c)
 	if err != nil {
 		t.Fatal(err)
 	}

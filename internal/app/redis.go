@@ -1,21 +1,14 @@
-package config
+package app
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-)
 
-// NewLogger returns the JSON logger every binary writes with.
-func NewLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
-}
+	"github.com/contentapi/contentapi/internal/config"
+)
 
 // RedisOptions parses REDIS_URL and tunes the client to fail fast when Redis is down, so a
 // caller gets its 503 in milliseconds, not after go-redis's default of about 1.5 s (five
@@ -25,7 +18,7 @@ func NewLogger(w io.Writer, level string) *slog.Logger {
 // failed dials as the pool holds, go-redis answers at once from its last dial error and
 // probes the server every second until it is back. Settings given in REDIS_URL's query
 // (max_retries, min_retry_backoff, max_retry_backoff, dial_timeout) are kept.
-func (c *Config) RedisOptions() (*redis.Options, error) {
+func RedisOptions(c *config.Config) (*redis.Options, error) {
 	opt, err := redis.ParseURL(c.RedisURL)
 	if err != nil {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
@@ -46,26 +39,16 @@ func (c *Config) RedisOptions() (*redis.Options, error) {
 	return opt, nil
 }
 
-// redisConnOpt gives asynq (its server, scheduler, inspector and the queue dashboard)
-// clients with RedisOptions' tuning; asynq's own option types cannot carry it. opt is never
-// handed to go-redis itself, which fills in the Options it gets: each client gets a copy.
-type redisConnOpt struct{ opt *redis.Options }
-
-// MakeRedisClient implements asynq.RedisConnOpt.
-func (o redisConnOpt) MakeRedisClient() any {
-	opt := *o.opt
-	return redis.NewClient(&opt)
-}
-
-// ConnectRedis opens a Redis client and checks it answers.
-func (c *Config) ConnectRedis(ctx context.Context) (*redis.Client, error) {
-	opt, err := c.RedisOptions()
+// ConnectRedis opens a Redis client on REDIS_URL, tuned by RedisOptions, and checks it
+// answers.
+func ConnectRedis(ctx context.Context, cfg *config.Config) (*redis.Client, error) {
+	opt, err := RedisOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
 	rdb := redis.NewClient(opt)
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
+		_ = rdb.Close()
 		return nil, fmt.Errorf("redis: ping %s: %w", opt.Addr, err)
 	}
 	return rdb, nil

@@ -1,0 +1,60 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/contentapi/contentapi/internal/app"
+	"github.com/contentapi/contentapi/internal/app/apptest"
+	"github.com/contentapi/contentapi/internal/config"
+	"github.com/contentapi/contentapi/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.MainNoLeaks(m) }
+
+// Close ends every goroutine the graph started: the job signals' subscription, the gate's
+// batchers, the key-use flusher, the e-mail outbox and the queue dashboard's clients.
+func TestCloseEndsEveryGoroutine(t *testing.T) {
+	pool, rdb := testenv.Postgres(t), testenv.Redis(t)
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+
+	a := apptest.New(t, apptest.Options{Pool: pool, Redis: rdb})
+	if _, err := a.APIDeps(); err != nil {
+		t.Fatal(err)
+	}
+	a.ReportBuilder()
+	a.ScheduleCallbacks()
+	a.Close()
+}
+
+// When a part cannot be opened (here Redis, after the pool), New fails with its error and
+// closes what it had opened: no pool is left behind with its goroutines.
+func TestNewClosesWhatItOpenedOnFailure(t *testing.T) {
+	_, dsn := testenv.PostgresDSN(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRedis := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	cfg, err := config.Load(func(name string) string {
+		return map[string]string{"DATABASE_URL": dsn, "REDIS_URL": "redis://" + noRedis + "/0"}[name]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	a, err := app.New(context.Background(), cfg, app.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err == nil || a != nil || !strings.Contains(err.Error(), noRedis) {
+		t.Fatalf("New with Redis down: %v, %v; want an error naming %s", a, err, noRedis)
+	}
+}

@@ -1,0 +1,65 @@
+package app
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/keywords/cache"
+	"github.com/contentapi/contentapi/internal/keywords/dataforseo"
+	"github.com/contentapi/contentapi/internal/keywords/local"
+	"github.com/contentapi/contentapi/internal/report"
+	"github.com/contentapi/contentapi/jobs"
+)
+
+// ReportBuilder is the worker's runner of analyses: the configured keyword provider behind
+// the Redis answer cache, and the App's crawler. It registers the cache's counters in
+// Metrics, so it is built once, by the worker (the API serves no analysis itself).
+func (a *App) ReportBuilder() *report.Builder {
+	return &report.Builder{Keywords: a.keywordProvider(), Crawler: a.Crawler, Clock: a.Clock,
+		ThinWords: a.Config.ThinContentWords}
+}
+
+// keywordProvider builds the configured keyword data source behind the Redis answer cache.
+func (a *App) keywordProvider() keywords.Provider {
+	cfg := a.Config
+	var p keywords.Provider
+	switch cfg.KeywordProvider {
+	case "dataforseo":
+		p = dataforseo.New(dataforseo.Config{BaseURL: cfg.DataForSEOBaseURL, Login: cfg.DataForSEOLogin,
+			Password: cfg.DataForSEOPassword, Logger: a.Log})
+	default:
+		p = local.New(a.Pool)
+	}
+	c := cache.New(p, a.Redis, cfg.KeywordCacheTTL, cache.WithLogger(a.Log))
+	labels := map[string]string{"provider": p.Name()}
+	a.Metrics.CounterFunc("contentapi_keyword_cache_hits_total", "Keyword provider answers served from the Redis cache.", labels,
+		func() float64 { return float64(c.Hits()) })
+	a.Metrics.CounterFunc("contentapi_keyword_provider_calls_total", "Calls that reached the keyword provider (cache misses).", labels,
+		func() float64 { return float64(c.Misses()) })
+	return c
+}
+
+// Callbacks is the worker's handler of callback deliveries, over the App's crawler's
+// guarded HTTP client.
+func (a *App) Callbacks() *jobs.Callbacks {
+	return &jobs.Callbacks{Jobs: a.Jobs, Accounts: a.Accounts, Client: a.Crawler.HTTPClient(), Log: a.Log}
+}
+
+// ScheduleCallbacks makes every job that ends schedule the delivery of its callback; the
+// worker does, as the process that finishes jobs.
+func (a *App) ScheduleCallbacks() {
+	sched := &jobs.CallbackScheduler{Client: a.Queue.Client, Log: a.Log}
+	a.Jobs.OnFinish(func(ctx context.Context, id uuid.UUID) {
+		if err := a.Jobs.MarkCallbackPending(ctx, id); err != nil {
+			a.Log.Warn("callback state", "job_id", id, "err", err)
+		}
+		sched.Schedule(ctx, id)
+	})
+}
+
+// Maintenance is the worker's handler of housekeeping tasks.
+func (a *App) Maintenance() *jobs.Maintenance {
+	return &jobs.Maintenance{Ledger: a.Ledger, Log: a.Log, Jobs: a.Jobs, Retention: a.Config.JobRetention}
+}
