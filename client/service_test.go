@@ -19,6 +19,7 @@ import (
 
 	"github.com/contentapi/contentapi/client"
 	"github.com/contentapi/contentapi/internal/app/apptest"
+	"github.com/contentapi/contentapi/internal/app/worker"
 	"github.com/contentapi/contentapi/internal/auth"
 	"github.com/contentapi/contentapi/internal/billing/billingtest"
 	"github.com/contentapi/contentapi/internal/clock"
@@ -103,8 +104,8 @@ func startService(t *testing.T, sc serviceConfig) *service {
 			runner := &report.Builder{Keywords: local.New(pool), Crawler: crawler.New(crawler.Config{AllowPrivate: true}), Clock: clk, ThinWords: 300}
 			(&jobs.Analysis{Jobs: a.Jobs, Runner: runner, MaxAttempts: a.JobConfig.MaxAttempts, Log: log}).Register(mux)
 			if sc.callbacks {
-				a.ScheduleCallbacks()
-				a.Callbacks().Register(mux)
+				worker.ScheduleCallbacks(a)
+				worker.Callbacks(a).Register(mux)
 			}
 			if err := srv.Start(mux); err != nil {
 				t.Fatal(err)

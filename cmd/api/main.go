@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contentapi/contentapi/internal/app"
+	"github.com/contentapi/contentapi/internal/app/api"
 	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/internal/httpapi"
 )
@@ -43,7 +44,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer a.Close()
-	deps, err := a.APIDeps()
+	deps, err := api.Deps(a)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/contentapi/contentapi/internal/app"
+	"github.com/contentapi/contentapi/internal/app/worker"
 	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/jobs"
 )
@@ -47,13 +48,13 @@ func run(ctx context.Context) error {
 	mux := asynq.NewServeMux()
 	var inflight jobs.InFlight
 	mux.Use(inflight.Middleware)
-	a.Maintenance().Register(mux)
-	analysis := &jobs.Analysis{Jobs: a.Jobs, Runner: a.ReportBuilder(), MaxAttempts: cfg.JobMaxAttempts, Log: log, Metrics: a.Metrics,
+	worker.Maintenance(a).Register(mux)
+	analysis := &jobs.Analysis{Jobs: a.Jobs, Runner: worker.ReportBuilder(a), MaxAttempts: cfg.JobMaxAttempts, Log: log, Metrics: a.Metrics,
 		Lifetime: ctx}
 	analysis.Register(mux)
 	defer analysis.Wait() // hand-back retries end with ctx; they use the pool a.Close closes
-	a.Callbacks().Register(mux)
-	a.ScheduleCallbacks()
+	worker.Callbacks(a).Register(mux)
+	worker.ScheduleCallbacks(a)
 	stopMetrics := serveMetrics(cfg.MetricsAddr, a, log)
 	defer stopMetrics()
 

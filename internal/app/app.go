@@ -104,7 +104,7 @@ func (a *App) open(ctx context.Context, opts Options) error {
 			return err
 		}
 		a.Pool = pool
-		a.onClose(pool.Close)
+		a.OnClose(pool.Close)
 	}
 	if a.Redis == nil {
 		rdb, err := ConnectRedis(ctx, cfg)
@@ -112,13 +112,13 @@ func (a *App) open(ctx context.Context, opts Options) error {
 			return err
 		}
 		a.Redis = rdb
-		a.onClose(func() { _ = rdb.Close() })
+		a.OnClose(func() { _ = rdb.Close() })
 	}
 
 	a.Metrics = metrics.New()
 	a.Ledger = credits.NewLedger(a.Pool, a.Clock)
 	a.Gate = auth.NewGate(a.Pool, a.Redis, a.Ledger, a.Clock, a.Log)
-	a.onClose(a.Gate.Close)
+	a.OnClose(a.Gate.Close)
 	// Every replica hears of a committed credit change, so cached usage is rebuilt.
 	a.Ledger.OnChange(func(ctx context.Context, id uuid.UUID) {
 		if err := a.Gate.Changed(ctx, id); err != nil {
@@ -150,21 +150,22 @@ func (a *App) startSignals(ctx context.Context) error {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() { defer close(done); a.Signals.Run(runCtx, sub) }()
-	a.onClose(func() { stop(); <-done })
+	a.OnClose(func() { stop(); <-done })
 	return nil
 }
 
-// startFlusher writes the keys' last use every 10 s until Close, then once more; only the
+// StartFlusher writes the keys' last use every 10 s until Close, then once more; only the
 // API authenticates, so only it has key use to write.
-func (a *App) startFlusher() {
+func (a *App) StartFlusher() {
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); a.Gate.RunFlusher(ctx, 10*time.Second) }()
-	a.onClose(func() { stop(); <-done })
+	a.OnClose(func() { stop(); <-done })
 }
 
-// onClose adds fn to what Close runs, before everything added earlier.
-func (a *App) onClose(fn func()) { a.closers = append(a.closers, fn) }
+// OnClose adds fn to what Close runs, before everything added earlier: a binary's own parts
+// built over the App end before what they use.
+func (a *App) OnClose(fn func()) { a.closers = append(a.closers, fn) }
 
 // Close stops what the App started and closes what it opened, last opened first. It may
 // be called more than once.

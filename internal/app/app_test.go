@@ -11,7 +11,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/contentapi/contentapi/internal/app"
+	"github.com/contentapi/contentapi/internal/app/api"
 	"github.com/contentapi/contentapi/internal/app/apptest"
+	"github.com/contentapi/contentapi/internal/app/worker"
 	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/internal/testenv"
 )
@@ -28,11 +30,11 @@ func TestCloseEndsEveryGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
 	a := apptest.New(t, apptest.Options{Pool: pool, Redis: rdb})
-	if _, err := a.APIDeps(); err != nil {
+	if _, err := api.Deps(a); err != nil {
 		t.Fatal(err)
 	}
-	a.ReportBuilder()
-	a.ScheduleCallbacks()
+	worker.ReportBuilder(a)
+	worker.ScheduleCallbacks(a)
 	a.Close()
 }
 

@@ -36,22 +36,27 @@ var floors = [][]string{
 	// 6: adapters: HTTP, the dashboard, asynq handlers.
 	{"internal/httpapi", "internal/dashboard", "jobs"},
 	// 7: composition: the binaries, their wiring, examples and deployment checks.
-	{"internal/app", "internal/app/apptest", "cmd/*", "examples/*", "deploy"},
+	{"internal/app", "internal/app/api", "internal/app/worker", "internal/app/apptest", "cmd/*", "examples/*", "deploy"},
 }
 
 // concrete are packages only composition, and their own concern, may import: the rest use
 // the interface they implement (keywords.Provider).
 var concrete = map[string][]string{
-	"internal/keywords/local":      {"internal/keywords/", "internal/app", "cmd/"},
-	"internal/keywords/dataforseo": {"internal/keywords/", "internal/app", "cmd/"},
-	"internal/keywords/cache":      {"internal/keywords/", "internal/app", "cmd/"},
+	"internal/keywords/local":      {"internal/keywords/", "internal/app/worker", "cmd/"},
+	"internal/keywords/dataforseo": {"internal/keywords/", "internal/app/worker", "cmd/"},
+	"internal/keywords/cache":      {"internal/keywords/", "internal/app/worker", "cmd/"},
 }
 
 // frameworks are third-party packages only the named places may import (the prefixes of
 // package paths): Fiber stays in the HTTP adapters, asynq in the job adapters and wiring,
 // so the analyses and services below them are tested without either.
 var frameworks = map[string][]string{
-	"github.com/gofiber/fiber/v2": {"internal/httpapi", "internal/dashboard", "internal/app", "cmd/"},
+	"github.com/gofiber/fiber/v2": {"internal/httpapi", "internal/dashboard", "internal/app/api", "cmd/api"},
+	// The HTTP side reaches the binaries only through internal/app/api, so the worker and
+	// ctl do not link Fiber, the dashboard or the queue dashboard.
+	"internal/httpapi":            {"internal/app/api", "cmd/api"},
+	"internal/dashboard":          {"internal/httpapi", "internal/app/api", "cmd/api"},
+	"github.com/hibiken/asynqmon": {"internal/app/api"},
 	"github.com/hibiken/asynq":    {"jobs", "internal/config", "internal/app", "cmd/"},
 }
 

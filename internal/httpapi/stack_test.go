@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/contentapi/contentapi/internal/app/apptest"
+	"github.com/contentapi/contentapi/internal/app/worker"
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/httpapi"
 	"github.com/contentapi/contentapi/internal/job"
@@ -96,8 +97,8 @@ func startStack(t testing.TB, sc stackConfig) *stack {
 		mux := asynq.NewServeMux()
 		(&jobs.Analysis{Jobs: st.Jobs, Runner: runner, MaxAttempts: sc.jobCfg.MaxAttempts, Log: quietLog(), Metrics: st.Graph.Metrics}).Register(mux)
 		if sc.callbackClient != nil {
-			st.Graph.ScheduleCallbacks()
-			callbacks := st.Graph.Callbacks()
+			worker.ScheduleCallbacks(st.Graph)
+			callbacks := worker.Callbacks(st.Graph)
 			callbacks.Client = sc.callbackClient
 			callbacks.Register(mux)
 		}

@@ -1,10 +1,14 @@
-package app
+// Package api builds the API binary's own parts over the shared graph: the dashboard and its
+// e-mail outbox, the queue dashboard, the key-use flusher. It is apart from internal/app so
+// that the worker and ctl binaries do not link Fiber, the dashboard or asynqmon.
+package api
 
 import (
 	"context"
 
 	"github.com/hibiken/asynqmon"
 
+	"github.com/contentapi/contentapi/internal/app"
 	"github.com/contentapi/contentapi/internal/dashboard"
 	"github.com/contentapi/contentapi/internal/httpapi"
 	"github.com/contentapi/contentapi/internal/ratelimit"
@@ -12,18 +16,18 @@ import (
 	"github.com/contentapi/contentapi/jobs"
 )
 
-// APIDeps is what the HTTP API is built from (httpapi.New), with the dashboard and its
-// e-mail outbox. It starts writing the keys' last use, and counts the queues' tasks in
-// Metrics; Close writes the last use once more and drains the outbox for up to
-// SHUTDOWN_TIMEOUT. Call it once.
-func (a *App) APIDeps() (httpapi.Deps, error) {
+// Deps is what the HTTP API is built from (httpapi.New), with the dashboard and its e-mail
+// outbox. It starts writing the keys' last use, and counts the queues' tasks in Metrics;
+// a.Close writes the last use once more and drains the outbox for up to SHUTDOWN_TIMEOUT.
+// Call it once per App.
+func Deps(a *app.App) (httpapi.Deps, error) {
 	cfg := a.Config
-	redisOpt, err := RedisOptions(cfg)
+	redisOpt, err := app.RedisOptions(cfg)
 	if err != nil {
 		return httpapi.Deps{}, err
 	}
 	a.Metrics.Register(jobs.NewQueueCollector(a.Queue.Inspector))
-	a.startFlusher()
+	a.StartFlusher()
 	var mailer dashboard.Mailer = dashboard.LogMailer{Log: a.Log}
 	if cfg.SMTPURL != "" {
 		if mailer, err = dashboard.NewSMTPMailer(cfg.SMTPURL, cfg.SMTPFrom); err != nil {
@@ -32,7 +36,7 @@ func (a *App) APIDeps() (httpapi.Deps, error) {
 	}
 	// E-mails leave through an outbox: no request waits on the SMTP server.
 	outbox := dashboard.NewOutbox(mailer, a.Log, dashboard.OutboxConfig{})
-	a.onClose(func() {
+	a.OnClose(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		defer cancel()
 		if err := outbox.Close(ctx); err != nil {
@@ -47,7 +51,7 @@ func (a *App) APIDeps() (httpapi.Deps, error) {
 		return httpapi.Deps{}, err
 	}
 	queues := asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: jobs.RedisConnOpt(redisOpt)})
-	a.onClose(func() { _ = queues.Close() })
+	a.OnClose(func() { _ = queues.Close() })
 	return httpapi.Deps{
 		Log: a.Log, Pool: a.Pool, Redis: a.Redis, Accounts: a.Accounts, Gate: a.Gate, Ledger: a.Ledger,
 		Limiter: limiter, Clock: a.Clock, PublicBaseURL: cfg.PublicBaseURL,

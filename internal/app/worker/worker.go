@@ -1,10 +1,14 @@
-package app
+// Package worker builds the worker binary's own parts over the shared graph: the runner of
+// analyses with its keyword provider, and the callback and housekeeping handlers. It is
+// apart from internal/app so that the API binary, which runs no task, links none of them.
+package worker
 
 import (
 	"context"
 
 	"github.com/google/uuid"
 
+	"github.com/contentapi/contentapi/internal/app"
 	"github.com/contentapi/contentapi/internal/keywords"
 	"github.com/contentapi/contentapi/internal/keywords/cache"
 	"github.com/contentapi/contentapi/internal/keywords/dataforseo"
@@ -16,13 +20,13 @@ import (
 // ReportBuilder is the worker's runner of analyses: the configured keyword provider behind
 // the Redis answer cache, and the App's crawler. It registers the cache's counters in
 // Metrics, so it is built once, by the worker (the API serves no analysis itself).
-func (a *App) ReportBuilder() *report.Builder {
-	return &report.Builder{Keywords: a.keywordProvider(), Crawler: a.Crawler, Clock: a.Clock,
+func ReportBuilder(a *app.App) *report.Builder {
+	return &report.Builder{Keywords: keywordProvider(a), Crawler: a.Crawler, Clock: a.Clock,
 		ThinWords: a.Config.ThinContentWords}
 }
 
 // keywordProvider builds the configured keyword data source behind the Redis answer cache.
-func (a *App) keywordProvider() keywords.Provider {
+func keywordProvider(a *app.App) keywords.Provider {
 	cfg := a.Config
 	var p keywords.Provider
 	switch cfg.KeywordProvider {
@@ -43,13 +47,13 @@ func (a *App) keywordProvider() keywords.Provider {
 
 // Callbacks is the worker's handler of callback deliveries, over the App's crawler's
 // guarded HTTP client.
-func (a *App) Callbacks() *jobs.Callbacks {
+func Callbacks(a *app.App) *jobs.Callbacks {
 	return &jobs.Callbacks{Jobs: a.Jobs, Accounts: a.Accounts, Client: a.Crawler.HTTPClient(), Log: a.Log}
 }
 
 // ScheduleCallbacks makes every job that ends schedule the delivery of its callback; the
 // worker does, as the process that finishes jobs.
-func (a *App) ScheduleCallbacks() {
+func ScheduleCallbacks(a *app.App) {
 	sched := &jobs.CallbackScheduler{Client: a.Queue.Client, Log: a.Log}
 	a.Jobs.OnFinish(func(ctx context.Context, id uuid.UUID) {
 		if err := a.Jobs.MarkCallbackPending(ctx, id); err != nil {
@@ -60,6 +64,6 @@ func (a *App) ScheduleCallbacks() {
 }
 
 // Maintenance is the worker's handler of housekeeping tasks.
-func (a *App) Maintenance() *jobs.Maintenance {
+func Maintenance(a *app.App) *jobs.Maintenance {
 	return &jobs.Maintenance{Ledger: a.Ledger, Log: a.Log, Jobs: a.Jobs, Retention: a.Config.JobRetention}
 }
