@@ -91,7 +91,10 @@ type AuditResult struct {
 	SitemapErrors        []crawler.SitemapError `json:"sitemap_errors"`
 	Warnings             []string               `json:"warnings"`
 	ThinThreshold        int                    `json:"thin_threshold"`
-	described                                   // data source "crawl"
+	// Changes is what changed since the account's previous audit of the domain; null on the
+	// first one (see Builder.withChanges).
+	Changes   *AuditChanges `json:"changes"`
+	described               // data source "crawl"
 }
 
 // Audit crawls the site and reports its pages, thin content and cannibalization.
