@@ -304,11 +304,9 @@ type AuditResult struct {
 	Sitemaps             []string              `json:"sitemaps"`
 	SitemapErrors        []SitemapError        `json:"sitemap_errors"`
 	Warnings             []string              `json:"warnings"`
+	Changes              *AuditChanges         `json:"changes"` // since this account's previous audit of the domain; nil on the first
 	ThinThreshold        int                   `json:"thin_threshold"`
-	// Changes is what changed since this account's previous audit of the domain; nil on
-	// the first one.
-	Changes *AuditChanges `json:"changes"`
-	Meta    Meta          `json:"-"`
+	Meta                 Meta                  `json:"-"`
 }
 
 // AuditChanges compares an audit with the account's previous audit of the same domain:

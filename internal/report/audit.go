@@ -90,11 +90,9 @@ type AuditResult struct {
 	Sitemaps             []string               `json:"sitemaps"`
 	SitemapErrors        []crawler.SitemapError `json:"sitemap_errors"`
 	Warnings             []string               `json:"warnings"`
+	Changes              *AuditChanges          `json:"changes"` // since the account's previous audit of the domain (withChanges)
 	ThinThreshold        int                    `json:"thin_threshold"`
-	// Changes is what changed since the account's previous audit of the domain; null on the
-	// first one (see Builder.withChanges).
-	Changes   *AuditChanges `json:"changes"`
-	described               // data source "crawl"
+	described                                   // data source "crawl"
 }
 
 // Audit crawls the site and reports its pages, thin content and cannibalization.
