@@ -70,7 +70,7 @@ type proofCheck struct {
 
 var proofChecks = []proofCheck{
 	{IssueBrokenInternalLink, (*proofBook).brokenLinks},
-	{IssueDuplicateTitle, func(b *proofBook) []string { return b.duplicateTitles() }},
+	{IssueDuplicateTitle, (*proofBook).duplicateTitles},
 	{IssueMissingMetaDescription, func(b *proofBook) []string {
 		return b.indexableWhere(func(d proofDoc) bool { return d.description == "" })
 	}},
