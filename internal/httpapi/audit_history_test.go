@@ -62,7 +62,7 @@ func (c *changingSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // An audit says what changed since the same account's previous audit of the domain: the
 // title fixed on /a, the broken link that appeared on /b, the description added to /b. The
-// answer is stored: polling the job says the same. Another account's audit of the same
+// answer is stored: polling the job or replaying the request says the same. Another account's audit of the same
 // domain is not compared with the first account's, and once the jobs are purged their
 // snapshots go with them: the next audit is a first one again.
 func TestAuditChangesSincePreviousAudit(t *testing.T) {
@@ -75,10 +75,10 @@ func TestAuditChangesSincePreviousAudit(t *testing.T) {
 
 	s := startStack(t, stackConfig{})
 	key, other := register(t, s.testServer), register(t, s.testServer)
-	audit := func(key string) response {
+	audit := func(key string, headers ...string) response {
 		t.Helper()
 		s.Clock.Advance(time.Minute) // audits finish in order
-		r := do(t, "POST", s.URL+"/v1/content/audit", key, map[string]any{"domain": domain, "max_pages": 20})
+		r := do(t, "POST", s.URL+"/v1/content/audit", key, map[string]any{"domain": domain, "max_pages": 20}, headers...)
 		if r.Status != 200 {
 			t.Fatalf("audit: %d %s", r.Status, r.Raw)
 		}
@@ -91,7 +91,7 @@ func TestAuditChangesSincePreviousAudit(t *testing.T) {
 		t.Fatalf("first audit: changes = %v (present %v), want null", c, ok)
 	}
 	site.set(true)
-	second := audit(key)
+	second := audit(key, "Idempotency-Key", "history-second")
 	c, _ := second.data()["changes"].(map[string]any)
 	if c == nil {
 		t.Fatalf("second audit: no changes: %s", second.Raw)
@@ -117,6 +117,10 @@ func TestAuditChangesSincePreviousAudit(t *testing.T) {
 	if polled := do(t, "GET", s.URL+"/v1/jobs/"+jobID(second), key, nil); polled.Status != 200 ||
 		!reflect.DeepEqual(polled.data()["changes"], second.data()["changes"]) {
 		t.Errorf("polled job: %d, changes %v, want the answer's %v", polled.Status, polled.data()["changes"], c)
+	}
+	if replay := audit(key, "Idempotency-Key", "history-second"); jobID(replay) != jobID(second) ||
+		!reflect.DeepEqual(replay.data()["changes"], second.data()["changes"]) {
+		t.Errorf("replayed audit: job %s, changes %v, want the stored answer's (job %s)", jobID(replay), replay.data()["changes"], jobID(second))
 	}
 
 	if o := audit(other); o.data()["changes"] != nil {

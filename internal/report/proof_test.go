@@ -50,10 +50,10 @@ type proofDoc struct {
 
 // proofBook is one book read from disk, served under base.
 type proofBook struct {
-	name, root, base string
-	docs             []proofDoc
-	listed           []string // every .html file's URL, for the sitemap
-	oversized        int      // files over proofMaxBody, listed but not read
+	root, base string
+	docs       []proofDoc
+	listed     []string // every .html file's URL, for the sitemap
+	oversized  int      // files over proofMaxBody, listed but not read
 }
 
 // proofMaxBody is the audit's documented bound on a page's body (docs/api.md): a larger
@@ -229,7 +229,7 @@ func serveBook(t *testing.T, docs, name string) (*proofBook, *httptest.Server) {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	b := &proofBook{name: name, root: filepath.Join(docs, name), base: srv.URL}
+	b := &proofBook{root: filepath.Join(docs, name), base: srv.URL}
 	err := filepath.WalkDir(b.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
 			return err
