@@ -7,10 +7,10 @@ STRIPE_MOCK_VERSION := v0.203.0
 GOLANGCI_LINT_VERSION := v2.6.2
 BIN := bin
 
-.PHONY: help build run test fault fuzz bench bench-scale lint migrate seed clean
+.PHONY: help build run test fault audit-proof fuzz bench bench-scale lint migrate seed clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build api, worker and ctl into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -54,6 +54,9 @@ test: ## run all tests against the local PostgreSQL and Redis (installs the pinn
 
 fault: ## the fault proof alone, verbose: real api/worker binaries, PostgreSQL and Redis killed for 10 s during 200 calls
 	$(GO) test -count=1 -v -timeout 10m -run 'TestFaultOutageDuringLoad' ./internal/faulttest/
+
+audit-proof: ## audit the Rust toolchain's html books (served locally, with a sitemap) and print each finding beside an independent reading of the files
+	set -o pipefail; $(GO) test -count=1 -v -run '^TestAuditProofRustBooks$$' ./internal/report/ | grep -v '^=== '
 
 FUZZTIME ?= 30s
 # Fuzz targets are found, not listed: packages whose tests declare a Fuzz function, then

@@ -304,8 +304,32 @@ type AuditResult struct {
 	Sitemaps             []string              `json:"sitemaps"`
 	SitemapErrors        []SitemapError        `json:"sitemap_errors"`
 	Warnings             []string              `json:"warnings"`
+	Changes              *AuditChanges         `json:"changes"` // since this account's previous audit of the domain; nil on the first
 	ThinThreshold        int                   `json:"thin_threshold"`
 	Meta                 Meta                  `json:"-"`
+}
+
+// AuditChanges compares an audit with the account's previous audit of the same domain:
+// issue types new, fixed, grown or shrunk, and per type the listed URLs that appeared or
+// disappeared (at most 100 each). URLsNotCompared names types whose lists were too long to
+// compare.
+type AuditChanges struct {
+	PreviousJobID   string              `json:"previous_job_id"`
+	PreviousAt      time.Time           `json:"previous_at"`
+	New             []string            `json:"new"`
+	Fixed           []string            `json:"fixed"`
+	Grown           []IssueCountChange  `json:"grown"`
+	Shrunk          []IssueCountChange  `json:"shrunk"`
+	URLsAppeared    map[string][]string `json:"urls_appeared"`
+	URLsDisappeared map[string][]string `json:"urls_disappeared"`
+	URLsNotCompared []string            `json:"urls_not_compared"`
+}
+
+// IssueCountChange is an issue type found by both audits with another number of URLs.
+type IssueCountChange struct {
+	Type string `json:"type"`
+	From int    `json:"from"`
+	To   int    `json:"to"`
 }
 
 // RecommendRequest is the body of ContentRecommend.

@@ -114,8 +114,8 @@ type Described interface {
 	AnswerMeta() any
 }
 
-// Complete stores the result (and its meta, when it is Described) and settles the
-// reservation in one transaction. A job that already ended is left as it is (false).
+// Complete stores the result (and its meta, when it is Described; its snapshot, when it is a
+// Snapshotter) and settles the reservation in one transaction. A job that already ended is left as it is (false).
 func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool, error) {
 	body, err := json.Marshal(result)
 	if err != nil {
@@ -126,6 +126,10 @@ func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool,
 		if meta, err = json.Marshal(d.AnswerMeta()); err != nil {
 			return false, fmt.Errorf("job: encode result meta: %w", err)
 		}
+	}
+	domain, snapshot, err := snapshotArgs(result)
+	if err != nil {
+		return false, err
 	}
 	// The result and the settlement in one statement, atomic without a transaction's extra
 	// round trips. Locks are taken in the order every path uses (the job row, then its
@@ -145,8 +149,12 @@ func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool,
 			UPDATE reservations SET status = 'settled', finished_at = $3
 			FROM j WHERE reservations.id = j.reservation_id AND reservations.status = 'reserved'
 			RETURNING reservations.id
+		), snapshot AS (
+			INSERT INTO audit_snapshots (job_id, account_id, domain, created_at, issues)
+			SELECT $1, j.account_id, $5::text, $3, $6::jsonb FROM j WHERE $5::text IS NOT NULL
+			ON CONFLICT (job_id) DO NOTHING
 		)
-		SELECT j.account_id, j.cost, j.callback_url, (SELECT count(*) FROM settled) FROM j`, id, body, now, meta).
+		SELECT j.account_id, j.cost, j.callback_url, (SELECT count(*) FROM settled) FROM j`, id, body, now, meta, domain, snapshot).
 		Scan(&account, &cost, &callback, &settled)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil // the job had ended already

@@ -90,6 +90,7 @@ type AuditResult struct {
 	Sitemaps             []string               `json:"sitemaps"`
 	SitemapErrors        []crawler.SitemapError `json:"sitemap_errors"`
 	Warnings             []string               `json:"warnings"`
+	Changes              *AuditChanges          `json:"changes"` // since the account's previous audit of the domain (withChanges)
 	ThinThreshold        int                    `json:"thin_threshold"`
 	described                                   // data source "crawl"
 }

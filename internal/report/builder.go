@@ -19,6 +19,9 @@ type Builder struct {
 	Clock    clock.Clock
 	// ThinWords is the main-content word count under which a page is thin.
 	ThinWords int
+	// History, when set, gives an audit its changes since the account's previous audit of
+	// the same domain; without it changes is null.
+	History AuditHistory
 }
 
 // Run builds the answer of a job from its stored request with the catalogue's run function

@@ -58,8 +58,12 @@ var Catalog = []Analysis{
 		Kind: KindAudit, Method: http.MethodPost, Path: "/v1/content/audit", Cost: 15, CSV: true,
 		Summary:    "Crawl and audit a site's content",
 		NewRequest: func() Request { return &AuditRequest{} },
-		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
-			return b.Audit(ctx, *req.(*AuditRequest))
+		Run: func(ctx context.Context, b *Builder, req Request, jobID string) (any, error) {
+			res, err := b.Audit(ctx, *req.(*AuditRequest))
+			if err != nil {
+				return nil, err
+			}
+			return b.withChanges(ctx, res, jobID)
 		},
 	},
 	{

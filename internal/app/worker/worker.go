@@ -18,11 +18,11 @@ import (
 )
 
 // ReportBuilder is the worker's runner of analyses: the configured keyword provider behind
-// the Redis answer cache, and the App's crawler. It registers the cache's counters in
-// Metrics, so it is built once, by the worker (the API serves no analysis itself).
+// the Redis answer cache, the App's crawler, and the job store's audit snapshots. It
+// registers the cache's counters in Metrics, so it is built once, by the worker.
 func ReportBuilder(a *app.App) *report.Builder {
 	return &report.Builder{Keywords: keywordProvider(a), Crawler: a.Crawler, Clock: a.Clock,
-		ThinWords: a.Config.ThinContentWords}
+		ThinWords: a.Config.ThinContentWords, History: jobs.AuditHistory{Jobs: a.Jobs}}
 }
 
 // keywordProvider builds the configured keyword data source behind the Redis answer cache.
