@@ -14,6 +14,8 @@ type Page struct {
 	crawler.Page
 	// Indexable: not noindex, and its canonical link names itself or nothing.
 	Indexable bool
+
+	site *Site // the site it belongs to, for thresholds
 }
 
 // Site is a crawl with the indexes the checks need.
@@ -39,7 +41,7 @@ func NewSite(res *crawler.Result, pages []crawler.Page, thinWords int) *Site {
 	s := &Site{Result: res, ThinWords: thinWords, byFinal: map[string]*Page{}, fetched: map[string]*crawler.Page{}}
 	for _, cp := range pages {
 		cp.FinalURL = cmp.Or(cp.FinalURL, cp.URL)
-		p := &Page{Page: cp, Indexable: excludedReason(cp) == ""}
+		p := &Page{Page: cp, Indexable: excludedReason(cp) == "", site: s}
 		s.Pages = append(s.Pages, p)
 		s.byFinal[analysis.NormalizeURL(p.FinalURL)] = p
 	}
@@ -56,9 +58,18 @@ func NewSite(res *crawler.Result, pages []crawler.Page, thinWords int) *Site {
 	return s
 }
 
-// Fetched returns what the crawl got for a URL: the page fetched under that URL or ending
-// there after redirects, nil when it was not fetched.
-func (s *Site) Fetched(u string) *crawler.Page { return s.fetched[analysis.NormalizeURL(u)] }
+// Fetched returns what the crawl got for a URL: the page fetched under that URL or, when
+// none was, a page whose redirects ended there (seen as that URL, so not as a redirect);
+// nil when it was not fetched.
+func (s *Site) Fetched(u string) *crawler.Page {
+	p := s.fetched[analysis.NormalizeURL(u)]
+	if p == nil || analysis.NormalizeURL(p.URL) == analysis.NormalizeURL(u) {
+		return p
+	}
+	arrived := *p
+	arrived.URL, arrived.Redirected = arrived.FinalURL, false
+	return &arrived
+}
 
 // page returns the content page whose final URL is u, nil when none.
 func (s *Site) page(u string) *Page {

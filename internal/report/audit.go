@@ -181,6 +181,9 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	}
 
 	issues, found := findIssues(res, site, out.ThinThreshold)
+	if found.Cut {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("issue lists were cut to %d MiB of URLs in all (errors first); every count is complete", audit.MaxListBytes>>20))
+	}
 	out.Issues = foundIssues(issues)
 	out.PagesCrawled = len(out.Pages)
 	out.Summary = AuditSummary{Total: out.PagesCrawled, Thin: len(out.ThinContent),
