@@ -143,6 +143,8 @@ type Result struct {
 	HealthScore *int
 	// Cut is set when MaxListBytes cut some issue's lists short.
 	Cut bool
+	// Limits counts, per bound (crawler.LimitImages, ...), the pages that reached it.
+	Limits map[string]int
 }
 
 // Run applies every check to the site.
@@ -167,9 +169,13 @@ func Run(s *Site) Result {
 		res.Issues = append(res.Issues, Issue{Type: c.Type, Severity: c.Severity, Category: c.Category,
 			Count: len(items), URLs: urls, Items: slices.Clone(items[:len(urls)])})
 	}
+	res.Limits = map[string]int{}
 	for _, p := range s.Pages {
 		if p.Indexable {
 			res.Indexable++
+		}
+		for _, l := range p.Facts.Limits {
+			res.Limits[l]++
 		}
 	}
 	res.HealthScore = healthScore(s, worst)

@@ -67,7 +67,7 @@ func sitemapURLs(match func(p crawler.Page) (Item, bool)) func(s *Site) []Item {
 		}
 		var items []Item
 		for _, p := range s.Listed() {
-			if it, ok := match(p); ok {
+			if it, ok := match(*p); ok {
 				it.URL = p.URL
 				items = append(items, it)
 			}

@@ -28,6 +28,7 @@ type Site struct {
 	// ThinWords is the main-content word count under which a page is thin.
 	ThinWords int
 
+	listed  []*crawler.Page          // every fetched URL, sorted by URL as asked for
 	byFinal map[string]*Page         // content pages by normalised final URL
 	fetched map[string]*crawler.Page // every fetched URL, as asked for and as ended, normalised
 }
@@ -47,6 +48,7 @@ func NewSite(res *crawler.Result, pages []crawler.Page, thinWords int) *Site {
 	}
 	for i := range res.Pages {
 		p := &res.Pages[i]
+		s.listed = append(s.listed, p)
 		for _, u := range []string{p.URL, p.FinalURL} {
 			if k := analysis.NormalizeURL(u); k != "" {
 				if _, ok := s.fetched[k]; !ok || u == p.URL {
@@ -55,6 +57,7 @@ func NewSite(res *crawler.Result, pages []crawler.Page, thinWords int) *Site {
 			}
 		}
 	}
+	slices.SortStableFunc(s.listed, func(a, b *crawler.Page) int { return strings.Compare(a.URL, b.URL) })
 	return s
 }
 
@@ -79,12 +82,9 @@ func (s *Site) page(u string) *Page {
 	return s.byFinal[analysis.NormalizeURL(u)]
 }
 
-// Listed returns every fetched URL of the crawl sorted by URL as asked for.
-func (s *Site) Listed() []crawler.Page {
-	listed := slices.Clone(s.Result.Pages)
-	slices.SortStableFunc(listed, func(a, b crawler.Page) int { return strings.Compare(a.URL, b.URL) })
-	return listed
-}
+// Listed returns every fetched URL of the crawl sorted by URL as asked for; the pages are
+// the Result's, not to be changed.
+func (s *Site) Listed() []*crawler.Page { return s.listed }
 
 // excluded counts the pages left out of the checks of indexable pages, by reason.
 func (s *Site) excluded() map[string]int {

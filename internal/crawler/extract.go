@@ -399,7 +399,9 @@ func (e *extractor) countWord() {
 
 // breakWord ends the word being read, keeping its hash for the main text's fingerprint.
 func (e *extractor) breakWord() {
-	if e.inWord && len(e.words) < maxHashedWords {
+	if e.inWord && len(e.words) >= maxHashedWords {
+		e.info.facts.limit(LimitWords)
+	} else if e.inWord {
 		h := e.wordHash &^ (regionMain | regionArticle)
 		if e.open[tMain] > 0 {
 			h |= regionMain

@@ -3,8 +3,10 @@ package crawler
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -66,10 +68,44 @@ type PageFacts struct {
 	HSTS                              bool // Strict-Transport-Security header
 	TTFB                              time.Duration
 
+	// Limits names the per-page bounds this page reached (LimitImages, ...), each once:
+	// what lies beyond was not judged.
+	Limits []string
+
 	// MainWords counts the words hashed; TextHash and SimHash fingerprint the main text
 	// (the region the word count reads): exact, and 64-bit SimHash over 3-word shingles.
 	MainWords         int
 	TextHash, SimHash uint64
+}
+
+// Per-page bounds a page can reach, as named in PageFacts.Limits.
+const (
+	LimitImages    = "images"    // more than 1,000 <img>
+	LimitJSONLD    = "json-ld"   // more than 256 KiB of JSON-LD
+	LimitHreflangs = "hreflang"  // more than 200 alternates, or 32 KiB of their URLs
+	LimitWords     = "text-hash" // more than 20,000 words of text hashed
+)
+
+// LimitReason says what reaching a bound means, for a warning: "3 page(s) had " + it.
+func LimitReason(name string) string {
+	switch name {
+	case LimitImages:
+		return fmt.Sprintf("more than %d images; the rest were not checked", maxImages)
+	case LimitJSONLD:
+		return fmt.Sprintf("more than %d KiB of JSON-LD; the blocks beyond were not parsed", maxJSONLDBytes>>10)
+	case LimitHreflangs:
+		return fmt.Sprintf("more than %d hreflang alternates (or %d KiB of their URLs); the rest were not checked", maxHreflangs, maxHreflangBytes>>10)
+	case LimitWords:
+		return fmt.Sprintf("more than %d words; duplicate content was judged on the first %d", maxHashedWords, maxHashedWords)
+	}
+	return "more " + name + " than the audit reads"
+}
+
+// limit notes that a bound was reached.
+func (f *PageFacts) limit(name string) {
+	if !slices.Contains(f.Limits, name) {
+		f.Limits = append(f.Limits, name)
+	}
 }
 
 // Hreflang is one <link rel=alternate hreflang> of a page.
@@ -223,6 +259,7 @@ func (e *extractor) factElement(a atom.Atom, at *tagAttrs) {
 	case atom.Img:
 		f.Images++
 		if f.Images > maxImages {
+			f.limit(LimitImages)
 			return
 		}
 		if !at.hasAlt {
@@ -262,10 +299,12 @@ func (e *extractor) factElement(a atom.Atom, at *tagAttrs) {
 				f.Canonicals = append(f.Canonicals, example(at.href))
 			}
 		case hasToken(at.rel, "alternate") && at.hreflang != "":
-			if len(f.Hreflangs) < maxHreflangs && e.hreflangBytes+len(at.href) <= maxHreflangBytes {
-				e.hreflangBytes += len(at.href)
-				f.Hreflangs = append(f.Hreflangs, Hreflang{Lang: at.hreflang, URL: at.href, Relative: !isAbsolute(at.href)})
+			if len(f.Hreflangs) >= maxHreflangs || e.hreflangBytes+len(at.href) > maxHreflangBytes {
+				f.limit(LimitHreflangs)
+				break
 			}
+			e.hreflangBytes += len(at.href)
+			f.Hreflangs = append(f.Hreflangs, Hreflang{Lang: at.hreflang, URL: at.href, Relative: !isAbsolute(at.href)})
 		case hasToken(at.rel, "stylesheet"):
 			e.httpResource(at.href)
 		}
@@ -302,6 +341,7 @@ func (e *extractor) jsonldText(t []byte) {
 	}
 	if e.jsonldBytes+len(t) > maxJSONLDBytes {
 		e.jsonldSkip = true
+		e.info.facts.limit(LimitJSONLD)
 		return
 	}
 	e.jsonldBytes += len(t)
