@@ -205,7 +205,7 @@ func (c Check) run(s *Site) []Item {
 // the page linking to it (a broken link is its source page's fault).
 func (s *Site) blame(worst map[string]int, it Item, rank int) {
 	for _, u := range []string{it.URL, it.Source} {
-		p := s.page(u)
+		p := s.ContentPage(u)
 		if p == nil {
 			continue
 		}

@@ -35,7 +35,7 @@ func init() {
 	register(Check{Type: HreflangMissingReturn, Severity: SeverityWarning, Category: CategoryHreflang, Scope: Every,
 		Threshold: "a crawled page this page lists as alternate does not list this page back",
 		Page: firstHreflang(func(p *Page, h crawler.Hreflang) bool {
-			t := p.site.page(h.URL)
+			t := p.site.ContentPage(h.URL)
 			return t != nil && t != p && !listsHreflang(t, p.FinalURL)
 		})})
 	register(Check{Type: HreflangMissingSelf, Severity: SeverityWarning, Category: CategoryHreflang, Scope: Every,

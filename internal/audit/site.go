@@ -74,8 +74,8 @@ func (s *Site) Fetched(u string) *crawler.Page {
 	return &arrived
 }
 
-// page returns the content page whose final URL is u, nil when none.
-func (s *Site) page(u string) *Page {
+// ContentPage returns the site's HTML page whose final URL is u, nil when none.
+func (s *Site) ContentPage(u string) *Page {
 	if u == "" {
 		return nil
 	}
