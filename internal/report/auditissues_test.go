@@ -296,3 +296,32 @@ func legacyIssues(all []AuditIssue) []AuditIssue {
 	}
 	return out
 }
+
+// TestAuditCanonicalisedElsewhere: a site whose every page is canonicalised to another
+// host, without descriptions, is not a clean site: each page carries
+// canonical_to_other_host, the summary counts the pages left out of the indexable-page
+// checks, and the health score falls.
+func TestAuditCanonicalisedElsewhere(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t)
+	s := newTestSite(t)
+	paths := []string{"/", "/guide", "/reference"}
+	for _, p := range paths {
+		s.serve(p, "text/html", doc{title: "Docs " + p, h1s: []string{"Docs"}, links: paths,
+			head: `<link rel="canonical" href="https://docs.example.org` + p + `">`}.String())
+	}
+	s.sitemap(paths...)
+	res, err := b.Audit(context.Background(), normalized(t, &AuditRequest{Domain: s.domain()}).deref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm := res.Summary
+	if sm.Issues[audit.CanonicalToOtherHost] != 3 || sm.Indexable != 0 || sm.Excluded[audit.ExcludedCanonicalised] != 3 {
+		t.Errorf("canonical_to_other_host %d, indexable %d, excluded %v; want 3, 0, canonicalised 3",
+			sm.Issues[audit.CanonicalToOtherHost], sm.Indexable, sm.Excluded)
+	}
+	if sm.HealthScore == nil || *sm.HealthScore > 50 {
+		t.Errorf("health score %v, want at most 50: every page has warnings", deref(sm.HealthScore))
+	}
+	checkIssueSummary(t, res)
+}
