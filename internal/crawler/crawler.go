@@ -153,6 +153,9 @@ type Page struct {
 	// its URL or final URL (see Result.BrokenLinks for how links are read).
 	Inlinks int    `json:"inlinks"`
 	Error   string `json:"error,omitempty"` // fetch error: refused address, too large, ...
+	// Facts are what the audit's checks read of an HTML page (facts.go): working data,
+	// bounded per page, left out of the result's JSON.
+	Facts PageFacts `json:"-"`
 }
 
 // BrokenLink is a URL of the site, linked from crawled pages, that answered 4xx or 5xx
