@@ -133,3 +133,21 @@ func deref(p *int) any {
 	}
 	return *p
 }
+
+// A canonical naming a URL the crawl only link-checked (it answered 404 and was reported as
+// a broken link, not fetched as a page) points to a non-200 all the same.
+func TestCanonicalToABrokenLinkIsNon200(t *testing.T) {
+	page := crawler.Page{URL: "https://x.com/a", FinalURL: "https://x.com/a", Status: 200, ContentType: "text/html",
+		Title: "A", Canonical: "https://x.com/gone"}
+	res := &crawler.Result{Pages: []crawler.Page{page},
+		BrokenLinks: []crawler.BrokenLink{{URL: "https://x.com/gone", Status: 404, LinkedFrom: []string{"https://x.com/a"}, LinkedFromTotal: 1}}}
+	for _, is := range Run(NewSite(res, []crawler.Page{page}, 300)).Issues {
+		if is.Type == CanonicalToNon200 {
+			if is.Count != 1 || is.URLs[0] != "https://x.com/a" {
+				t.Fatalf("canonical_to_non_200: %+v", is)
+			}
+			return
+		}
+	}
+	t.Fatal("canonical_to_non_200 not reported for a canonical to a broken link")
+}

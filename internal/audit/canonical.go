@@ -24,7 +24,7 @@ const (
 
 func init() {
 	register(Check{Type: CanonicalToNon200, Severity: SeverityError, Category: CategoryCanonical, Scope: Every,
-		Threshold: "the canonical URL was crawled and its final answer is not 200, or none came",
+		Threshold: "the canonical URL was crawled or link-checked and its final answer is not 200, or none came",
 		Page: canonicalTarget(func(t *crawler.Page) (string, bool) {
 			return statusValue(*t), t.Status != 200
 		})})

@@ -57,6 +57,13 @@ func NewSite(res *crawler.Result, pages []crawler.Page, thinWords int) *Site {
 			}
 		}
 	}
+	// A broken link the crawl checked without fetching it as a page (a request whose body
+	// was not read) is known too: what a canonical or hreflang naming it points to.
+	for _, b := range res.BrokenLinks {
+		if k := analysis.NormalizeURL(b.URL); k != "" && s.fetched[k] == nil {
+			s.fetched[k] = &crawler.Page{URL: b.URL, FinalURL: b.URL, Status: b.Status, Error: b.Error}
+		}
+	}
 	slices.SortStableFunc(s.listed, func(a, b *crawler.Page) int { return strings.Compare(a.URL, b.URL) })
 	return s
 }
