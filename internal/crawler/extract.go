@@ -15,7 +15,7 @@ const (
 	maxTextLen = 1000 // bytes kept of a title, description or heading
 	maxH2s     = 100
 	maxH2Bytes = 8 << 10 // bytes of all of a page's h2s together
-	maxLinks   = 5000    // links read per page
+	maxLinks   = 5000    // links read per page; Page.Outlinks.Total counts them all
 )
 
 // pageInfo is what one HTML document yields.
@@ -26,7 +26,9 @@ type pageInfo struct {
 	canonical, base        string // raw hrefs, resolved by the caller
 	noindex, nofollow      bool
 	words                  int
-	links                  []string // raw hrefs, only when asked for
+	links                  []link // only when asked for, at most maxLinks
+	linksSeen              int    // links on the page, read or not
+	refresh                string // <meta http-equiv=refresh> content
 }
 
 // CountWords returns the number of words in an HTML document's main content: the text of
@@ -232,11 +234,11 @@ func (e *extractor) endHeading() {
 // link, base href and, when asked for, anchors (for link discovery and the link graph).
 func (e *extractor) attrs(z *html.Tokenizer, a atom.Atom) {
 	switch a {
-	case atom.Meta, atom.Link, atom.Base, atom.A, atom.Area:
+	case atom.Meta, atom.Link, atom.Base, atom.A, atom.Area, atom.Iframe, atom.Img, atom.Script:
 	default:
 		return
 	}
-	var name, content, rel, href string
+	var name, content, rel, href, src, hreflang, equiv string
 	for more := true; more; {
 		var k, v []byte
 		k, v, more = z.TagAttr()
@@ -249,23 +251,49 @@ func (e *extractor) attrs(z *html.Tokenizer, a atom.Atom) {
 			rel = string(v)
 		case "href":
 			href = string(v)
+		case "src":
+			src = string(v)
+		case "hreflang":
+			hreflang = string(v)
+		case "http-equiv":
+			equiv = string(v)
 		}
 	}
 	switch a {
 	case atom.Meta:
 		e.meta(name, content)
+		if strings.EqualFold(strings.TrimSpace(equiv), "refresh") && e.info.refresh == "" {
+			e.info.refresh = cleanText(content, maxURLBytes)
+			e.addLink(refreshTarget(content), linkRefresh, false)
+		}
 	case atom.Link:
 		if e.info.canonical == "" && hasToken(rel, "canonical") {
 			e.info.canonical = strings.TrimSpace(href)
 		}
+		e.addLink(href, linkRelKind(rel, hreflang), false)
 	case atom.Base:
 		if e.info.base == "" {
 			e.info.base = strings.TrimSpace(href)
 		}
+	case atom.Iframe:
+		e.addLink(src, linkFrame, false)
+	case atom.Img:
+		e.addLink(src, linkImage, false)
+	case atom.Script:
+		e.addLink(src, linkScript, false)
 	default:
-		if e.wantLinks && href != "" && len(e.info.links) < maxLinks {
-			e.info.links = append(e.info.links, href)
-		}
+		e.addLink(href, linkAnchor, hasToken(rel, "nofollow"))
+	}
+}
+
+// addLink keeps a link when links are wanted, up to maxLinks; every one is counted.
+func (e *extractor) addLink(href string, kind linkKind, nofollow bool) {
+	if !e.wantLinks || kind == linkNone || strings.TrimSpace(href) == "" {
+		return
+	}
+	e.info.linksSeen++
+	if len(e.info.links) < maxLinks {
+		e.info.links = append(e.info.links, link{href: href, kind: kind, nofollow: nofollow})
 	}
 }
 
