@@ -208,10 +208,12 @@ type GapsResult struct {
 
 // AuditRequest is the body of ContentAudit.
 type AuditRequest struct {
-	Domain      string `json:"domain"`
-	SitemapURL  string `json:"sitemap_url,omitempty"`
-	MaxPages    int    `json:"max_pages,omitempty"` // 1 to 500; 100 when 0
-	CallbackURL string `json:"callback_url,omitempty"`
+	Domain     string `json:"domain"`
+	SitemapURL string `json:"sitemap_url,omitempty"`
+	MaxPages   int    `json:"max_pages,omitempty"` // 1 to 500; 100 when 0
+	// CheckExternal asks for links to other sites to be checked too (at most 100 URLs).
+	CheckExternal bool   `json:"check_external,omitempty"`
+	CallbackURL   string `json:"callback_url,omitempty"`
 }
 
 // AuditPage is a page of the audited site.
@@ -247,6 +249,10 @@ type AuditSummary struct {
 	AvgWords              *float64 `json:"avg_words"`
 	// Issues counts the URLs of every audit issue type (0 when none).
 	Issues map[string]int `json:"issues"`
+	// PagesFromSitemap counts the pages a sitemap lists, PagesFromLinks those found by
+	// following links alone.
+	PagesFromSitemap int `json:"pages_from_sitemap"`
+	PagesFromLinks   int `json:"pages_from_links"`
 }
 
 // AuditIssue is one type of problem the audit found (missing_title, broken_internal_link,

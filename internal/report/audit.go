@@ -74,6 +74,10 @@ type AuditSummary struct {
 	AvgWords *float64 `json:"avg_words"`
 	// Issues counts the URLs of every issue type (0 when none): issues[i].count, an addition.
 	Issues map[string]int `json:"issues"`
+	// PagesFromSitemap counts the pages (of total) a sitemap lists; PagesFromLinks those
+	// no sitemap lists, found by following links. Together they make total.
+	PagesFromSitemap int `json:"pages_from_sitemap"`
+	PagesFromLinks   int `json:"pages_from_links"`
 }
 
 // AuditResult is the data of a content-audit answer. SPEC.md's fields come first; issues,
@@ -119,7 +123,8 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	if r.MaxPages != nil {
 		maxPages = *r.MaxPages
 	}
-	res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, SitemapURL: r.SitemapURL, MaxPages: maxPages, CheckLinks: true})
+	res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, SitemapURL: r.SitemapURL, MaxPages: maxPages,
+		CheckLinks: true, CheckExternal: r.CheckExternal})
 	if err != nil {
 		return AuditResult{}, crawlFailure(r.Domain, err)
 	}
@@ -177,8 +182,44 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	out.Summary = AuditSummary{Total: out.PagesCrawled, Thin: len(out.ThinContent),
 		CannibalizationIssues: len(out.CannibalizationRisks), AvgWords: mean1(totalWords, len(out.Pages)),
 		Issues: issueSummary(issues)}
-	out.meta = Meta{DataSource: sourceCrawl, Warnings: []string{}}
+	out.Summary.PagesFromSitemap, out.Summary.PagesFromLinks = pageSources(site.pages)
+	out.meta = Meta{DataSource: sourceCrawl, Warnings: limitWarnings(res.Limits, maxPages)}
 	return out, nil
+}
+
+// pageSources counts the pages a sitemap lists and those found by links alone.
+func pageSources(pages []crawler.Page) (fromSitemap, fromLinks int) {
+	for _, p := range pages {
+		if p.Source == crawler.SourceLinks {
+			fromLinks++
+		} else {
+			fromSitemap++
+		}
+	}
+	return fromSitemap, fromLinks
+}
+
+// limitWarnings says which of the crawl's bounds were hit, for meta.warnings: an answer
+// cut short by a limit must say so (the details are in data.warnings).
+func limitWarnings(limits []string, maxPages int) []string {
+	out := []string{}
+	for _, l := range limits {
+		switch l {
+		case crawler.LimitPages:
+			out = append(out, fmt.Sprintf("page limit reached: the site has more than max_pages (%d) URLs; raise max_pages to audit more", maxPages))
+		case crawler.LimitLinksPerPage:
+			out = append(out, "links per page limit reached: links beyond the first 5,000 of a page were not read")
+		case crawler.LimitBytes:
+			out = append(out, "page size limit reached: pages larger than the crawler's body limit were not read")
+		case crawler.LimitTraps:
+			out = append(out, "crawl traps bounded: endless query-string variants or repeated path segments were not crawled")
+		case crawler.LimitLinkGraph:
+			out = append(out, "linked URL limit reached: links to further URLs were neither checked nor counted")
+		case crawler.LimitExternal:
+			out = append(out, "external link limit reached: only the first 100 external URLs were checked")
+		}
+	}
+	return out
 }
 
 // crawlFailure turns a crawl error into what the caller is told: a refused domain is a

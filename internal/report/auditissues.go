@@ -107,6 +107,9 @@ func findIssues(res *crawler.Result, site crawledSite) []AuditIssue {
 		listed := slices.Clone(res.Pages)
 		slices.SortStableFunc(listed, func(a, b crawler.Page) int { return strings.Compare(a.URL, b.URL) })
 		for _, p := range listed {
+			if p.Source == crawler.SourceLinks {
+				continue // found by links: no sitemap entry to judge
+			}
 			if p.Status != 200 {
 				found[IssueSitemapNon200] = append(found[IssueSitemapNon200], p.URL)
 			}
