@@ -12,6 +12,7 @@ import (
 
 	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/audit"
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/keywords"
 )
@@ -78,6 +79,14 @@ type AuditSummary struct {
 	// no sitemap lists, found by following links. Together they make total.
 	PagesFromSitemap int `json:"pages_from_sitemap"`
 	PagesFromLinks   int `json:"pages_from_links"`
+	// HealthScore is 0-100: 100 × (pages without an error or warning + ½ × pages whose
+	// worst issue is a warning) / pages; null when no page was counted.
+	HealthScore *int `json:"health_score"`
+	// Indexable counts the pages meant to rank (not noindex, not canonicalised elsewhere).
+	Indexable int `json:"indexable"`
+	// Excluded counts, by reason (noindex, canonicalised), the pages left out of the checks
+	// that judge indexable pages only.
+	Excluded map[string]int `json:"excluded"`
 }
 
 // AuditResult is the data of a content-audit answer. SPEC.md's fields come first; issues,
@@ -176,12 +185,12 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 		out.CannibalizationRisks = append(out.CannibalizationRisks, CannibalRisk{Keyword: g.Keyword, URLs: g.URLs, Recommendation: advice})
 	}
 
-	issues := findIssues(res, site)
+	issues, found := findIssues(res, site, out.ThinThreshold)
 	out.Issues = foundIssues(issues)
 	out.PagesCrawled = len(out.Pages)
 	out.Summary = AuditSummary{Total: out.PagesCrawled, Thin: len(out.ThinContent),
 		CannibalizationIssues: len(out.CannibalizationRisks), AvgWords: mean1(totalWords, len(out.Pages)),
-		Issues: issueSummary(issues)}
+		Issues: issueSummary(issues), HealthScore: found.HealthScore, Indexable: found.Indexable, Excluded: found.Excluded}
 	out.Summary.PagesFromSitemap, out.Summary.PagesFromLinks = pageSources(site.pages)
 	out.meta = Meta{DataSource: sourceCrawl, Warnings: limitWarnings(res.Limits, maxPages)}
 	return out, nil
@@ -292,13 +301,7 @@ func splitPages(res *crawler.Result) crawledSite {
 }
 
 // isContent reports a page of the site that answered 2xx with an HTML document.
-func isContent(p crawler.Page) bool {
-	return p.Status/100 == 2 && p.Error == "" && !p.OffSite && isHTML(p.ContentType)
-}
-
-func isHTML(mediaType string) bool {
-	return mediaType == "text/html" || mediaType == "application/xhtml+xml"
-}
+func isContent(p crawler.Page) bool { return audit.IsContent(p) }
 
 func finalURL(p crawler.Page) string {
 	if p.FinalURL != "" {
@@ -310,10 +313,7 @@ func finalURL(p crawler.Page) string {
 // indexable reports a content page meant to rank: not noindex, and not deferring to another
 // URL through its canonical link.
 func indexable(p crawler.Page) bool {
-	if p.Noindex {
-		return false
-	}
-	return p.Canonical == "" || analysis.NormalizeURL(p.Canonical) == analysis.NormalizeURL(finalURL(p))
+	return !p.Noindex && !audit.CanonicalElsewhere(p)
 }
 
 // signals are the pages as analysis sees them. Pages that cannot rank are passed as
