@@ -225,6 +225,10 @@ type AuditPage struct {
 	Status          int    `json:"status"`
 	Noindex         bool   `json:"noindex"`
 	Canonical       string `json:"canonical"`
+	// Depth is the click depth from the home page; nil when no chain of links reaches it.
+	Depth *int `json:"depth"`
+	// Source is how the crawl came to the page: "sitemap", "links" or "both".
+	Source string `json:"source"`
 }
 
 // ThinPage is a page with too little main content.

@@ -57,7 +57,7 @@ func init() {
 		}})
 	register(Check{Type: InsecureLink, Severity: SeverityWarning, Category: CategoryLinks, Scope: Every,
 		Threshold: "an https page links to http:// URLs; value counts them, target names the first",
-		Page: outlinks(func(o *crawler.Outlinks) (int, []string) { return o.Insecure, o.InsecureURLs })})
+		Page:      outlinks(func(o *crawler.Outlinks) (int, []string) { return o.Insecure, o.InsecureURLs })})
 	register(Check{Type: TooManyLinks, Severity: SeverityWarning, Category: CategoryLinks, Scope: Every,
 		Threshold: "> " + strconv.Itoa(manyLinks) + " links on a page; beyond 5,000 they are not read",
 		Page: func(p *Page) (Item, bool) {
@@ -98,7 +98,7 @@ func init() {
 		}})
 	register(Check{Type: InternalNofollow, Severity: SeverityNotice, Category: CategoryLinks, Scope: Every,
 		Threshold: "rel=nofollow links to the site's own URLs; value counts them, target names the first",
-		Page: outlinks(func(o *crawler.Outlinks) (int, []string) { return o.Nofollow, o.NofollowURLs })})
+		Page:      outlinks(func(o *crawler.Outlinks) (int, []string) { return o.Nofollow, o.NofollowURLs })})
 	register(Check{Type: DeadEndPage, Severity: SeverityNotice, Category: CategoryLinks, Scope: Every,
 		Threshold: "a page with no link to another URL of the site",
 		Page: func(p *Page) (Item, bool) {

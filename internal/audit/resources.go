@@ -24,16 +24,16 @@ const (
 func init() {
 	register(Check{Type: BrokenFileLink, Severity: SeverityError, Category: CategoryLinks,
 		Threshold: "a linked file of the site (PDF, JSON, CSS, script, ... by extension or element) answering 4xx/5xx or not at all",
-		Site: resources(func(r crawler.Resource) bool { return !r.External && !r.Image && broken(r) })})
+		Site:      resources(func(r crawler.Resource) bool { return !r.External && !r.Image && broken(r) })})
 	register(Check{Type: BrokenImage, Severity: SeverityError, Category: CategoryImages,
 		Threshold: "an image of the site (<img> or image/* type) answering 4xx/5xx or not at all",
-		Site: resources(func(r crawler.Resource) bool { return !r.External && r.Image && broken(r) })})
+		Site:      resources(func(r crawler.Resource) bool { return !r.External && r.Image && broken(r) })})
 	register(Check{Type: BrokenExternalLink, Severity: SeverityWarning, Category: CategoryLinks,
 		Threshold: "with check_external: a link to another site answering 4xx/5xx or not at all (first 100 external URLs)",
-		Site: resources(func(r crawler.Resource) bool { return r.External && broken(r) })})
+		Site:      resources(func(r crawler.Resource) bool { return r.External && broken(r) })})
 	register(Check{Type: LargeImage, Severity: SeverityWarning, Category: CategoryImages,
 		Threshold: "an image over 200 KB by its Content-Length",
-		Site: resources(func(r crawler.Resource) bool { return r.Image && r.ContentLength > largeImageBytes })})
+		Site:      resources(func(r crawler.Resource) bool { return r.Image && r.ContentLength > largeImageBytes })})
 }
 
 // broken reports a resource that answered 4xx or 5xx, or gave no answer.

@@ -25,16 +25,16 @@ const (
 func init() {
 	register(Check{Type: Status4xx, Severity: SeverityError, Category: CategoryStatus,
 		Threshold: "a fetched URL of the site whose final answer was 4xx",
-		Site: fetchedURLs(func(p crawler.Page) bool { return p.Status/100 == 4 })})
+		Site:      fetchedURLs(func(p crawler.Page) bool { return p.Status/100 == 4 })})
 	register(Check{Type: Status5xx, Severity: SeverityError, Category: CategoryStatus,
 		Threshold: "a fetched URL of the site whose final answer was 5xx",
-		Site: fetchedURLs(func(p crawler.Page) bool { return p.Status/100 == 5 })})
+		Site:      fetchedURLs(func(p crawler.Page) bool { return p.Status/100 == 5 })})
 	register(Check{Type: Timeout, Severity: SeverityError, Category: CategoryStatus,
 		Threshold: "no answer within the crawler's request timeout (15 s)",
-		Site: fetchedURLs(func(p crawler.Page) bool { return p.ErrorKind == crawler.ErrorTimeout })})
+		Site:      fetchedURLs(func(p crawler.Page) bool { return p.ErrorKind == crawler.ErrorTimeout })})
 	register(Check{Type: RedirectLoop, Severity: SeverityError, Category: CategoryStatus,
 		Threshold: "redirects lead back to a URL already on the way",
-		Site: fetchedURLs(func(p crawler.Page) bool { return p.ErrorKind == crawler.ErrorRedirectLoop })})
+		Site:      fetchedURLs(func(p crawler.Page) bool { return p.ErrorKind == crawler.ErrorRedirectLoop })})
 	register(Check{Type: RedirectChain, Severity: SeverityWarning, Category: CategoryStatus,
 		Threshold: "more than 1 redirect before the final answer (or more than 5: not followed)",
 		Site: fetchedURLs(func(p crawler.Page) bool {
@@ -47,7 +47,7 @@ func init() {
 		}})
 	register(Check{Type: Status3xx, Severity: SeverityNotice, Category: CategoryStatus,
 		Threshold: "a fetched URL of the site that answered with a redirect; target is where it ended",
-		Site: fetchedURLs(func(p crawler.Page) bool { return len(p.RedirectChain) > 0 || p.Status/100 == 3 })})
+		Site:      fetchedURLs(func(p crawler.Page) bool { return len(p.RedirectChain) > 0 || p.Status/100 == 3 })})
 }
 
 // fetchedURLs runs a status check over every URL of the site the crawl fetched, by URL as

@@ -113,7 +113,7 @@ func TestCrawlHostileSites(t *testing.T) {
 		name     string
 		maxPages int
 		setup    func(s *testSite)
-		check func(t *testing.T, s *testSite, res *Result)
+		check    func(t *testing.T, s *testSite, res *Result)
 	}{
 		{"relative link loop", 20, func(s *testSite) {
 			// Every path answers with a relative link one level deeper: /a/, /a/a/, ...

@@ -38,6 +38,10 @@ type AuditPage struct {
 	Status          int    `json:"status"`
 	Noindex         bool   `json:"noindex"`
 	Canonical       string `json:"canonical"`
+	// Depth is the click depth from the home page; null when no chain of links reaches it.
+	Depth *int `json:"depth"`
+	// Source says how the crawl came to the page: sitemap, links or both.
+	Source string `json:"source"`
 }
 
 // ThinPage is SPEC.md's thin-content item.
@@ -155,7 +159,8 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	totalWords := 0
 	for _, p := range site.pages {
 		out.Pages = append(out.Pages, AuditPage{URL: p.FinalURL, Title: p.Title, WordCount: p.WordCount,
-			MetaDescription: p.MetaDescription, Status: p.Status, Noindex: p.Noindex, Canonical: p.Canonical})
+			MetaDescription: p.MetaDescription, Status: p.Status, Noindex: p.Noindex, Canonical: p.Canonical,
+			Depth: clickDepth(p), Source: p.Source})
 		totalWords += p.WordCount
 		if indexable(p) && p.WordCount < out.ThinThreshold {
 			out.ThinContent = append(out.ThinContent, ThinPage{URL: p.FinalURL, WordCount: p.WordCount, Title: p.Title})
@@ -194,6 +199,15 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	out.Summary.PagesFromSitemap, out.Summary.PagesFromLinks = pageSources(site.pages)
 	out.meta = Meta{DataSource: sourceCrawl, Warnings: limitWarnings(res.Limits, maxPages)}
 	return out, nil
+}
+
+// clickDepth is a page's depth, nil when links from the home page do not reach it.
+func clickDepth(p crawler.Page) *int {
+	if p.Depth < 0 {
+		return nil
+	}
+	d := p.Depth
+	return &d
 }
 
 // pageSources counts the pages a sitemap lists and those found by links alone.
