@@ -76,14 +76,19 @@ func TestAuditIssuesThroughAPI(t *testing.T) {
 			t.Errorf("%s: count %v, summary %v, urls %v", typ, is["count"], counts[typ], found[typ])
 		}
 	}
-	if want := []string{"missing_title", "broken_internal_link", "sitemap_redirect", "orphan_page"}; !slices.Equal(types, want) {
+	// The discovery checks see /dead fetched as a 4xx page, /old redirecting and linked, and
+	// /lonely reached by no link.
+	want := []string{"missing_title", "broken_internal_link", "status_4xx", "sitemap_redirect", "orphan_page",
+		"link_to_redirect", "sitemap_only_page", "status_3xx"}
+	if !slices.Equal(types, want) {
 		t.Fatalf("issue types %v, want %v: %s", types, want, r.Raw)
 	}
 	if !slices.Equal(found["broken_internal_link"], []string{"/dead"}) || !slices.Equal(found["orphan_page"], []string{"/lonely"}) ||
 		!slices.Equal(found["sitemap_redirect"], []string{"/old"}) || !slices.Equal(found["missing_title"], []string{"/untitled"}) {
 		t.Errorf("issues %v", found)
 	}
-	if len(counts) != 12 || counts["multiple_h1"] != float64(0) {
-		t.Errorf("summary.issues %v, want all 12 types", counts)
+	// Every type is counted: the first audits' 12, discovery's 22, and any other check's.
+	if len(counts) < 12+22 || counts["multiple_h1"] != float64(0) || counts["crawl_trap"] != float64(0) {
+		t.Errorf("summary.issues %v, want every type", counts)
 	}
 }
