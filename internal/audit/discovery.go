@@ -171,7 +171,7 @@ func variantKey(raw string) string {
 func urlDuplicates(s *Site) []Item {
 	groups := map[string][]crawler.Page{}
 	var order []string
-	for _, p := range s.Fetches() {
+	for _, p := range s.Listed() {
 		if p.Status/100 != 2 || p.Error != "" || p.OffSite || (p.ContentType != "text/html" && p.ContentType != "application/xhtml+xml") {
 			continue
 		}
@@ -181,7 +181,7 @@ func urlDuplicates(s *Site) []Item {
 			order = append(order, k)
 		}
 		if !slices.ContainsFunc(groups[k], func(o crawler.Page) bool { return cmp.Or(o.FinalURL, o.URL) == final }) {
-			groups[k] = append(groups[k], p)
+			groups[k] = append(groups[k], *p)
 		}
 	}
 	var items []Item

@@ -7,8 +7,14 @@ import (
 	"github.com/contentapi/contentapi/internal/crawler"
 )
 
-// crawl builds a Site from a crawl result whose content pages are the 2xx HTML ones.
-func crawl(res *crawler.Result) *Site {
+// discoveryTypes are the types of status.go, discovery.go and resources.go, tested here on
+// crawl results (TestChecks covers the page facts' types).
+var discoveryTypes = []string{Status3xx, Status4xx, Status5xx, Timeout, RedirectChain, RedirectLoop, MetaRefresh,
+	BrokenFileLink, BrokenImage, LargeImage, BrokenExternalLink, LinkToRedirect, InternalNofollow, InsecureLink,
+	TooManyLinks, DeadEndPage, DeepPage, SitemapOnlyPage, LinksOnlyPage, BlockedButReferenced, URLDuplicate, CrawlTrap}
+
+// crawledSite builds a Site from a crawl result whose content pages are the 2xx HTML ones.
+func crawledSite(res *crawler.Result) *Site {
 	var pages []crawler.Page
 	for _, p := range res.Pages {
 		if p.Status/100 == 2 && p.Error == "" && !p.OffSite && p.ContentType == "text/html" {
@@ -64,9 +70,18 @@ func TestDiscoveryChecks(t *testing.T) {
 			html(b+"/old/index.html", func(p *crawler.Page) { p.FinalURL = b + "/old/" }), html(b+"/old/", nil), // redirected: one page
 		}}, []string{b + "/index.html"}, ""},
 	}
+	covered := map[string]bool{}
+	for _, tt := range tests {
+		covered[tt.typ] = covered[tt.typ] || len(tt.want) > 0
+	}
+	for _, typ := range discoveryTypes {
+		if !covered[typ] {
+			t.Errorf("%s: no case flags a URL", typ)
+		}
+	}
 	for _, tt := range tests {
 		t.Run(tt.typ, func(t *testing.T) {
-			is := issue(t, Run(crawl(&tt.res)), tt.typ)
+			is := issue(t, Run(crawledSite(&tt.res)), tt.typ)
 			var got []string
 			for _, it := range is.Items {
 				got = append(got, it.URL)

@@ -1,9 +1,7 @@
 package audit
 
 import (
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/contentapi/contentapi/internal/crawler"
 )
@@ -55,11 +53,11 @@ func init() {
 func fetchedURLs(match func(p crawler.Page) bool) func(s *Site) []Item {
 	return func(s *Site) []Item {
 		var items []Item
-		for _, p := range s.Fetches() {
-			if p.OffSite || !match(p) {
+		for _, p := range s.Listed() {
+			if p.OffSite || !match(*p) {
 				continue
 			}
-			it := Item{URL: p.URL, Value: statusValue(p)}
+			it := Item{URL: p.URL, Value: statusValue(*p)}
 			if len(p.RedirectChain) > 0 {
 				it.Target = p.FinalURL
 				it.Value = strconv.Itoa(len(p.RedirectChain)) + " redirect(s), then " + it.Value
@@ -68,12 +66,4 @@ func fetchedURLs(match func(p crawler.Page) bool) func(s *Site) []Item {
 		}
 		return items
 	}
-}
-
-// Fetches returns every URL the crawl fetched, from sitemaps or links, sorted by URL as
-// asked for.
-func (s *Site) Fetches() []crawler.Page {
-	all := slices.Clone(s.Result.Pages)
-	slices.SortStableFunc(all, func(a, b crawler.Page) int { return strings.Compare(a.URL, b.URL) })
-	return all
 }

@@ -260,6 +260,9 @@ type Page struct {
 	MetaRefresh string `json:"meta_refresh,omitempty"`
 	// Outlinks sums up the page's links (HTML pages of the site only).
 	Outlinks *Outlinks `json:"outlinks,omitempty"`
+	// Facts are what the audit's checks read of an HTML page (facts.go): working data,
+	// bounded per page, left out of the result's JSON.
+	Facts PageFacts `json:"-"`
 }
 
 // BrokenLink is a URL of the site, linked from crawled pages, that answered 4xx or 5xx

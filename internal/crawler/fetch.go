@@ -133,7 +133,7 @@ func (c *Crawler) newCollector(ctx context.Context, t http.RoundTripper, front *
 	coll.AllowURLRevisit = true        // the frontier dedupes; colly would also fail redirects to listed URLs
 	coll.ParseHTTPErrorResponse = true // statuses are data here, recorded by onHeaders
 	coll.MaxDepth, coll.MaxRequests, coll.CacheDir, coll.CheckHead = 0, 0, "", false
-	coll.DetectCharset, coll.TraceHTTP = false, false
+	coll.DetectCharset, coll.TraceHTTP = false, true // the trace times the first byte (PageFacts.TTFB)
 	coll.AllowedDomains, coll.DisallowedDomains = nil, nil
 	coll.URLFilters, coll.DisallowedURLFilters = nil, nil
 	coll.WithTransport(&pageTransport{next: t, limit: int64(coll.MaxBodySize)})
@@ -398,6 +398,7 @@ func (f *pageFetcher) onResponse(r *colly.Response) {
 	if follow || f.plan.graph != nil {
 		v.page.Outlinks = outlinkStats(links, f.front.site, r.Request.URL.Scheme == "https", len(info.links), info.linksSeen)
 	}
+	v.page.Facts.readResponse(*r.Headers, r.Trace, r.Request.URL)
 	if f.plan.graph != nil && !v.nofollow && !info.nofollow {
 		v.links = f.plan.graph.addPage(pageName(v.page), f.front.site, links, f.plan.external)
 	}
@@ -449,6 +450,8 @@ func (p *Page) fill(info pageInfo, base *url.URL) {
 	}
 	p.Noindex = p.Noindex || info.noindex
 	p.WordCount = info.words
+	p.Facts = info.facts
+	p.Facts.resolve(base)
 	p.MetaRefresh = info.refresh
 }
 
