@@ -91,6 +91,13 @@ func benchLinkedArticle(i int) string {
 // BenchmarkAuditSite500 crawls the 500-URL site as an audit does (every check on) and, in
 // the same run, mirrors it with `wget --recursive`, reporting both times per run, the pages
 // per second and the process's peak RSS (VmHWM, which includes the test's own server).
+//
+// Measured on the 2-core test machine under load from other jobs, three alternating runs of
+// 20 each: before link discovery (sitemap pages, link checks of pages only: 450 requests)
+// 0.077-0.132 s per crawl, 0.10 s CPU; after (sitemap and link-only pages, files checked:
+// 501 requests, with the page facts of the audit's checks) 0.107-0.115 s, 0.12 s CPU, about
+// 1.1x the time (1.2x the CPU); wget --recursive of the same site 0.35-0.78 s; peak RSS
+// 33-36 MB.
 func BenchmarkAuditSite500(b *testing.B) {
 	s := benchSite(b)
 	c := testCrawler(Config{Timeout: time.Minute})
