@@ -23,7 +23,7 @@ const (
 	// maxExternal bounds the links to other sites checked with Request.CheckExternal.
 	maxExternal = 100
 	// maxLinkExamples bounds the URLs named per page in Outlinks.
-	maxLinkExamples = 5
+	maxLinkExamples = 3
 )
 
 // fileUse records how pages load a URL: as a file (image, script, stylesheet), an image.
