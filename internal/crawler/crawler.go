@@ -158,7 +158,7 @@ const (
 type Outlinks struct {
 	Total    int `json:"total"`    // links on the page, read or not
 	Read     int `json:"read"`     // at most maxLinks
-	Internal int `json:"internal"` // read links into the site (pages and files)
+	Internal int `json:"internal"` // read links to pages of the site (a, area, iframe, rel=next/prev, meta refresh)
 	External int `json:"external"`
 	// Nofollow counts rel=nofollow links into the site; NofollowURLs names a few.
 	Nofollow     int      `json:"nofollow"`

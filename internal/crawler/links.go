@@ -121,12 +121,13 @@ func resolveLinks(base *url.URL, links []link) []resolvedLink {
 	return out
 }
 
-// outlinkStats sums up a page's links: internal and external, internal nofollow links and
-// http:// links from an https page.
+// outlinkStats sums up a page's links to pages (anchors, frames, rel=next/prev, meta
+// refresh): internal and external, internal nofollow links and http:// links from an https
+// page. Files a page loads (images, scripts) are no way out of it.
 func outlinkStats(links []resolvedLink, site string, https bool, read, total int) *Outlinks {
 	o := &Outlinks{Total: total, Read: read}
 	for _, l := range links {
-		if !l.kind.navigational() {
+		if !l.kind.followed() || !l.kind.navigational() {
 			continue
 		}
 		internal := siteKey(l.u) == site

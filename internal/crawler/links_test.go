@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -188,4 +189,35 @@ func anchors(base *url.URL, hrefs ...string) []resolvedLink {
 		links[i] = link{href: h, kind: linkAnchor}
 	}
 	return resolveLinks(base, links)
+}
+
+// TestOutlinkStats: only links to pages count (files a page loads and canonicals do not);
+// nofollow and http:// links are counted among them, with the first named.
+func TestOutlinkStats(t *testing.T) {
+	base, _ := url.Parse("https://example.com/dir/")
+	links := resolveLinks(base, []link{
+		{href: "/img.png", kind: linkImage}, {href: "/app.js", kind: linkScript}, {href: "/", kind: linkCanonical},
+		{href: "https://other.example/", kind: linkAnchor}, {href: "http://example.com/old", kind: linkAnchor},
+		{href: "a", kind: linkAnchor, nofollow: true}, {href: "/frame", kind: linkFrame}, {href: "mailto:x@example.com", kind: linkAnchor},
+	})
+	o := outlinkStats(links, "example.com", true, 8, 9)
+	want := Outlinks{Total: 9, Read: 8, Internal: 3, External: 1, Nofollow: 1, NofollowURLs: []string{"https://example.com/dir/a"},
+		Insecure: 1, InsecureURLs: []string{"http://example.com/old"}}
+	if !reflect.DeepEqual(*o, want) {
+		t.Errorf("outlinks = %+v\nwant %+v", *o, want)
+	}
+	if o := outlinkStats(resolveLinks(base, []link{{href: "/img.png", kind: linkImage}}), "example.com", true, 1, 1); o.Internal != 0 {
+		t.Errorf("a page loading only an image has %d internal links, want 0: a dead end", o.Internal)
+	}
+}
+
+func TestRefreshTarget(t *testing.T) {
+	for content, want := range map[string]string{
+		"5; url=/next": "/next", "0;URL='/a b'": "/a b", `3; url="https://x.example/"`: "https://x.example/",
+		"10": "", "0; /no-url-key": "", "0; url": "",
+	} {
+		if got := refreshTarget(content); got != want {
+			t.Errorf("refreshTarget(%q) = %q, want %q", content, got, want)
+		}
+	}
 }
