@@ -142,7 +142,7 @@ func TestCrawlHostileSites(t *testing.T) {
 			s.page("/{$}", htmlPage("Home", `<a href="/huge">huge</a>`))
 			s.serve("/huge", "text/html", []byte(htmlPage("Huge", strings.Repeat("<p>"+words(100)+"</p>", 17000))))
 		}, func(t *testing.T, s *testSite, res *Result) {
-			if p := pagesByPath(res)["/huge"]; !strings.Contains(p.Error, "larger than") || !slices.Contains(res.Limits, LimitBytes) {
+			if p := pagesByPath(res)["/huge"]; !strings.Contains(p.Error, "larger than") || !slices.Contains(res.Limits, LimitBytes) || !hasWarning(res, "over the body limit") {
 				t.Errorf("/huge = %+v, limits %q", p, res.Limits)
 			}
 		}},

@@ -476,7 +476,8 @@ func reportPageLimits(v *visit, res *Result) {
 		res.warn("%s has %d links; only the first %d were read", v.page.URL, o.Total, o.Read)
 		res.limit(LimitLinksPerPage)
 	}
-	if strings.HasPrefix(v.page.Error, "body larger than") {
+	if strings.HasPrefix(v.page.Error, "body larger than") && !slices.Contains(res.Limits, LimitBytes) {
+		res.warn("pages over the body limit were not read (%s: %s)", v.page.URL, v.page.Error)
 		res.limit(LimitBytes)
 	}
 }
