@@ -208,10 +208,12 @@ type GapsResult struct {
 
 // AuditRequest is the body of ContentAudit.
 type AuditRequest struct {
-	Domain      string `json:"domain"`
-	SitemapURL  string `json:"sitemap_url,omitempty"`
-	MaxPages    int    `json:"max_pages,omitempty"` // 1 to 500; 100 when 0
-	CallbackURL string `json:"callback_url,omitempty"`
+	Domain     string `json:"domain"`
+	SitemapURL string `json:"sitemap_url,omitempty"`
+	MaxPages   int    `json:"max_pages,omitempty"` // 1 to 500; 100 when 0
+	// CheckExternal asks for links to other sites to be checked too (at most 100 URLs).
+	CheckExternal bool   `json:"check_external,omitempty"`
+	CallbackURL   string `json:"callback_url,omitempty"`
 }
 
 // AuditPage is a page of the audited site.
@@ -223,6 +225,10 @@ type AuditPage struct {
 	Status          int    `json:"status"`
 	Noindex         bool   `json:"noindex"`
 	Canonical       string `json:"canonical"`
+	// Depth is the click depth from the home page; nil when no chain of links reaches it.
+	Depth *int `json:"depth"`
+	// Source is how the crawl came to the page: "sitemap", "links" or "both".
+	Source string `json:"source"`
 }
 
 // ThinPage is a page with too little main content.
@@ -247,6 +253,10 @@ type AuditSummary struct {
 	AvgWords              *float64 `json:"avg_words"`
 	// Issues counts the URLs of every audit issue type (0 when none).
 	Issues map[string]int `json:"issues"`
+	// PagesFromSitemap counts the pages a sitemap lists, PagesFromLinks those found by
+	// following links alone.
+	PagesFromSitemap int `json:"pages_from_sitemap"`
+	PagesFromLinks   int `json:"pages_from_links"`
 	// HealthScore is 0-100 (docs/audit-checks.md gives the formula); nil when no page was
 	// counted.
 	HealthScore *int `json:"health_score"`

@@ -67,6 +67,9 @@ func sitemapURLs(match func(p crawler.Page) (Item, bool)) func(s *Site) []Item {
 		}
 		var items []Item
 		for _, p := range s.Listed() {
+			if p.Source == crawler.SourceLinks {
+				continue // found by following links: no sitemap entry to judge
+			}
 			if it, ok := match(*p); ok {
 				it.URL = p.URL
 				items = append(items, it)

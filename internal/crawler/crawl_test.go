@@ -91,6 +91,7 @@ func TestCrawlSitemapSite(t *testing.T) {
 		"/", "/thin", "/long", "/missing-page",
 		"/redirect-in", "/redirect-out", "/noindex", "/canonical", "/sitemaps/relative-page",
 		"/report.pdf", "/big", "/big-declared", "/chain/0", "/xrobots",
+		"/long?ref=a", // found through /canonical's canonical link
 	}
 	if got := pagePaths(res); !slices.Equal(got, wantPaths) {
 		t.Errorf("pages = %q\nwant %q", got, wantPaths)
@@ -132,7 +133,9 @@ func checkSitemapPages(t *testing.T, pages map[string]Page, s, other *testSite) 
 	for _, p := range []string{"/big", "/big-declared"} {
 		check(p, strings.Contains(pages[p].Error, "larger than") && pages[p].WordCount == 0, "%+v", pages[p])
 	}
-	check("/chain/0", strings.Contains(pages["/chain/0"].Error, "too many redirects"), "%+v", pages["/chain/0"])
+	chain := pages["/chain/0"]
+	check("/chain/0", strings.Contains(chain.Error, "too many redirects") && chain.ErrorKind == ErrorTooManyRedirect && len(chain.RedirectChain) == 6, "%+v", chain)
+	check("/redirect-in", slices.Equal(in.RedirectChain, []Hop{{URL: s.URL + "/redirect-in", Status: http.StatusMovedPermanently}}), "chain %+v", in.RedirectChain)
 }
 
 func TestCrawlRefusesRedirectToPrivateAddress(t *testing.T) {
@@ -272,7 +275,8 @@ func TestCrawlExplicitSitemapURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := pagePaths(res); !slices.Equal(got, []string{"/maps/page"}) || res.Pages[0].WordCount != 2 {
+	// The home page follows the sitemap's pages: it answers 404 here.
+	if got := pagePaths(res); !slices.Equal(got, []string{"/maps/page", "/"}) || res.Pages[0].WordCount != 2 {
 		t.Errorf("pages = %+v", res.Pages)
 	}
 	if len(s.hitTimes("/ignored.xml")) != 0 {
@@ -313,8 +317,8 @@ func TestCrawlSitemapDepthAndFileLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := pagePaths(res); !slices.Equal(got, []string{"/other1"}) {
-		t.Errorf("pages = %q, want [/other1]", got)
+	if got := pagePaths(res); !slices.Equal(got, []string{"/other1", "/"}) {
+		t.Errorf("pages = %q, want [/other1 /]", got)
 	}
 	if len(s.hitTimes("/deep.xml")) != 0 || !hasWarning(res, "nesting deeper than 2") || !hasWarning(res, "sitemap limit of 4") {
 		t.Errorf("deep.xml hits = %d, warnings = %q", len(s.hitTimes("/deep.xml")), res.Warnings)

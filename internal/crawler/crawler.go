@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -126,8 +127,101 @@ type Request struct {
 	MaxPages   int    // pages fetched at most; <= 0 means DefaultMaxPages
 	// CheckLinks asks for linked URLs no page was fetched for to be checked (status only),
 	// within MaxPages; without it broken links are judged among the fetched pages alone.
+	// Links to files (images, PDFs, scripts, ...) are checked too and listed as Resources.
 	CheckLinks bool
+	// CheckExternal asks for links to other sites to be checked (status only): at most
+	// maxExternal URLs, under the same address rules as the crawl.
+	CheckExternal bool
 }
+
+// Page sources: how the crawl came to a page.
+const (
+	SourceSitemap = "sitemap" // listed in a sitemap, linked from no crawled page
+	SourceLinks   = "links"   // found by following links (or the home page), not in a sitemap
+	SourceBoth    = "both"    // listed in a sitemap and linked
+)
+
+// Hop is one redirect answer on the way to a page.
+type Hop struct {
+	URL    string `json:"url"`
+	Status int    `json:"status"`
+}
+
+// Error kinds, telling apart failures the audit reports differently.
+const (
+	ErrorTimeout         = "timeout"
+	ErrorRedirectLoop    = "redirect_loop"
+	ErrorTooManyRedirect = "too_many_redirects"
+)
+
+// Outlinks sums up one page's links as read from its HTML; the examples are bounded.
+type Outlinks struct {
+	Total    int `json:"total"`    // links on the page, read or not
+	Read     int `json:"read"`     // at most maxLinks
+	Internal int `json:"internal"` // read links to pages of the site (a, area, iframe, rel=next/prev, meta refresh)
+	External int `json:"external"`
+	// Nofollow counts rel=nofollow links into the site; NofollowURLs names a few.
+	Nofollow     int      `json:"nofollow"`
+	NofollowURLs []string `json:"nofollow_urls,omitempty"`
+	// Insecure counts http:// links from an https page; InsecureURLs names a few.
+	Insecure     int      `json:"insecure"`
+	InsecureURLs []string `json:"insecure_urls,omitempty"`
+}
+
+// Trap kinds: families of URLs the crawl bounded.
+const (
+	TrapQueryVariants  = "query_variants"  // more than maxQueryVariants query strings on one path
+	TrapPathRepetition = "path_repetition" // a path segment repeated more than maxSegmentRepeats times
+)
+
+// Trap is a family of URLs found by links that the crawl stopped following.
+type Trap struct {
+	Kind    string `json:"kind"`
+	Path    string `json:"path"`    // the path (or its first segments) the family shares
+	Example string `json:"example"` // the first URL dropped
+	Dropped int    `json:"dropped"` // URLs of the family not crawled
+}
+
+// Blocked is a URL of the site robots.txt disallows, which was therefore not fetched.
+type Blocked struct {
+	URL             string   `json:"url"`
+	InSitemap       bool     `json:"in_sitemap"`
+	LinkedFrom      []string `json:"linked_from"`
+	LinkedFromTotal int      `json:"linked_from_total"`
+}
+
+// Resource is a linked file (image, PDF, script, stylesheet, ...) or, with
+// Request.CheckExternal, a link to another site, checked by its status alone.
+type Resource struct {
+	URL           string `json:"url"`
+	Status        int    `json:"status,omitempty"` // final status; absent when no answer came
+	Error         string `json:"error,omitempty"`
+	ContentType   string `json:"content_type,omitempty"`
+	ContentLength int64  `json:"content_length"`     // -1 when the answer did not say
+	Image         bool   `json:"image,omitempty"`    // linked by <img> or served as image/*
+	External      bool   `json:"external,omitempty"` // on another site
+	// LinkedFrom names the first pages linking to it; LinkedFromTotal counts them all.
+	LinkedFrom      []string `json:"linked_from"`
+	LinkedFromTotal int      `json:"linked_from_total"`
+}
+
+// RedirectLink is a URL of the site, linked from crawled pages, that answers with a redirect.
+type RedirectLink struct {
+	URL             string   `json:"url"`
+	Target          string   `json:"target"` // where the redirects ended
+	LinkedFrom      []string `json:"linked_from"`
+	LinkedFromTotal int      `json:"linked_from_total"`
+}
+
+// Limits a crawl can hit, listed in Result.Limits.
+const (
+	LimitPages        = "pages"          // max pages reached with URLs left
+	LimitLinksPerPage = "links_per_page" // a page had more than maxLinks links
+	LimitBytes        = "bytes"          // a page was larger than Config.MaxBodyBytes
+	LimitTraps        = "traps"          // crawl traps bounded
+	LimitLinkGraph    = "link_graph"     // more distinct linked URLs than the graph holds
+	LimitExternal     = "external"       // more external links than are checked
+)
 
 // Page is what the audit needs to know about one URL.
 type Page struct {
@@ -153,6 +247,19 @@ type Page struct {
 	// its URL or final URL (see Result.BrokenLinks for how links are read).
 	Inlinks int    `json:"inlinks"`
 	Error   string `json:"error,omitempty"` // fetch error: refused address, too large, ...
+	// ErrorKind classifies some errors: ErrorTimeout, ErrorRedirectLoop, ErrorTooManyRedirect.
+	ErrorKind string `json:"error_kind,omitempty"`
+	// Depth is the click depth from the home page (0) over the crawled pages' links; -1
+	// when no chain of links from the home page reaches it.
+	Depth int `json:"depth"`
+	// Source says how the crawl came to the page: SourceSitemap, SourceLinks or SourceBoth.
+	Source string `json:"source"`
+	// RedirectChain lists the redirect answers on the way to FinalURL, in order.
+	RedirectChain []Hop `json:"redirect_chain,omitempty"`
+	// MetaRefresh is the content of a <meta http-equiv="refresh"> tag, if any.
+	MetaRefresh string `json:"meta_refresh,omitempty"`
+	// Outlinks sums up the page's links (HTML pages of the site only).
+	Outlinks *Outlinks `json:"outlinks,omitempty"`
 	// Facts are what the audit's checks read of an HTML page (facts.go): working data,
 	// bounded per page, left out of the result's JSON.
 	Facts PageFacts `json:"-"`
@@ -189,6 +296,23 @@ type Result struct {
 	BrokenLinks  []BrokenLink `json:"broken_links"`
 	LinksChecked int          `json:"links_checked"`
 	Warnings     []string     `json:"warnings"`
+	// Resources are the linked files checked (and external links, when asked), by URL.
+	Resources []Resource `json:"resources"`
+	// RedirectLinks are the site's linked URLs that redirect, by URL.
+	RedirectLinks []RedirectLink `json:"redirect_links"`
+	// Blocked lists URLs robots.txt disallows (at most maxBlocked); BlockedTotal counts all.
+	Blocked      []Blocked `json:"blocked"`
+	BlockedTotal int       `json:"blocked_total"`
+	Traps        []Trap    `json:"traps"`
+	// Limits names the bounds the crawl hit (LimitPages, ...), each once.
+	Limits []string `json:"limits"`
+}
+
+// limit records that the crawl hit bound name.
+func (r *Result) limit(name string) {
+	if !slices.Contains(r.Limits, name) {
+		r.Limits = append(r.Limits, name)
+	}
 }
 
 func (r *Result) warn(format string, args ...any) {
@@ -212,14 +336,15 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	defer transport.CloseIdleConnections()
 	client := c.newClient(transport)
 
-	res := &Result{Pages: []Page{}, Sitemaps: []string{}, SitemapErrors: []SitemapError{}, BrokenLinks: []BrokenLink{}, Warnings: []string{}}
+	res := &Result{Pages: []Page{}, Sitemaps: []string{}, SitemapErrors: []SitemapError{}, BrokenLinks: []BrokenLink{}, Warnings: []string{},
+		Resources: []Resource{}, RedirectLinks: []RedirectLink{}, Blocked: []Blocked{}, Traps: []Trap{}, Limits: []string{}}
 	base, robots, err := c.openSite(crawlCtx, client, req.Domain, res)
 	if err != nil {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
 	}
 	front := c.planPages(crawlCtx, client, req.SitemapURL, base, robots, maxPages, res)
 	delay, parallel := c.pacing(robots, res)
-	plan := fetchPlan{discover: !res.FromSitemap, graph: newLinkGraph(maxLinkTargets), delay: delay, parallel: parallel}
+	plan := fetchPlan{discover: true, graph: newLinkGraph(maxLinkTargets), delay: delay, parallel: parallel, external: req.CheckExternal}
 	visits, err := c.fetchPages(crawlCtx, transport, front, plan, res)
 	if err != nil {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
@@ -236,6 +361,9 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	if err := c.checkLinks(crawlCtx, transport, front, plan, budget, visits, res); err != nil {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
 	}
+	if req.CheckExternal {
+		c.checkExternal(crawlCtx, transport, plan.graph, res)
+	}
 	if err := ctx.Err(); errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
 	}
@@ -246,23 +374,21 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	return res, nil
 }
 
-// planPages queues the sitemaps' URLs or, when they yield none, the home page to follow
-// links from.
+// planPages queues the sitemaps' URLs, then the home page (links are followed from every
+// page fetched, so depth is measured from it); the crawl then goes on, breadth first, with
+// the pages those link to, within the page budget.
 func (c *Crawler) planPages(ctx context.Context, client *http.Client, sitemapURL string, base *url.URL, robots *robotsPolicy, maxPages int, res *Result) *frontier {
-	fromSitemaps := newFrontier(siteKey(base), robots, maxPages)
-	fromSitemaps.warnOffSite = true
-	c.readSitemaps(ctx, client, sitemapURL, base, robots, fromSitemaps, res)
-	if fromSitemaps.size() > 0 {
-		res.FromSitemap = true
-		return fromSitemaps
-	}
-	if len(res.Sitemaps) > 0 {
-		fromSitemaps.report(res)
+	front := newFrontier(siteKey(base), robots, maxPages)
+	front.warnOffSite = true
+	front.sitemap = true
+	c.readSitemaps(ctx, client, sitemapURL, base, robots, front, res)
+	front.sitemap = false
+	front.add(base)
+	res.FromSitemap = len(front.inSitemap) > 0
+	if len(res.Sitemaps) > 0 && !res.FromSitemap {
 		res.warn("the sitemaps list no page of this site to crawl; following links from the home page")
 	}
-	fromLinks := newFrontier(siteKey(base), robots, maxPages)
-	fromLinks.add(base)
-	return fromLinks
+	return front
 }
 
 // checkDomain refuses anything but a host name (plus a port when private targets are

@@ -17,7 +17,7 @@ const (
 	maxTextLen = 1000 // bytes kept of a title, description or heading
 	maxH2s     = 100
 	maxH2Bytes = 8 << 10 // bytes of all of a page's h2s together
-	maxLinks   = 5000    // links read per page
+	maxLinks   = 5000    // links read per page; Page.Outlinks.Total counts them all
 )
 
 // pageInfo is what one HTML document yields.
@@ -28,7 +28,9 @@ type pageInfo struct {
 	canonical, base        string // raw hrefs, resolved by the caller
 	noindex, nofollow      bool
 	words                  int
-	links                  []string // raw hrefs, only when asked for
+	links                  []link // only when asked for, at most maxLinks
+	linksSeen              int    // links on the page, read or not
+	refresh                string // <meta http-equiv=refresh> content
 	facts                  PageFacts
 }
 
@@ -331,20 +333,40 @@ func (e *extractor) attrs(z *html.Tokenizer, a atom.Atom) {
 	switch a {
 	case atom.Meta:
 		e.meta(at.name, at.content)
+		if strings.EqualFold(at.equiv, "refresh") && e.info.refresh == "" {
+			e.info.refresh = cleanText(at.content, maxURLBytes)
+			e.addLink(refreshTarget(at.content), linkRefresh, false)
+		}
 	case atom.Link:
 		if e.info.canonical == "" && hasToken(at.rel, "canonical") {
 			e.info.canonical = strings.TrimSpace(at.href)
 		}
+		e.addLink(at.href, linkRelKind(at.rel, at.hreflang), false)
 	case atom.Base:
 		if e.info.base == "" {
 			e.info.base = strings.TrimSpace(at.href)
 		}
+	case atom.Iframe:
+		e.addLink(at.src, linkFrame, false)
+	case atom.Img:
+		e.addLink(at.src, linkImage, false)
+	case atom.Script:
+		e.addLink(at.src, linkScript, false)
 	case atom.A, atom.Area:
-		if e.wantLinks && at.href != "" && len(e.info.links) < maxLinks {
-			e.info.links = append(e.info.links, at.href)
-		}
+		e.addLink(at.href, linkAnchor, hasToken(at.rel, "nofollow"))
 	}
 	e.factElement(a, &at)
+}
+
+// addLink keeps a link when links are wanted, up to maxLinks; every one is counted.
+func (e *extractor) addLink(href string, kind linkKind, nofollow bool) {
+	if !e.wantLinks || kind == linkNone || strings.TrimSpace(href) == "" {
+		return
+	}
+	e.info.linksSeen++
+	if len(e.info.links) < maxLinks {
+		e.info.links = append(e.info.links, link{href: href, kind: kind, nofollow: nofollow})
+	}
 }
 
 func (e *extractor) meta(name, content string) {

@@ -90,8 +90,10 @@ func TestExtractPage(t *testing.T) {
 	if info.noindex || !info.nofollow {
 		t.Errorf("noindex = %v, nofollow = %v", info.noindex, info.nofollow)
 	}
-	if want := []string{"page-a", "https://other.example/"}; !slices.Equal(info.links, want) {
-		t.Errorf("links = %q, want %q", info.links, want)
+	want := []link{{href: "/style.css", kind: linkStyle}, {href: "/canon#x", kind: linkCanonical},
+		{href: "page-a", kind: linkAnchor}, {href: "https://other.example/", kind: linkAnchor}}
+	if !slices.Equal(info.links, want) {
+		t.Errorf("links = %v, want %v", info.links, want)
 	}
 }
 

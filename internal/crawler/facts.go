@@ -199,6 +199,7 @@ func example(s string) string { return cleanText(strings.TrimSpace(s), maxExampl
 // tagAttrs are the attributes the extractor reads, from the elements it reads them of.
 type tagAttrs struct {
 	name, content, rel, href, src, alt, lang, hreflang, typ, action string
+	equiv                                                           string // http-equiv, for meta refresh
 	hasAlt, hasWidth, hasHeight, hasLang, async, deferred           bool
 }
 
@@ -226,6 +227,8 @@ func (at *tagAttrs) set(k, v []byte) {
 		at.hreflang = truncate(strings.TrimSpace(string(v)), 64)
 	case "type":
 		at.typ = strings.ToLower(strings.TrimSpace(string(v)))
+	case "http-equiv":
+		at.equiv = strings.ToLower(strings.TrimSpace(string(v)))
 	case "action":
 		at.action = string(v)
 	case "async":

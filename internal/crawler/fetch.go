@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -21,7 +22,10 @@ const visitKey = "crawler.visit"
 
 const acceptHTML = "text/html, application/xhtml+xml;q=0.9, */*;q=0.5"
 
-var errDisallowed = errors.New("disallowed by robots.txt")
+var (
+	errDisallowed   = errors.New("disallowed by robots.txt")
+	errRedirectLoop = errors.New("redirect loop")
+)
 
 // visit is one page fetch in progress. Only the colly goroutine running the request
 // touches it until finish hands the page over.
@@ -36,6 +40,9 @@ type visit struct {
 	reqURL  *url.URL
 	links   []int32 // the page's links into the site, as linkGraph ids, each once
 	blocked bool    // failed on a redirect robots.txt disallows: no answer to judge
+	length  int64   // Content-Length, -1 when not given
+	// headFailed asks for a GET after a HEAD the server refused; retried marks the GET.
+	headFailed, retried bool
 }
 
 // fetchPlan is how pages are fetched: following links or not, recording them in a link
@@ -46,6 +53,7 @@ type fetchPlan struct {
 	checkOnly bool       // read the status and headers, never a body
 	delay     time.Duration
 	parallel  int
+	external  bool // record links to other sites in the graph, to be checked
 }
 
 // pageFetcher feeds frontier URLs to an async colly collector, keeping at most
@@ -61,7 +69,9 @@ type pageFetcher struct {
 	// maxResult bounds the JSON size of the pages kept; size is the size so far.
 	maxResult, size int64
 
+	c        *Crawler
 	mu       sync.Mutex
+	hops     map[string][]Hop // first URL asked for → redirect answers, in order
 	inflight int
 	pages    []*visit
 	dropped  int           // fetches cut short by the end of the time budget
@@ -80,6 +90,7 @@ func (c *Crawler) fetchPages(ctx context.Context, t http.RoundTripper, front *fr
 		if c.cfg.OnPage != nil {
 			c.cfg.OnPage(v.page)
 		}
+		reportPageLimits(v, res)
 	}
 	if err := ctx.Err(); err != nil {
 		res.warn("crawl stopped early (%v): %d page(s) fetched, %d fetch(es) cut short", err, len(res.Pages), dropped)
@@ -97,7 +108,8 @@ func (c *Crawler) fetchAll(ctx context.Context, t http.RoundTripper, front *fron
 		return nil, 0, err
 	}
 	f := &pageFetcher{ctx: ctx, stop: stop, coll: coll, front: front, plan: plan, maxBody: c.cfg.MaxBodyBytes,
-		maxResult: c.cfg.MaxResultBytes, wake: make(chan struct{}, 1)}
+		maxResult: c.cfg.MaxResultBytes, wake: make(chan struct{}, 1), hops: make(map[string][]Hop), c: c}
+	coll.SetRedirectHandler(f.redirect)
 	f.register()
 	f.run()
 	if cause := context.Cause(ctx); errors.Is(cause, ErrSiteTooLarge) {
@@ -126,7 +138,6 @@ func (c *Crawler) newCollector(ctx context.Context, t http.RoundTripper, front *
 	coll.URLFilters, coll.DisallowedURLFilters = nil, nil
 	coll.WithTransport(&pageTransport{next: t, limit: int64(coll.MaxBodySize)})
 	coll.SetRequestTimeout(c.cfg.RequestTimeout)
-	coll.SetRedirectHandler(c.pageRedirect(front))
 	rule := &colly.LimitRule{DomainGlob: "*", Parallelism: plan.parallel, Delay: plan.delay}
 	if err := coll.Limit(rule); err != nil {
 		return nil, fmt.Errorf("colly limit rule: %w", err)
@@ -134,18 +145,30 @@ func (c *Crawler) newCollector(ctx context.Context, t http.RoundTripper, front *
 	return coll, nil
 }
 
-// pageRedirect adds to checkRedirect that a redirect within the site must not lead where
+// redirect records the redirect answer as a hop of the chain started by via[0], refuses a
+// loop, and adds to checkRedirect that a redirect within the site must not lead where
 // robots.txt disallows.
-func (c *Crawler) pageRedirect(front *frontier) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		if err := c.checkRedirect(req, via); err != nil {
-			return err
+func (f *pageFetcher) redirect(req *http.Request, via []*http.Request) error {
+	if req.Response != nil && len(via) > 0 {
+		key := via[0].URL.String()
+		f.mu.Lock()
+		if chain := f.hops[key]; len(chain) <= f.c.cfg.MaxRedirects {
+			f.hops[key] = append(chain, Hop{URL: via[len(via)-1].URL.String(), Status: req.Response.StatusCode})
 		}
-		if siteKey(req.URL) == front.site && !front.robots.allows(req.URL) {
-			return fmt.Errorf("redirect to %s: %w", req.URL, errDisallowed)
-		}
-		return nil
+		f.mu.Unlock()
 	}
+	for _, r := range via {
+		if r.URL.String() == req.URL.String() {
+			return fmt.Errorf("%w: back to %s", errRedirectLoop, req.URL)
+		}
+	}
+	if err := f.c.checkRedirect(req, via); err != nil {
+		return err
+	}
+	if siteKey(req.URL) == f.front.site && !f.front.robots.allows(req.URL) {
+		return fmt.Errorf("redirect to %s: %w", req.URL, errDisallowed)
+	}
+	return nil
 }
 
 func (f *pageFetcher) register() {
@@ -202,24 +225,55 @@ func (f *pageFetcher) idle() bool {
 }
 
 func (f *pageFetcher) start(q queued) {
-	v := &visit{idx: q.idx, page: Page{URL: q.url, H2s: []string{}}}
-	cctx := colly.NewContext()
-	cctx.Put(visitKey, v)
-	hdr := http.Header{"Accept": {acceptHTML}}
-	if err := f.coll.Request(http.MethodGet, q.url, nil, cctx, hdr); err != nil {
+	v := &visit{idx: q.idx, page: Page{URL: q.url, H2s: []string{}}, length: -1}
+	if err := f.request(v); err != nil {
 		v.page.Error = err.Error()
 		f.finish(v)
 	}
+}
+
+// request asks for v's URL: HEAD when only the status is wanted, unless a HEAD was refused.
+func (f *pageFetcher) request(v *visit) error {
+	method := http.MethodGet
+	if f.plan.checkOnly && !v.headFailed {
+		method = http.MethodHead
+	}
+	cctx := colly.NewContext()
+	cctx.Put(visitKey, v)
+	hdr := http.Header{"Accept": {acceptHTML}}
+	return f.coll.Request(method, v.page.URL, nil, cctx, hdr)
+}
+
+// retryGet asks again with GET (its body left unread) when a HEAD was refused: many
+// servers answer 405 or 501 to HEAD yet serve the URL. It reports whether it did.
+func (f *pageFetcher) retryGet(v *visit) bool {
+	if !v.headFailed || v.retried || f.ctx.Err() != nil {
+		return false
+	}
+	v.retried = true
+	v.page = Page{URL: v.page.URL, H2s: []string{}}
+	v.stopped, v.reqURL, v.length = false, nil, -1
+	f.mu.Lock()
+	delete(f.hops, v.page.URL)
+	f.mu.Unlock()
+	return f.request(v) == nil
 }
 
 // finish hands a page over, once, and frees its slot. Pages that failed after the time
 // budget ran out were cut short, not broken, so they are dropped rather than reported.
 // When the pages kept grow past the result limit, the crawl stops: the site is too large.
 func (f *pageFetcher) finish(v *visit) {
-	if v.done {
+	if v.done || f.retryGet(v) {
 		return
 	}
 	v.done = true
+	key := v.page.URL
+	if v.reqURL != nil {
+		key = v.reqURL.String()
+	}
+	f.mu.Lock()
+	v.page.RedirectChain = f.hops[key]
+	f.mu.Unlock()
 	v.page.clean()
 	size := jsonSize(v.page)
 	f.mu.Lock()
@@ -276,6 +330,12 @@ func (f *pageFetcher) onHeaders(r *colly.Response) {
 	v.page.FinalURL = r.Request.URL.String()
 	v.page.Redirected = v.reqURL != nil && r.Request.URL != v.reqURL
 	v.page.ContentType = mediaType(h.Get("Content-Type"))
+	if n, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
+		v.length = n
+	}
+	if r.Request.Method == http.MethodHead && (r.StatusCode == http.StatusMethodNotAllowed || r.StatusCode == http.StatusNotImplemented) {
+		v.headFailed = true
+	}
 	for _, val := range h.Values("X-Robots-Tag") {
 		noindex, nofollow := robotsDirectives(val)
 		v.page.Noindex = v.page.Noindex || noindex
@@ -334,23 +394,27 @@ func (f *pageFetcher) onResponse(r *colly.Response) {
 		base = b
 	}
 	v.page.fill(info, base)
+	links := resolveLinks(base, info.links)
+	if follow || f.plan.graph != nil {
+		v.page.Outlinks = outlinkStats(links, f.front.site, r.Request.URL.Scheme == "https", len(info.links), info.linksSeen)
+	}
 	v.page.Facts.readResponse(*r.Headers, r.Trace, r.Request.URL)
 	if f.plan.graph != nil && !v.nofollow && !info.nofollow {
-		v.links = f.plan.graph.addPage(base, f.front.site, info.links)
+		v.links = f.plan.graph.addPage(pageName(v.page), f.front.site, links, f.plan.external)
 	}
 	if follow && !info.nofollow {
-		f.follow(base, info.links)
+		f.follow(links)
 	}
 }
 
-// follow queues a page's links; the frontier drops other sites, repeats and disallowed ones.
-func (f *pageFetcher) follow(base *url.URL, links []string) {
-	for _, href := range links {
-		u := resolveHTTP(base, href)
-		if u == nil || isAsset(u) {
+// follow queues a page's links to pages; the frontier drops other sites, repeats,
+// disallowed URLs and traps. Files and nofollow links are not followed.
+func (f *pageFetcher) follow(links []resolvedLink) {
+	for _, l := range links {
+		if !l.kind.followed() || l.nofollow || isAsset(l.u) {
 			continue
 		}
-		if !f.front.add(u) {
+		if !f.front.add(l.u) {
 			return
 		}
 	}
@@ -363,6 +427,7 @@ func (f *pageFetcher) onError(r *colly.Response, err error) {
 	}
 	if !v.stopped && v.page.Error == "" {
 		v.page.Error = errorText(err)
+		v.page.ErrorKind = errorKind(err)
 		v.blocked = errors.Is(err, errDisallowed)
 	}
 	f.finish(v)
@@ -387,6 +452,34 @@ func (p *Page) fill(info pageInfo, base *url.URL) {
 	p.WordCount = info.words
 	p.Facts = info.facts
 	p.Facts.resolve(base)
+	p.MetaRefresh = info.refresh
+}
+
+// errorKind classifies a fetch error for the audit: timeouts and redirect failures are
+// reported apart from other errors.
+func errorKind(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, errRedirectLoop):
+		return ErrorRedirectLoop
+	case errors.Is(err, errTooManyRedirects):
+		return ErrorTooManyRedirect
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return ErrorTimeout
+	}
+	return ""
+}
+
+// reportPageLimits records the bounds one page hit: its size and its number of links.
+func reportPageLimits(v *visit, res *Result) {
+	if o := v.page.Outlinks; o != nil && o.Total > o.Read {
+		res.warn("%s has %d links; only the first %d were read", v.page.URL, o.Total, o.Read)
+		res.limit(LimitLinksPerPage)
+	}
+	if strings.HasPrefix(v.page.Error, "body larger than") && !slices.Contains(res.Limits, LimitBytes) {
+		res.warn("pages over the body limit were not read (%s: %s)", v.page.URL, v.page.Error)
+		res.limit(LimitBytes)
+	}
 }
 
 func mediaType(contentType string) string {

@@ -136,16 +136,15 @@ func FuzzExtractPage(f *testing.F) {
 		if p.Canonical != "" {
 			checkURL(t, "canonical", p.Canonical)
 		}
-		for _, href := range info.links {
-			if u := resolveHTTP(base, href); u != nil {
-				checkURL(t, "link", u.String())
-			}
+		links := resolveLinks(base, info.links)
+		for _, l := range links {
+			checkURL(t, "link", l.u.String())
 		}
 		if (info.h1 == "") != (info.h1s == 0) {
 			t.Fatalf("h1 %q, %d h1s", info.h1, info.h1s)
 		}
 		g := newLinkGraph(maxLinkTargets)
-		ids := g.addPage(base, siteKey(base), info.links)
+		ids := g.addPage(base.String(), siteKey(base), links, true)
 		if len(ids) > len(info.links) || len(g.urls) != len(ids) {
 			t.Fatalf("%d ids, %d URLs from %d links", len(ids), len(g.urls), len(info.links))
 		}

@@ -70,8 +70,8 @@ func TestCrawlDropsLongURLs(t *testing.T) {
 		}
 		checkResultBounded(t, res)
 		pages := pagesByPath(res)
-		if len(res.Pages) != 3 || pages["/"+fits].Title != "Fits" {
-			t.Errorf("pages = %q, want the fitting URL, /canonical and /to-long", pagePaths(res))
+		if len(res.Pages) != 4 || pages["/"+fits].Title != "Fits" || pages["/"].Status != http.StatusNotFound {
+			t.Errorf("pages = %q, want the fitting URL, /canonical, /to-long and the home page", pagePaths(res))
 		}
 		if c := pages["/canonical"]; c.Status != 200 || c.Canonical != "" {
 			t.Errorf("canonical page: %+v", c)

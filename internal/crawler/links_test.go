@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,7 +50,8 @@ func TestCrawlLinkGraph(t *testing.T) {
 	}
 	// /old ends at /a, so links to either count; sources are named by final URL, so /a and
 	// /old's copy of it are one page.
-	want := map[string]int{"/": 2, "/a": 2, "/b": 2, "/orphan": 0, "/old": 2, "/gone": 1, "/quiet": 0}
+	// /missing and /fails are found by links and fetched as pages.
+	want := map[string]int{"/": 2, "/a": 2, "/b": 2, "/orphan": 0, "/old": 2, "/gone": 1, "/quiet": 0, "/missing": 1, "/fails?x=1": 1}
 	if !maps.Equal(inlinks, want) {
 		t.Errorf("inlinks = %v, want %v", inlinks, want)
 	}
@@ -72,16 +74,36 @@ func TestCrawlLinkGraph(t *testing.T) {
 	if !slices.Equal(broken, wantBroken) {
 		t.Errorf("broken links = %q, want %q", broken, wantBroken)
 	}
-	// Only the two unlisted URLs were checked, once each; disallowed, nofollow and image
-	// links were not requested.
-	if res.LinksChecked != 2 || len(s.hitTimes("/missing")) != 1 || len(s.hitTimes("/fails")) != 1 {
-		t.Errorf("links checked %d, /missing hit %d, /fails hit %d; want 2, 1, 1", res.LinksChecked,
-			len(s.hitTimes("/missing")), len(s.hitTimes("/fails")))
+	// The unlisted pages were fetched once each; only the image was checked as a file;
+	// disallowed and nofollow links were not requested.
+	if res.LinksChecked != 1 || len(s.hitTimes("/missing")) != 1 || len(s.hitTimes("/fails")) != 1 || len(s.hitTimes("/img.png")) != 1 {
+		t.Errorf("links checked %d, /missing hit %d, /fails hit %d, /img.png hit %d; want 1, 1, 1, 1", res.LinksChecked,
+			len(s.hitTimes("/missing")), len(s.hitTimes("/fails")), len(s.hitTimes("/img.png")))
 	}
-	for _, p := range []string{"/private/x", "/unfollowed", "/img.png"} {
+	for _, p := range []string{"/private/x", "/unfollowed"} {
 		if len(s.hitTimes(p)) != 0 {
 			t.Errorf("%s requested", p)
 		}
+	}
+	if len(res.Resources) != 1 || pathOf(res.Resources[0].URL) != "/img.png" || res.Resources[0].Status != http.StatusNotFound ||
+		len(res.Resources[0].LinkedFrom) != 1 || pathOf(res.Resources[0].LinkedFrom[0]) != "/b" {
+		t.Errorf("resources = %+v; want /img.png 404 from /b", res.Resources)
+	}
+	if len(res.Blocked) != 1 || pathOf(res.Blocked[0].URL) != "/private/x" || res.Blocked[0].InSitemap ||
+		len(res.Blocked[0].LinkedFrom) != 1 || pathOf(res.Blocked[0].LinkedFrom[0]) != "/b" {
+		t.Errorf("blocked = %+v; want /private/x linked from /b", res.Blocked)
+	}
+	if len(res.RedirectLinks) != 1 || pathOf(res.RedirectLinks[0].URL) != "/old" || pathOf(res.RedirectLinks[0].Target) != "/a" {
+		t.Errorf("redirect links = %+v; want /old to /a", res.RedirectLinks)
+	}
+	place := map[string]string{}
+	for p, page := range pages {
+		place[p] = page.Source + " " + strconv.Itoa(page.Depth)
+	}
+	wantPlace := map[string]string{"/": "both 0", "/a": "both 1", "/b": "both 1", "/orphan": "sitemap -1", "/old": "both 1",
+		"/gone": "both 1", "/quiet": "sitemap -1", "/missing": "links 1", "/fails?x=1": "links 2"}
+	if !maps.Equal(place, wantPlace) {
+		t.Errorf("source and depth = %v, want %v", place, wantPlace)
 	}
 }
 
@@ -93,16 +115,19 @@ func TestCrawlLinkChecksShareThePageBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Pages) != 7 || res.LinksChecked != 1 || len(s.hitTimes("/fails")) != 1 || len(s.hitTimes("/missing")) != 0 {
-		t.Errorf("%d pages, %d links checked, /fails hit %d, /missing hit %d; want 7, 1, 1, 0",
-			len(res.Pages), res.LinksChecked, len(s.hitTimes("/fails")), len(s.hitTimes("/missing")))
+	// The home page and the sitemap's 6 other URLs come first; one URL found by links
+	// fills the budget, and nothing is left for checks.
+	if len(res.Pages) != 8 || res.LinksChecked != 0 || len(s.hitTimes("/img.png")) != 0 {
+		t.Errorf("%d pages, %d links checked, /img.png hit %d; want 8, 0, 0",
+			len(res.Pages), res.LinksChecked, len(s.hitTimes("/img.png")))
 	}
-	if !hasWarning(res, "1 linked URL(s) not checked") {
-		t.Errorf("warnings = %q", res.Warnings)
+	if !hasWarning(res, "linked URL(s) not checked") || !slices.Contains(res.Limits, LimitPages) {
+		t.Errorf("warnings = %q, limits %q", res.Warnings, res.Limits)
 	}
+	fetched := pagesByPath(res)
 	for _, b := range res.BrokenLinks {
-		if pathOf(b.URL) == "/missing" {
-			t.Errorf("unchecked /missing reported broken: %+v", b)
+		if _, ok := fetched[pathOf(b.URL)]; !ok {
+			t.Errorf("unchecked %s reported broken: %+v", b.URL, b)
 		}
 	}
 }
@@ -115,11 +140,11 @@ func TestCrawlWithoutLinkChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.LinksChecked != 0 || len(s.hitTimes("/missing"))+len(s.hitTimes("/fails")) != 0 || hasWarning(res, "not checked") {
+	if res.LinksChecked != 0 || len(s.hitTimes("/missing"))+len(s.hitTimes("/fails")) != 2 || hasWarning(res, "not checked") {
 		t.Errorf("links checked %d, warnings %q; want no check and no note", res.LinksChecked, res.Warnings)
 	}
-	if len(res.BrokenLinks) != 1 || pathOf(res.BrokenLinks[0].URL) != "/gone" || pagesByPath(res)["/orphan"].Inlinks != 0 || pagesByPath(res)["/b"].Inlinks != 2 {
-		t.Errorf("broken links %+v; want only the fetched /gone", res.BrokenLinks)
+	if len(res.BrokenLinks) != 3 || len(s.hitTimes("/img.png")) != 0 || pagesByPath(res)["/orphan"].Inlinks != 0 || pagesByPath(res)["/b"].Inlinks != 2 {
+		t.Errorf("broken links %+v; want the fetched /fails, /gone and /missing, no file checked", res.BrokenLinks)
 	}
 }
 
@@ -129,11 +154,11 @@ func TestLinkGraphBounds(t *testing.T) {
 	base, _ := url.Parse("https://example.com/dir/")
 	g := newLinkGraph(3)
 	long := "/" + strings.Repeat("x", maxURLBytes)
-	ids := g.addPage(base, "example.com", []string{"a", "/dir/a#x", "https://www.example.com/dir/a", "https://other.example/", long, "b", "javascript:x"})
+	ids := g.addPage("src", "example.com", anchors(base, "a", "/dir/a#x", "https://www.example.com/dir/a", "https://other.example/", long, "b", "javascript:x"), false)
 	if len(ids) != 2 || len(g.urls) != 2 || g.urls[ids[0]] != "https://example.com/dir/a" {
 		t.Fatalf("ids %v, urls %q; want a and b once", ids, g.urls)
 	}
-	ids = g.addPage(base, "example.com", []string{"c", "d", "e", "a"})
+	ids = g.addPage("src", "example.com", anchors(base, "c", "d", "e", "a"), false)
 	if len(ids) != 2 || len(g.urls) != 3 || g.dropped != 2 {
 		t.Errorf("ids %v, urls %q, dropped %d; want c and a, 3 URLs, 2 dropped", ids, g.urls, g.dropped)
 	}
@@ -150,9 +175,49 @@ func TestLinkGraphByteBound(t *testing.T) {
 		for i := range hrefs {
 			hrefs[i] = "/" + long + strconv.Itoa(page*maxLinks+i)
 		}
-		g.addPage(base, "example.com", hrefs)
+		g.addPage("src", "example.com", anchors(base, hrefs...), false)
 	}
 	if g.bytes > maxLinkBytes || len(g.urls) >= maxLinkTargets || g.dropped == 0 || len(g.urls)+g.dropped != 2*maxLinks {
 		t.Errorf("%d URLs of %d bytes, %d dropped; want at most %d bytes and the rest dropped", len(g.urls), g.bytes, g.dropped, maxLinkBytes)
+	}
+}
+
+// anchors resolves hrefs as <a> links of a page at base.
+func anchors(base *url.URL, hrefs ...string) []resolvedLink {
+	links := make([]link, len(hrefs))
+	for i, h := range hrefs {
+		links[i] = link{href: h, kind: linkAnchor}
+	}
+	return resolveLinks(base, links)
+}
+
+// TestOutlinkStats: only links to pages count (files a page loads and canonicals do not);
+// nofollow and http:// links are counted among them, with the first named.
+func TestOutlinkStats(t *testing.T) {
+	base, _ := url.Parse("https://example.com/dir/")
+	links := resolveLinks(base, []link{
+		{href: "/img.png", kind: linkImage}, {href: "/app.js", kind: linkScript}, {href: "/", kind: linkCanonical},
+		{href: "https://other.example/", kind: linkAnchor}, {href: "http://example.com/old", kind: linkAnchor},
+		{href: "a", kind: linkAnchor, nofollow: true}, {href: "/frame", kind: linkFrame}, {href: "mailto:x@example.com", kind: linkAnchor},
+	})
+	o := outlinkStats(links, "example.com", true, 8, 9)
+	want := Outlinks{Total: 9, Read: 8, Internal: 3, External: 1, Nofollow: 1, NofollowURLs: []string{"https://example.com/dir/a"},
+		Insecure: 1, InsecureURLs: []string{"http://example.com/old"}}
+	if !reflect.DeepEqual(*o, want) {
+		t.Errorf("outlinks = %+v\nwant %+v", *o, want)
+	}
+	if o := outlinkStats(resolveLinks(base, []link{{href: "/img.png", kind: linkImage}}), "example.com", true, 1, 1); o.Internal != 0 {
+		t.Errorf("a page loading only an image has %d internal links, want 0: a dead end", o.Internal)
+	}
+}
+
+func TestRefreshTarget(t *testing.T) {
+	for content, want := range map[string]string{
+		"5; url=/next": "/next", "0;URL='/a b'": "/a b", `3; url="https://x.example/"`: "https://x.example/",
+		"10": "", "0; /no-url-key": "", "0; url": "",
+	} {
+		if got := refreshTarget(content); got != want {
+			t.Errorf("refreshTarget(%q) = %q, want %q", content, got, want)
+		}
 	}
 }

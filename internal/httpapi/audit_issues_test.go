@@ -83,6 +83,13 @@ func TestAuditIssuesThroughAPI(t *testing.T) {
 			t.Errorf("%s: count %v, summary %v, urls %v", typ, is["count"], counts[typ], found[typ])
 		}
 	}
+	// The discovery checks see /dead fetched as a 4xx page, /old redirecting and linked, and
+	// /lonely reached by no link.
+	for typ, paths := range map[string][]string{"status_4xx": {"/dead"}, "status_3xx": {"/old"}, "link_to_redirect": {"/old"}, "sitemap_only_page": {"/lonely"}} {
+		if !slices.Equal(found[typ], paths) {
+			t.Errorf("%s = %v, want %v", typ, found[typ], paths)
+		}
+	}
 	if want := []string{"missing_title", "broken_internal_link", "sitemap_redirect", "orphan_page"}; !slices.Equal(types, want) {
 		t.Fatalf("issue types %v, want %v: %s", types, want, r.Raw)
 	}
@@ -90,7 +97,8 @@ func TestAuditIssuesThroughAPI(t *testing.T) {
 		!slices.Equal(found["sitemap_redirect"], []string{"/old"}) || !slices.Equal(found["missing_title"], []string{"/untitled"}) {
 		t.Errorf("issues %v", found)
 	}
-	if len(counts) < 74 || counts["multiple_h1"] != float64(0) {
+	// Every type is counted: the checks framework's 74 and discovery's 22 at least.
+	if len(counts) < 74+22 || counts["multiple_h1"] != float64(0) || counts["crawl_trap"] != float64(0) {
 		t.Errorf("summary.issues %v, want every type", counts)
 	}
 }

@@ -82,3 +82,47 @@ func TestAuditStoresCrawledNUL(t *testing.T) {
 		t.Fatalf("answer %s", r.Raw)
 	}
 }
+
+// TestAuditOfHostileSiteAnswers: a site with an endless calendar, a relative link loop and
+// a page of 100,000 links is audited within its bounds: 200, the traps and the links left
+// unread reported as issues, and the limits hit named in meta.warnings.
+func TestAuditOfHostileSiteAnswers(t *testing.T) {
+	s := startStack(t, stackConfig{})
+	key := register(t, s.testServer)
+	mux := http.NewServeMux()
+	html := func(w http.ResponseWriter, body string) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<html><head><title>T</title></head><body>%s</body></html>", body)
+	}
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
+		html(w, `<a href="/calendar?day=0">calendar</a> <a href="/loop/">loop</a> <a href="/many">many</a>`)
+	})
+	mux.HandleFunc("/calendar", func(w http.ResponseWriter, r *http.Request) {
+		html(w, fmt.Sprintf(`<a href="?day=%s1">next</a> <a href="/">home</a>`, r.URL.Query().Get("day")))
+	})
+	mux.HandleFunc("/loop/", func(w http.ResponseWriter, _ *http.Request) { html(w, `<a href="loop/">deeper</a>`) })
+	mux.HandleFunc("/many", func(w http.ResponseWriter, _ *http.Request) {
+		var b strings.Builder
+		for i := range 100000 {
+			fmt.Fprintf(&b, "<a href=/x%d></a>", i)
+		}
+		html(w, b.String())
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	r := do(t, "POST", s.URL+"/v1/content/audit", key, map[string]any{"domain": strings.TrimPrefix(srv.URL, "http://"), "max_pages": 60})
+	if r.Status != 200 {
+		t.Fatalf("audit: %d %s", r.Status, r.Raw)
+	}
+	issues := r.data()["summary"].(map[string]any)["issues"].(map[string]any)
+	if issues["crawl_trap"] != float64(2) || issues["too_many_links"] != float64(1) {
+		t.Errorf("summary.issues = %v, want 2 crawl traps and 1 page with too many links", issues)
+	}
+	warnings := fmt.Sprint(r.Body["meta"].(map[string]any)["warnings"])
+	for _, w := range []string{"crawl traps bounded", "links per page limit", "page limit reached"} {
+		if !strings.Contains(warnings, w) {
+			t.Errorf("meta.warnings = %s, want %q", warnings, w)
+		}
+	}
+}

@@ -124,6 +124,7 @@ func TestAnalysisValidationChargesNothing(t *testing.T) {
 		{"/v1/keywords/gaps", map[string]any{"domain": "example.com", "competitors": []string{"example.com"}}, "the domain itself"},
 		{"/v1/keywords/gaps", map[string]any{"domain": "example.com", "competitors": []string{"a.com"}, "limit": 201}, "limit must be from 1 to 200"},
 		{"/v1/content/audit", map[string]any{"domain": "example.com", "max_pages": 501}, "max_pages must be from 1 to 500"},
+		{"/v1/content/audit", map[string]any{"domain": "example.com", "check_external": "yes"}, "check_external must be true or false"},
 		{"/v1/content/recommend", map[string]any{"focus_topics": []string{"x"}}, "domain is required"},
 		{"/v1/content-map", map[string]any{"domain": "example.com", "limit": 51}, "limit must be from 1 to 50"},
 		{"/v1/content-map", map[string]any{"domain": "example.com", "brand_context": strings.Repeat("b", 2001)}, "brand_context must be at most 2000"},

@@ -39,6 +39,10 @@ type AuditPage struct {
 	Status          int    `json:"status"`
 	Noindex         bool   `json:"noindex"`
 	Canonical       string `json:"canonical"`
+	// Depth is the click depth from the home page; null when no chain of links reaches it.
+	Depth *int `json:"depth"`
+	// Source says how the crawl came to the page: sitemap, links or both.
+	Source string `json:"source"`
 }
 
 // ThinPage is SPEC.md's thin-content item.
@@ -76,6 +80,10 @@ type AuditSummary struct {
 	AvgWords *float64 `json:"avg_words"`
 	// Issues counts the URLs of every issue type (0 when none): issues[i].count, an addition.
 	Issues map[string]int `json:"issues"`
+	// PagesFromSitemap counts the pages (of total) a sitemap lists; PagesFromLinks those
+	// no sitemap lists, found by following links. Together they make total.
+	PagesFromSitemap int `json:"pages_from_sitemap"`
+	PagesFromLinks   int `json:"pages_from_links"`
 	// HealthScore is 0-100: 100 × (pages without an error or warning + ½ × pages whose
 	// worst issue is a warning) / pages; null when no page was counted.
 	HealthScore *int `json:"health_score"`
@@ -130,7 +138,8 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	if r.MaxPages != nil {
 		maxPages = *r.MaxPages
 	}
-	res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, SitemapURL: r.SitemapURL, MaxPages: maxPages, CheckLinks: true})
+	res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, SitemapURL: r.SitemapURL, MaxPages: maxPages,
+		CheckLinks: true, CheckExternal: r.CheckExternal})
 	if err != nil {
 		return AuditResult{}, crawlFailure(r.Domain, err)
 	}
@@ -152,7 +161,8 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	totalWords := 0
 	for _, p := range site.pages {
 		out.Pages = append(out.Pages, AuditPage{URL: p.FinalURL, Title: p.Title, WordCount: p.WordCount,
-			MetaDescription: p.MetaDescription, Status: p.Status, Noindex: p.Noindex, Canonical: p.Canonical})
+			MetaDescription: p.MetaDescription, Status: p.Status, Noindex: p.Noindex, Canonical: p.Canonical,
+			Depth: clickDepth(p), Source: p.Source})
 		totalWords += p.WordCount
 		if indexable(p) && p.WordCount < out.ThinThreshold {
 			out.ThinContent = append(out.ThinContent, ThinPage{URL: p.FinalURL, WordCount: p.WordCount, Title: p.Title})
@@ -194,8 +204,53 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	out.Summary = AuditSummary{Total: out.PagesCrawled, Thin: len(out.ThinContent),
 		CannibalizationIssues: len(out.CannibalizationRisks), AvgWords: mean1(totalWords, len(out.Pages)),
 		Issues: issueSummary(issues), HealthScore: found.HealthScore, Indexable: found.Indexable, Excluded: found.Excluded}
-	out.meta = Meta{DataSource: sourceCrawl, Warnings: []string{}}
+	out.Summary.PagesFromSitemap, out.Summary.PagesFromLinks = pageSources(site.pages)
+	out.meta = Meta{DataSource: sourceCrawl, Warnings: limitWarnings(res.Limits, maxPages)}
 	return out, nil
+}
+
+// clickDepth is a page's depth, nil when links from the home page do not reach it.
+func clickDepth(p crawler.Page) *int {
+	if p.Depth < 0 {
+		return nil
+	}
+	d := p.Depth
+	return &d
+}
+
+// pageSources counts the pages a sitemap lists and those found by links alone.
+func pageSources(pages []crawler.Page) (fromSitemap, fromLinks int) {
+	for _, p := range pages {
+		if p.Source == crawler.SourceLinks {
+			fromLinks++
+		} else {
+			fromSitemap++
+		}
+	}
+	return fromSitemap, fromLinks
+}
+
+// limitWarnings says which of the crawl's bounds were hit, for meta.warnings: an answer
+// cut short by a limit must say so (the details are in data.warnings).
+func limitWarnings(limits []string, maxPages int) []string {
+	out := []string{}
+	for _, l := range limits {
+		switch l {
+		case crawler.LimitPages:
+			out = append(out, fmt.Sprintf("page limit reached: the site has more than max_pages (%d) URLs; raise max_pages to audit more", maxPages))
+		case crawler.LimitLinksPerPage:
+			out = append(out, "links per page limit reached: links beyond the first 5,000 of a page were not read")
+		case crawler.LimitBytes:
+			out = append(out, "page size limit reached: pages larger than the crawler's body limit were not read")
+		case crawler.LimitTraps:
+			out = append(out, "crawl traps bounded: endless query-string variants or repeated path segments were not crawled")
+		case crawler.LimitLinkGraph:
+			out = append(out, "linked URL limit reached: links to further URLs were neither checked nor counted")
+		case crawler.LimitExternal:
+			out = append(out, "external link limit reached: only the first 100 external URLs were checked")
+		}
+	}
+	return out
 }
 
 // crawlFailure turns a crawl error into what the caller is told: a refused domain is a

@@ -168,7 +168,7 @@ func TestAuditJSONShape(t *testing.T) {
 			t.Errorf("%s = %s, want []", k, m[k])
 		}
 	}
-	if got := jsonKeys(t, m["summary"]); !slices.Equal(got, []string{"avg_words", "cannibalization_issues", "excluded", "health_score", "indexable", "issues", "thin", "total"}) {
+	if got := jsonKeys(t, m["summary"]); !slices.Equal(got, []string{"avg_words", "cannibalization_issues", "excluded", "health_score", "indexable", "issues", "pages_from_links", "pages_from_sitemap", "thin", "total"}) {
 		t.Errorf("summary keys = %v", got)
 	}
 	var sum map[string]any
@@ -178,8 +178,9 @@ func TestAuditJSONShape(t *testing.T) {
 	}
 	var errs []map[string]any
 	_ = json.Unmarshal(m["errors"], &errs)
-	if len(errs) != 1 || errs[0]["url"] != s.abs("/gone") || errs[0]["status"] != float64(404) {
-		t.Errorf("errors = %v, want the 404", errs)
+	// The home page, crawled after the sitemap's URLs, is missing too.
+	if len(errs) != 2 || errs[1]["url"] != s.abs("/gone") || errs[1]["status"] != float64(404) || errs[0]["url"] != s.abs("/") {
+		t.Errorf("errors = %v, want the two 404s", errs)
 	}
 
 	// Pages carry SPEC.md's fields.

@@ -110,6 +110,18 @@ func TestAuditIssues(t *testing.T) {
 		{IssueDuplicateMetaDescription, SeverityNotice, []string{"/desc-a", "/desc-b"}},
 		{IssueMultipleH1, SeverityNotice, []string{"/two-h1"}},
 	}
+	// The discovery checks see /gone and /missing fetched as 4xx pages and /old redirecting.
+	discovered := map[string][]string{}
+	for _, is := range res.Issues {
+		for _, u := range is.URLs {
+			discovered[is.Type] = append(discovered[is.Type], strings.TrimPrefix(u, s.URL))
+		}
+	}
+	for typ, paths := range map[string][]string{"status_4xx": {"/gone", "/missing"}, "status_3xx": {"/old"}, "link_to_redirect": {"/old"}} {
+		if !slices.Equal(discovered[typ], paths) {
+			t.Errorf("%s = %v, want %v", typ, discovered[typ], paths)
+		}
+	}
 	found := legacyIssues(res.Issues)
 	if len(found) != len(want) {
 		t.Errorf("%d issues of the first types, want %d: %+v", len(found), len(want), found)

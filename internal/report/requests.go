@@ -86,6 +86,10 @@ type AuditRequest struct {
 	Domain     string `json:"domain"`
 	SitemapURL string `json:"sitemap_url,omitempty"`
 	MaxPages   *int   `json:"max_pages,omitempty"`
+	// CheckExternal asks for the site's links to other sites to be checked (status only, at
+	// most 100 URLs).
+	// Left out of the stored form when false, so requests without it keep their fingerprint.
+	CheckExternal bool `json:"check_external,omitempty"`
 	Callback
 }
 
