@@ -62,6 +62,9 @@ type Config struct {
 	MaxResultBytes  int64         // a Result's JSON size, default 8 MiB; beyond it Crawl fails with ErrSiteTooLarge
 	// OnPage, when set, is told of every page fetched (for metrics).
 	OnPage func(p Page)
+	// Render configures JavaScript rendering (Request.Render); without a browser path a
+	// rendered crawl fails with ErrRenderUnavailable.
+	Render RenderConfig
 }
 
 func (cfg Config) withDefaults() Config {
@@ -108,6 +111,8 @@ type Crawler struct {
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 	// tlsConfig is nil in production; tests set it to trust httptest's certificate.
 	tlsConfig *tls.Config
+	// renderer runs pages in headless Chromium; nil when no browser is configured.
+	renderer *Renderer
 }
 
 // New returns a Crawler with cfg's zero fields set to their defaults.
@@ -116,6 +121,7 @@ func New(cfg Config) *Crawler {
 	if !c.cfg.AllowPrivate {
 		c.checkAddr = forbiddenAddr
 	}
+	c.renderer = NewRenderer(c.cfg.Render, c.cfg.UserAgent)
 	return c
 }
 
@@ -127,6 +133,9 @@ type Request struct {
 	// CheckLinks asks for linked URLs no page was fetched for to be checked (status only),
 	// within MaxPages; without it broken links are judged among the fetched pages alone.
 	CheckLinks bool
+	// Render asks for every page to be rendered in headless Chromium as well (Page.Rendered),
+	// links only the rendered page shows followed too.
+	Render bool
 }
 
 // Page is what the audit needs to know about one URL.
@@ -153,6 +162,8 @@ type Page struct {
 	// its URL or final URL (see Result.BrokenLinks for how links are read).
 	Inlinks int    `json:"inlinks"`
 	Error   string `json:"error,omitempty"` // fetch error: refused address, too large, ...
+	// Rendered is the page as headless Chromium showed it, with Request.Render.
+	Rendered *Rendered `json:"rendered,omitempty"`
 }
 
 // BrokenLink is a URL of the site, linked from crawled pages, that answered 4xx or 5xx
@@ -203,7 +214,10 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	if maxPages <= 0 {
 		maxPages = DefaultMaxPages
 	}
-	crawlCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	if req.Render && c.renderer == nil {
+		return nil, fmt.Errorf("crawl %s: %w: no browser configured", req.Domain, ErrRenderUnavailable)
+	}
+	crawlCtx, cancel := context.WithTimeout(ctx, c.crawlTimeout(req))
 	defer cancel()
 	transport := c.newTransport()
 	defer transport.CloseIdleConnections()
@@ -217,6 +231,7 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	front := c.planPages(crawlCtx, client, req.SitemapURL, base, robots, maxPages, res)
 	delay, parallel := c.pacing(robots, res)
 	plan := fetchPlan{discover: !res.FromSitemap, graph: newLinkGraph(maxLinkTargets), delay: delay, parallel: parallel}
+	plan.render = c.renderSession(req, transport)
 	visits, err := c.fetchPages(crawlCtx, transport, front, plan, res)
 	if err != nil {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)

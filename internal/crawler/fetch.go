@@ -46,6 +46,7 @@ type fetchPlan struct {
 	checkOnly bool       // read the status and headers, never a body
 	delay     time.Duration
 	parallel  int
+	render    *renderSession // nil: pages are not rendered
 }
 
 // pageFetcher feeds frontier URLs to an async colly collector, keeping at most
@@ -334,6 +335,9 @@ func (f *pageFetcher) onResponse(r *colly.Response) {
 		base = b
 	}
 	v.page.fill(info, base)
+	if f.plan.render != nil {
+		info.links = f.plan.render.renderPage(f.ctx, &v.page, r, base, info.links)
+	}
 	if f.plan.graph != nil && !v.nofollow && !info.nofollow {
 		v.links = f.plan.graph.addPage(base, f.front.site, info.links)
 	}
