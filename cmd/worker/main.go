@@ -43,6 +43,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer a.Close()
+	a.StartRendering(ctx)
 
 	mux := asynq.NewServeMux()
 	var inflight jobs.InFlight

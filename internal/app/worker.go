@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -62,4 +63,22 @@ func (a *App) ScheduleCallbacks() {
 // Maintenance is the worker's handler of housekeeping tasks.
 func (a *App) Maintenance() *jobs.Maintenance {
 	return &jobs.Maintenance{Ledger: a.Ledger, Log: a.Log, Jobs: a.Jobs, Retention: a.Config.JobRetention}
+}
+
+// StartRendering starts the crawler's browser and, once it runs, advertises it in Redis
+// until Close, so the API accepts rendered audits. Without a browser the worker runs on
+// without rendering, and says so.
+func (a *App) StartRendering(ctx context.Context) bool {
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := a.Crawler.StartRenderer(sctx); err != nil {
+		a.Log.Warn("JavaScript rendering off: rendered audits are refused unless another worker renders", "err", err)
+		return false
+	}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); jobs.Browsers{Redis: a.Redis}.Run(runCtx, a.Log) }()
+	a.onClose(func() { stop(); <-done })
+	a.Log.Info("JavaScript rendering on", "concurrency", a.Config.RenderConcurrency, "timeout", a.Config.RenderTimeout.String())
+	return true
 }

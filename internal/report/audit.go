@@ -37,6 +37,9 @@ type AuditPage struct {
 	Status          int    `json:"status"`
 	Noindex         bool   `json:"noindex"`
 	Canonical       string `json:"canonical"`
+	// Rendered is the page once its JavaScript ran, in an audit with render: javascript;
+	// the fields above are read from the HTML as served.
+	Rendered *crawler.Rendered `json:"rendered,omitempty"`
 }
 
 // ThinPage is SPEC.md's thin-content item.
@@ -91,6 +94,7 @@ type AuditResult struct {
 	SitemapErrors        []crawler.SitemapError `json:"sitemap_errors"`
 	Warnings             []string               `json:"warnings"`
 	ThinThreshold        int                    `json:"thin_threshold"`
+	Render               string                 `json:"render"` // the request's render mode
 	described                                   // data source "crawl"
 }
 
@@ -119,7 +123,8 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	if r.MaxPages != nil {
 		maxPages = *r.MaxPages
 	}
-	res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, SitemapURL: r.SitemapURL, MaxPages: maxPages, CheckLinks: true})
+	res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, SitemapURL: r.SitemapURL, MaxPages: maxPages, CheckLinks: true,
+		Render: r.Rendered()})
 	if err != nil {
 		return AuditResult{}, crawlFailure(r.Domain, err)
 	}
@@ -133,6 +138,10 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 		SitemapErrors:        nonNil(res.SitemapErrors),
 		Warnings:             nonNil(slices.Clone(res.Warnings)),
 		ThinThreshold:        b.thinWords(),
+		Render:               r.Render,
+	}
+	if out.Render == "" {
+		out.Render = RenderNone
 	}
 	site := splitPages(res)
 	if site.duplicates > 0 {
@@ -141,7 +150,8 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	totalWords := 0
 	for _, p := range site.pages {
 		out.Pages = append(out.Pages, AuditPage{URL: p.FinalURL, Title: p.Title, WordCount: p.WordCount,
-			MetaDescription: p.MetaDescription, Status: p.Status, Noindex: p.Noindex, Canonical: p.Canonical})
+			MetaDescription: p.MetaDescription, Status: p.Status, Noindex: p.Noindex, Canonical: p.Canonical,
+			Rendered: p.Rendered})
 		totalWords += p.WordCount
 		if indexable(p) && p.WordCount < out.ThinThreshold {
 			out.ThinContent = append(out.ThinContent, ThinPage{URL: p.FinalURL, WordCount: p.WordCount, Title: p.Title})
@@ -181,6 +191,13 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	return out, nil
 }
 
+// RenderingUnavailable is the error of a rendered audit no browser can run: refused by the
+// API before any charge, or failing (and refunded) on a worker without a browser.
+func RenderingUnavailable() error {
+	return apperr.New(apperr.RenderingUnavailable,
+		`No worker can render JavaScript right now; nothing was charged. Retry later, or audit without "render": "javascript".`)
+}
+
 // crawlFailure turns a crawl error into what the caller is told: a refused domain is a
 // VALIDATION_ERROR, a site that does not answer SITE_UNREACHABLE; cancellation and other
 // errors pass through.
@@ -192,6 +209,8 @@ func crawlFailure(domain string, err error) error {
 		return apperr.Invalid("domain %s cannot be crawled: it points to a private or reserved network address", domain)
 	case errors.Is(err, crawler.ErrSiteUnreachable), errors.Is(err, crawler.ErrUnresolvable):
 		return apperr.New(apperr.SiteUnreachable, "site %s could not be reached over https or http; check that the domain is spelled right and the site is up", domain)
+	case errors.Is(err, crawler.ErrRenderUnavailable):
+		return RenderingUnavailable()
 	}
 	return fmt.Errorf("crawl %s: %w", domain, err)
 }

@@ -86,10 +86,30 @@ type AuditRequest struct {
 	Domain     string `json:"domain"`
 	SitemapURL string `json:"sitemap_url,omitempty"`
 	MaxPages   *int   `json:"max_pages,omitempty"`
+	// Render is RenderNone (the HTML as served) or RenderJavaScript (every page rendered in
+	// headless Chromium too, at RenderCost).
+	Render string `json:"render,omitempty"`
 	Callback
 }
 
-func (r *AuditRequest) defaults() { r.MaxPages = orDefault(r.MaxPages, defaultMaxPages) }
+// An audit's render modes.
+const (
+	RenderNone       = "none"
+	RenderJavaScript = "javascript"
+)
+
+// RenderModes are the values of an audit's render field.
+var RenderModes = []string{RenderNone, RenderJavaScript}
+
+func (r *AuditRequest) defaults() {
+	r.MaxPages = orDefault(r.MaxPages, defaultMaxPages)
+	if r.Render == "" {
+		r.Render = RenderNone
+	}
+}
+
+// Rendered reports whether the audit renders its pages' JavaScript.
+func (r *AuditRequest) Rendered() bool { return r.Render == RenderJavaScript }
 
 // Normalize checks the request and fills defaults.
 func (r *AuditRequest) Normalize(o Options) (err error) {
@@ -101,6 +121,9 @@ func (r *AuditRequest) Normalize(o Options) (err error) {
 		return err
 	}
 	if r.SitemapURL, err = sitemapURL(r.SitemapURL, r.Domain, o); err != nil {
+		return err
+	}
+	if r.Render, err = oneOf("render", r.Render, RenderNone, RenderModes); err != nil {
 		return err
 	}
 	return intRange("max_pages", *r.MaxPages, 1, 500)
