@@ -247,17 +247,37 @@ type AuditSummary struct {
 	AvgWords              *float64 `json:"avg_words"`
 	// Issues counts the URLs of every audit issue type (0 when none).
 	Issues map[string]int `json:"issues"`
+	// HealthScore is 0-100 (docs/audit-checks.md gives the formula); nil when no page was
+	// counted.
+	HealthScore *int `json:"health_score"`
+	// Indexable counts the pages meant to rank.
+	Indexable int `json:"indexable"`
+	// Excluded counts, by reason, the pages left out of the checks of indexable pages.
+	Excluded map[string]int `json:"excluded"`
 }
 
 // AuditIssue is one type of problem the audit found (missing_title, broken_internal_link,
-// ...): Count URLs have it, URLs lists the first 100 of them.
+// ...): Count URLs have it, URLs lists the first 100 of them, Items the same URLs with
+// their detail.
 type AuditIssue struct {
 	Type      string          `json:"type"`
 	Severity  string          `json:"severity"` // error, warning or notice
+	Category  string          `json:"category"` // titles, content, links, ... (docs/audit-checks.md)
 	Count     int             `json:"count"`
 	URLs      []string        `json:"urls"`
+	Items     []AuditItem     `json:"items"`
 	Links     []BrokenLink    `json:"links,omitempty"`     // broken_internal_link only
 	Redirects []IssueRedirect `json:"redirects,omitempty"` // sitemap_redirect only
+}
+
+// AuditItem is one URL with an audit issue and what makes it actionable: the page linking
+// to it (Source), where it leads (Target), its duplicate (Twin), the measured Value.
+type AuditItem struct {
+	URL    string `json:"url"`
+	Source string `json:"source,omitempty"`
+	Target string `json:"target,omitempty"`
+	Twin   string `json:"twin,omitempty"`
+	Value  string `json:"value,omitempty"`
 }
 
 // BrokenLink is a linked URL of the site that answered 4xx/5xx (Status) or not at all (nil

@@ -27,8 +27,8 @@ var floors = [][]string{
 	// 2: keyword data: the provider interface and its providers and importers.
 	{"internal/keywords", "internal/keywords/cache", "internal/keywords/dataforseo",
 		"internal/keywords/local", "internal/keywords/importer", "internal/keywords/sample"},
-	// 3: pure analysis and the credit ledger.
-	{"internal/analysis", "internal/credits"},
+	// 3: pure analysis (the audit's checks among it) and the credit ledger.
+	{"internal/analysis", "internal/audit", "internal/credits"},
 	// 4: services: accounts, jobs, the analyses' answers.
 	{"internal/auth", "internal/job", "internal/report"},
 	// 5: configuration and billing (which reads its price ids from it).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/apperr"
+	"github.com/contentapi/contentapi/internal/audit"
 	"github.com/contentapi/contentapi/internal/crawler"
 	"github.com/contentapi/contentapi/internal/keywords"
 )
@@ -77,6 +78,14 @@ type AuditSummary struct {
 	AvgWords *float64 `json:"avg_words"`
 	// Issues counts the URLs of every issue type (0 when none): issues[i].count, an addition.
 	Issues map[string]int `json:"issues"`
+	// HealthScore is 0-100: 100 × (pages without an error or warning + ½ × pages whose
+	// worst issue is a warning) / pages; null when no page was counted.
+	HealthScore *int `json:"health_score"`
+	// Indexable counts the pages meant to rank (not noindex, not canonicalised elsewhere).
+	Indexable int `json:"indexable"`
+	// Excluded counts, by reason (noindex, canonicalised), the pages left out of the checks
+	// that judge indexable pages only.
+	Excluded map[string]int `json:"excluded"`
 }
 
 // AuditResult is the data of a content-audit answer. SPEC.md's fields come first; issues,
@@ -181,12 +190,12 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 		out.CannibalizationRisks = append(out.CannibalizationRisks, CannibalRisk{Keyword: g.Keyword, URLs: g.URLs, Recommendation: advice})
 	}
 
-	issues := findIssues(res, site)
+	issues, found := findIssues(res, site, out.ThinThreshold)
 	out.Issues = foundIssues(issues)
 	out.PagesCrawled = len(out.Pages)
 	out.Summary = AuditSummary{Total: out.PagesCrawled, Thin: len(out.ThinContent),
 		CannibalizationIssues: len(out.CannibalizationRisks), AvgWords: mean1(totalWords, len(out.Pages)),
-		Issues: issueSummary(issues)}
+		Issues: issueSummary(issues), HealthScore: found.HealthScore, Indexable: found.Indexable, Excluded: found.Excluded}
 	out.meta = Meta{DataSource: sourceCrawl, Warnings: []string{}}
 	return out, nil
 }
@@ -270,13 +279,7 @@ func splitPages(res *crawler.Result) crawledSite {
 }
 
 // isContent reports a page of the site that answered 2xx with an HTML document.
-func isContent(p crawler.Page) bool {
-	return p.Status/100 == 2 && p.Error == "" && !p.OffSite && isHTML(p.ContentType)
-}
-
-func isHTML(mediaType string) bool {
-	return mediaType == "text/html" || mediaType == "application/xhtml+xml"
-}
+func isContent(p crawler.Page) bool { return audit.IsContent(p) }
 
 func finalURL(p crawler.Page) string {
 	if p.FinalURL != "" {
@@ -288,10 +291,7 @@ func finalURL(p crawler.Page) string {
 // indexable reports a content page meant to rank: not noindex, and not deferring to another
 // URL through its canonical link.
 func indexable(p crawler.Page) bool {
-	if p.Noindex {
-		return false
-	}
-	return p.Canonical == "" || analysis.NormalizeURL(p.Canonical) == analysis.NormalizeURL(finalURL(p))
+	return !p.Noindex && !audit.CanonicalElsewhere(p)
 }
 
 // signals are the pages as analysis sees them. Pages that cannot rank are passed as

@@ -168,13 +168,13 @@ func TestAuditJSONShape(t *testing.T) {
 			t.Errorf("%s = %s, want []", k, m[k])
 		}
 	}
-	if got := jsonKeys(t, m["summary"]); !slices.Equal(got, []string{"avg_words", "cannibalization_issues", "issues", "thin", "total"}) {
+	if got := jsonKeys(t, m["summary"]); !slices.Equal(got, []string{"avg_words", "cannibalization_issues", "excluded", "health_score", "indexable", "issues", "thin", "total"}) {
 		t.Errorf("summary keys = %v", got)
 	}
 	var sum map[string]any
 	_ = json.Unmarshal(m["summary"], &sum)
-	if sum["avg_words"] != nil || sum["total"] != float64(0) {
-		t.Errorf("summary = %v, want total 0 and avg_words null (no page counted)", sum)
+	if sum["avg_words"] != nil || sum["total"] != float64(0) || sum["health_score"] != nil || sum["indexable"] != float64(0) {
+		t.Errorf("summary = %v, want total 0, indexable 0, avg_words and health_score null (no page counted)", sum)
 	}
 	var errs []map[string]any
 	_ = json.Unmarshal(m["errors"], &errs)

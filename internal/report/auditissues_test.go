@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/contentapi/contentapi/internal/audit"
 	"github.com/contentapi/contentapi/internal/crawler"
 )
 
@@ -241,7 +242,7 @@ func TestFindIssuesBounds(t *testing.T) {
 		}
 		res.BrokenLinks = append(res.BrokenLinks, crawler.BrokenLink{URL: u + "/gone", Status: 404, LinkedFrom: from, LinkedFromTotal: pages})
 	}
-	all := findIssues(res, splitPages(res))
+	all, _ := findIssues(res, splitPages(res), defaultThinWords)
 	for _, is := range all {
 		if len(is.URLs) > MaxIssueURLs || len(is.Links) > MaxIssueURLs || len(is.Redirects) > MaxIssueURLs || len(is.URLs) != min(is.Count, MaxIssueURLs) {
 			t.Errorf("%s: %d urls, %d links, %d redirects of %d", is.Type, len(is.URLs), len(is.Links), len(is.Redirects), is.Count)
@@ -260,8 +261,8 @@ func TestFindIssuesBounds(t *testing.T) {
 // listed URLs, and types without URLs are not listed as issues.
 func checkIssueSummary(t *testing.T, res AuditResult) {
 	t.Helper()
-	if len(res.Summary.Issues) != len(issueTypes) {
-		t.Errorf("summary.issues = %v, want all %d types", res.Summary.Issues, len(issueTypes))
+	if len(res.Summary.Issues) != len(audit.Checks()) {
+		t.Errorf("summary.issues = %v, want all %d types", res.Summary.Issues, len(audit.Checks()))
 	}
 	listed := map[string]bool{}
 	for _, is := range res.Issues {

@@ -1,0 +1,225 @@
+// Package audit holds the site audit's checks: each issue type is one Check, registered by
+// the file of its category (titles.go, content.go, links.go, ...), with its severity, its
+// threshold and the reason beside it. Run applies every check to a crawl and returns the
+// issues in the order the answer lists them. The package does no I/O: checks read the
+// crawler's pages and facts only, so each is tested with a table of HTML snippets.
+package audit
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Severities, worst first.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+	SeverityNotice  = "notice"
+)
+
+// Categories group issue types in the answer and in docs/audit-checks.md. categoryOrder
+// lists them in the order issues of one severity are listed.
+const (
+	CategoryTitles         = "titles"
+	CategoryContent        = "content"
+	CategoryIndexability   = "indexability"
+	CategoryLinks          = "links"
+	CategoryStatus         = "status"
+	CategoryCanonical      = "canonical"
+	CategoryHreflang       = "hreflang"
+	CategoryImages         = "images"
+	CategoryStructuredData = "structured_data"
+	CategoryPerformance    = "performance"
+	CategorySecurity       = "security"
+	CategoryURLs           = "urls"
+	CategoryRendering      = "rendering"
+)
+
+var categoryOrder = []string{CategoryTitles, CategoryContent, CategoryIndexability, CategoryLinks,
+	CategoryStatus, CategoryCanonical, CategoryHreflang, CategoryImages, CategoryStructuredData,
+	CategoryPerformance, CategorySecurity, CategoryURLs, CategoryRendering}
+
+// MaxItems bounds the URLs and items listed per issue; Count says how many there are in all.
+const MaxItems = 100
+
+// Scope says which pages a page check runs on.
+type Scope int
+
+const (
+	// Indexable pages only (the zero value): pages not meant to rank (noindex, or
+	// canonicalised to another URL) are left out, and counted in Result.Excluded.
+	Indexable Scope = iota
+	// Every HTML page of the site.
+	Every
+)
+
+// Check is one issue type: what it is, how bad, and how it is found. Exactly one of Page
+// and Site is set. Threshold says, in a few words, the rule or limit applied; it is the
+// same text as the row of docs/audit-checks.md.
+type Check struct {
+	Type      string
+	Severity  string
+	Category  string
+	Threshold string
+	// Page judges one page; Scope says which pages it sees.
+	Page  func(p *Page) (Item, bool)
+	Scope Scope
+	// Site judges the whole crawl, returning one item per URL with the issue.
+	Site func(s *Site) []Item
+}
+
+// Item is one URL with an issue and the detail that makes it actionable.
+type Item struct {
+	URL    string `json:"url"`
+	Source string `json:"source,omitempty"` // the page linking to URL
+	Target string `json:"target,omitempty"` // where URL redirects, links or points to
+	Twin   string `json:"twin,omitempty"`   // another URL with the same content
+	Value  string `json:"value,omitempty"`  // what was measured, e.g. "712 ms", "81 chars"
+}
+
+// Issue is one issue type's findings: Count URLs have it, URLs and Items list the first
+// MaxItems of them (one item per URL, in the same order).
+type Issue struct {
+	Type     string
+	Severity string
+	Category string
+	Count    int
+	URLs     []string
+	Items    []Item
+}
+
+var registry []Check
+
+// register adds a check; a duplicate type or an unknown severity or category is a
+// programming error caught by any test of the package.
+func register(c Check) {
+	switch {
+	case c.Type == "" || (c.Page == nil) == (c.Site == nil):
+		panic(fmt.Sprintf("audit: check %q needs a type and exactly one of Page and Site", c.Type))
+	case severityRank(c.Severity) < 0:
+		panic(fmt.Sprintf("audit: check %q: unknown severity %q", c.Type, c.Severity))
+	case !slices.Contains(categoryOrder, c.Category):
+		panic(fmt.Sprintf("audit: check %q: unknown category %q", c.Type, c.Category))
+	case slices.ContainsFunc(registry, func(o Check) bool { return o.Type == c.Type }):
+		panic(fmt.Sprintf("audit: check %q registered twice", c.Type))
+	}
+	registry = append(registry, c)
+}
+
+// Checks returns every registered check in the order issues are listed: errors first,
+// then warnings, then notices; within a severity by category, then as registered.
+func Checks() []Check {
+	out := slices.Clone(registry)
+	slices.SortStableFunc(out, func(a, b Check) int {
+		if c := cmp.Compare(severityRank(a.Severity), severityRank(b.Severity)); c != 0 {
+			return c
+		}
+		return cmp.Compare(slices.Index(categoryOrder, a.Category), slices.Index(categoryOrder, b.Category))
+	})
+	return out
+}
+
+func severityRank(s string) int {
+	return slices.Index([]string{SeverityError, SeverityWarning, SeverityNotice}, s)
+}
+
+// Result is what Run finds.
+type Result struct {
+	// Issues has every registered type, in Checks order, Count 0 for those not found.
+	Issues []Issue
+	// Indexable counts the site's pages meant to rank.
+	Indexable int
+	// Excluded counts, by reason, the pages left out of the checks of indexable pages.
+	Excluded map[string]int
+	// HealthScore is 0-100 (see healthScore); nil when the site has no page.
+	HealthScore *int
+}
+
+// Run applies every check to the site.
+func Run(s *Site) Result {
+	checks := Checks()
+	res := Result{Issues: make([]Issue, 0, len(checks)), Excluded: s.excluded()}
+	worst := map[string]int{} // page URL → worst severity rank found on it
+	for _, c := range checks {
+		items := c.run(s)
+		for _, it := range items {
+			s.blame(worst, it, severityRank(c.Severity))
+		}
+		urls := make([]string, 0, min(len(items), MaxItems))
+		for _, it := range items[:min(len(items), MaxItems)] {
+			urls = append(urls, it.URL)
+		}
+		res.Issues = append(res.Issues, Issue{Type: c.Type, Severity: c.Severity, Category: c.Category,
+			Count: len(items), URLs: urls, Items: slices.Clone(items[:len(urls)])})
+	}
+	for _, p := range s.Pages {
+		if p.Indexable {
+			res.Indexable++
+		}
+	}
+	res.HealthScore = healthScore(s, worst)
+	return res
+}
+
+func (c Check) run(s *Site) []Item {
+	if c.Site != nil {
+		return c.Site(s)
+	}
+	var items []Item
+	for _, p := range s.Pages {
+		if c.Scope == Indexable && !p.Indexable {
+			continue
+		}
+		if it, ok := c.Page(p); ok {
+			if it.URL == "" {
+				it.URL = p.FinalURL
+			}
+			items = append(items, it)
+		}
+	}
+	return items
+}
+
+// blame records an item's severity against the site's pages it names: the URL itself, or
+// the page linking to it (a broken link is its source page's fault).
+func (s *Site) blame(worst map[string]int, it Item, rank int) {
+	for _, u := range []string{it.URL, it.Source} {
+		p := s.page(u)
+		if p == nil {
+			continue
+		}
+		if r, ok := worst[p.FinalURL]; !ok || rank < r {
+			worst[p.FinalURL] = rank
+		}
+	}
+}
+
+// healthScore is 100 × (pages without an error or warning + ½ × pages whose worst issue
+// is a warning) / pages, rounded: a page with an error counts 0, one with warnings ½, one
+// with notices or nothing 1.
+func healthScore(s *Site, worst map[string]int) *int {
+	if len(s.Pages) == 0 {
+		return nil
+	}
+	var points float64
+	for _, p := range s.Pages {
+		r, ok := worst[p.FinalURL]
+		switch {
+		case !ok || r == severityRank(SeverityNotice):
+			points++
+		case r == severityRank(SeverityWarning):
+			points += 0.5
+		}
+	}
+	score := int(100*points/float64(len(s.Pages)) + 0.5)
+	return &score
+}
+
+// fold compares texts case-insensitively with whitespace runs folded.
+func fold(s string) string {
+	return strings.ToLower(strings.Join(strings.Fields(s), " "))
+}
+
+func blank(s string) bool { return strings.TrimSpace(s) == "" }

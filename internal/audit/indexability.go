@@ -1,0 +1,66 @@
+package audit
+
+import (
+	"strconv"
+
+	"github.com/contentapi/contentapi/internal/crawler"
+)
+
+// Indexability: what search engines may index, and what the sitemap offers them.
+
+// Indexability issue types.
+const (
+	SitemapNon200        = "sitemap_non_200"
+	SitemapRedirect      = "sitemap_redirect"
+	SitemapNoindex       = "sitemap_noindex"
+	SitemapCanonicalised = "sitemap_canonicalised"
+)
+
+func init() {
+	register(Check{Type: SitemapNon200, Severity: SeverityError, Category: CategoryIndexability,
+		Threshold: "sitemap URL whose final answer is not 200, or no answer",
+		Site: sitemapURLs(func(p crawler.Page) (Item, bool) {
+			return Item{Value: statusValue(p)}, p.Status != 200
+		})})
+	register(Check{Type: SitemapNoindex, Severity: SeverityError, Category: CategoryIndexability,
+		Threshold: "sitemap URL answering 2xx with noindex (meta robots or X-Robots-Tag)",
+		Site: sitemapURLs(func(p crawler.Page) (Item, bool) {
+			return Item{}, p.Noindex && p.Status/100 == 2
+		})})
+	register(Check{Type: SitemapRedirect, Severity: SeverityWarning, Category: CategoryIndexability,
+		Threshold: "sitemap URL that redirects",
+		Site: sitemapURLs(func(p crawler.Page) (Item, bool) {
+			return Item{Target: p.FinalURL, Value: strconv.Itoa(p.Status)}, p.Redirected
+		})})
+	register(Check{Type: SitemapCanonicalised, Severity: SeverityWarning, Category: CategoryIndexability,
+		Threshold: "sitemap page whose canonical names another URL",
+		Site: sitemapURLs(func(p crawler.Page) (Item, bool) {
+			return Item{Target: p.Canonical}, IsContent(p) && CanonicalElsewhere(p)
+		})})
+}
+
+// sitemapURLs runs a check over every URL the sitemaps listed, by URL as listed, when the
+// pages came from sitemaps.
+func sitemapURLs(match func(p crawler.Page) (Item, bool)) func(s *Site) []Item {
+	return func(s *Site) []Item {
+		if !s.Result.FromSitemap {
+			return nil
+		}
+		var items []Item
+		for _, p := range s.Listed() {
+			if it, ok := match(p); ok {
+				it.URL = p.URL
+				items = append(items, it)
+			}
+		}
+		return items
+	}
+}
+
+// statusValue is a page's final status, or its error when no answer came.
+func statusValue(p crawler.Page) string {
+	if p.Status > 0 {
+		return strconv.Itoa(p.Status)
+	}
+	return p.Error
+}
