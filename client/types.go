@@ -208,9 +208,12 @@ type GapsResult struct {
 
 // AuditRequest is the body of ContentAudit.
 type AuditRequest struct {
-	Domain      string `json:"domain"`
-	SitemapURL  string `json:"sitemap_url,omitempty"`
-	MaxPages    int    `json:"max_pages,omitempty"` // 1 to 500; 100 when 0
+	Domain     string `json:"domain"`
+	SitemapURL string `json:"sitemap_url,omitempty"`
+	MaxPages   int    `json:"max_pages,omitempty"` // 1 to 500; 100 when 0
+	// Render is "none" (the default) or "javascript": every page also rendered in headless
+	// Chromium, at 30 credits instead of 15.
+	Render      string `json:"render,omitempty"`
 	CallbackURL string `json:"callback_url,omitempty"`
 }
 
@@ -223,6 +226,23 @@ type AuditPage struct {
 	Status          int    `json:"status"`
 	Noindex         bool   `json:"noindex"`
 	Canonical       string `json:"canonical"`
+	// Rendered is the page once its JavaScript ran (audits with Render "javascript").
+	Rendered *RenderedPage `json:"rendered,omitempty"`
+}
+
+// RenderedPage is a page as headless Chromium showed it, beside the HTML as served.
+type RenderedPage struct {
+	Title              string   `json:"title"`
+	H1                 string   `json:"h1"`
+	H1Count            int      `json:"h1_count"`
+	WordCount          int      `json:"word_count"`
+	Links              int      `json:"links"`     // distinct links of the rendered DOM
+	RawLinks           int      `json:"raw_links"` // of the HTML as served
+	NewLinks           []string `json:"new_links,omitempty"`
+	NewLinksTotal      int      `json:"new_links_total"`
+	ConsoleErrors      []string `json:"console_errors,omitempty"`
+	ConsoleErrorsTotal int      `json:"console_errors_total"`
+	Error              string   `json:"error,omitempty"` // why it did not render
 }
 
 // ThinPage is a page with too little main content.
@@ -325,6 +345,7 @@ type AuditResult struct {
 	SitemapErrors        []SitemapError        `json:"sitemap_errors"`
 	Warnings             []string              `json:"warnings"`
 	ThinThreshold        int                   `json:"thin_threshold"`
+	Render               string                `json:"render"` // none or javascript
 	Meta                 Meta                  `json:"-"`
 }
 

@@ -81,6 +81,20 @@ func TestRenderedAuditOfSinglePageApp(t *testing.T) {
 			t.Errorf("page %v: title %v, rendered %v", p["url"], p["title"], r)
 		}
 	}
+	// The rendering issues: every page's content, h1, links and title come from its script;
+	// one page's script throws.
+	counts := d["summary"].(map[string]any)["issues"].(map[string]any)
+	n := float64(len(crawltest.SPARoutes))
+	want := map[string]float64{"content_only_rendered": n, "h1_only_rendered": n, "links_only_rendered": n,
+		"title_changed_by_rendering": n, "console_errors": 1, "render_failed": 0, "title_only_rendered": 0}
+	for typ, c := range want {
+		if counts[typ] != c {
+			t.Errorf("summary.issues.%s = %v, want %v", typ, counts[typ], c)
+		}
+		if plainCount := plain.data()["summary"].(map[string]any)["issues"].(map[string]any)[typ]; plainCount != float64(0) {
+			t.Errorf("plain audit: summary.issues.%s = %v, want 0", typ, plainCount)
+		}
+	}
 	if b := s.balanceOf(t, key); b != 50-15-30 {
 		t.Fatalf("balance %d, want 50 - 15 (plain) - 30 (rendered)", b)
 	}
