@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/gocolly/colly/v2"
@@ -153,6 +155,11 @@ func (r *Renderer) startLocked(ctx context.Context) (context.Context, error) {
 		chromedp.Flag("disable-extensions", true), chromedp.Flag("no-default-browser-check", true),
 		chromedp.Flag("mute-audio", true), chromedp.Flag("blink-settings", "imagesEnabled=false"),
 		chromedp.Flag("disable-dev-shm-usage", true),
+		// Fewer processes, for memory: no zygotes, the GPU code in the browser process, no
+		// spare renderer kept warm, and renderers shared up to one per tab.
+		chromedp.Flag("no-zygote", true), chromedp.Flag("in-process-gpu", true),
+		chromedp.Flag("disable-features", "SpareRendererForSitePerProcess,Translate,MediaRouter,OptimizationHints"),
+		chromedp.Flag("renderer-process-limit", strconv.Itoa(r.cfg.Concurrency)),
 		chromedp.ProxyServer(deadProxy), chromedp.Flag("proxy-bypass-list", "<-loopback>"),
 		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 	}
@@ -162,7 +169,7 @@ func (r *Renderer) startLocked(ctx context.Context) (context.Context, error) {
 	// The first Run starts the browser and binds it to browser's own context, not ctx's
 	// deadline; ctx only bounds the wait.
 	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(browser) }()
+	go func() { started <- chromedp.Do(browser, chromedp.Navigate("about:blank")) }()
 	select {
 	case err = <-started:
 	case <-ctx.Done():
@@ -277,6 +284,9 @@ func openTab(ctx context.Context, browser context.Context) (*tab, error) {
 		// Without patterns every request pauses, at the request stage, before any network.
 		_, err = chromedp.Call(tctx, fetch.Enable, fetch.EnableParams{})
 	}
+	if err == nil {
+		_, err = chromedp.Call(tctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: busyScript})
+	}
 	if err != nil {
 		cancel()
 		return nil, err
@@ -290,6 +300,37 @@ func (t *tab) close() { t.cancel() }
 func (t *tab) fail(id fetch.RequestID, reason network.ErrorReason) {
 	_, _ = chromedp.Call(t.ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: reason})
 }
+
+// busyScript counts, inside each page, the fetch and XMLHttpRequest calls whose answers
+// the page's scripts have not finished with: a fetch until its promise settles, a body read
+// (json, text, ...) until it settles, an XMLHttpRequest until loadend, each released a task
+// later so the callbacks chained on it (drawing the page) run first. The browser-side count
+// of requests in flight cannot see a response still being read and used; this can.
+const busyScript = `(() => {
+  let n = 0;
+  const hold = p => { n++; const done = () => setTimeout(() => n--, 0); p.then(done, done); return p; };
+  Object.defineProperty(window, "__crawlerBusy", { value: () => n });
+  if (window.fetch) {
+    const f = window.fetch;
+    window.fetch = function (...a) { return hold(f.apply(this, a)); };
+    for (const m of ["json", "text", "arrayBuffer", "blob", "formData"]) {
+      const r = Response.prototype[m];
+      if (r) Response.prototype[m] = function (...a) { return hold(r.apply(this, a)); };
+    }
+  }
+  if (window.XMLHttpRequest) {
+    const send = XMLHttpRequest.prototype.send;
+    XMLHttpRequest.prototype.send = function (...a) {
+      n++;
+      this.addEventListener("loadend", () => setTimeout(() => n--, 0));
+      return send.apply(this, a);
+    };
+  }
+})()`
+
+// busyPoll is how often settle asks a page whose network is quiet whether its scripts are
+// still busy with answers.
+const busyPoll = 20 * time.Millisecond
 
 // renderSession renders one crawl's pages, fetching what they load through the crawl's
 // guarded client.
@@ -462,6 +503,9 @@ func (s *renderSession) render(ctx context.Context, pageURL, contentType string,
 	if err := j.settle(pctx); err != nil {
 		return nil, j, renderError(pctx, s.r.cfg.Timeout, err)
 	}
+	if err := waitScripts(pctx, j); err != nil {
+		return nil, j, renderError(pctx, s.r.cfg.Timeout, err)
+	}
 	limit := min(s.maxBody, 1<<30)
 	html, err := chromedp.Run(pctx, chromedp.Evaluate[string](fmt.Sprintf(outerHTML, limit, limit)))
 	if err != nil {
@@ -492,6 +536,25 @@ func (j *renderJob) settle(ctx context.Context) error {
 			if still {
 				return nil
 			}
+		}
+	}
+}
+
+// waitScripts waits until the page's scripts hold no answer (see busyScript), settling the
+// network again after each wait: using one answer may start another request.
+func waitScripts(ctx context.Context, j *renderJob) error {
+	for {
+		busy, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.__crawlerBusy ? window.__crawlerBusy() : 0`))
+		if err != nil || busy == 0 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(busyPoll):
+		}
+		if err := j.settle(ctx); err != nil {
+			return err
 		}
 	}
 }

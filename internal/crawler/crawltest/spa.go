@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -50,14 +51,27 @@ type SPA struct {
 	hits map[string]int
 }
 
-// NewSPA starts the app; the test's end stops it.
-func NewSPA(t testing.TB) *SPA {
+// NewSPA starts the app of SPARoutes; the test's end stops it.
+func NewSPA(t testing.TB) *SPA { return newSPA(t, SPARoutes, len(SPARoutes)) }
+
+// NewLargeSPA starts an app of n routes (/, /p/1 … /p/n-1), each linking to the next five,
+// for benchmarks.
+func NewLargeSPA(t testing.TB, n int) *SPA {
+	routes := map[string]string{"/": "Home"}
+	for i := 1; i < n; i++ {
+		routes[fmt.Sprintf("/p/%d", i)] = fmt.Sprintf("Page %d", i)
+	}
+	return newSPA(t, routes, 5)
+}
+
+func newSPA(t testing.TB, titles map[string]string, links int) *SPA {
 	t.Helper()
 	s := &SPA{hits: map[string]int{}}
-	routes := make([]string, 0, len(SPARoutes))
-	for r := range SPARoutes {
-		routes = append(routes, r)
+	var order []string
+	for r := range titles {
+		order = append(order, r)
 	}
+	slices.Sort(order)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/app.js", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript")
@@ -65,17 +79,23 @@ func NewSPA(t testing.TB) *SPA {
 	})
 	mux.HandleFunc("/api/page", func(w http.ResponseWriter, r *http.Request) {
 		path := r.URL.Query().Get("path")
-		title, ok := SPARoutes[path]
+		title, ok := titles[path]
 		if !ok {
 			http.NotFound(w, r)
 			return
+		}
+		// The route's links: the next ones in path order, wrapping around.
+		i := slices.Index(order, path)
+		routes := make([]string, 0, links)
+		for k := range min(links, len(order)) {
+			routes = append(routes, order[(i+k)%len(order)])
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"title": title, "routes": routes,
 			"text": strings.Repeat("Rendered words about "+title+". ", 40), "broken": path == SPABrokenRoute})
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := SPARoutes[r.URL.Path]; !ok {
+		if _, ok := titles[r.URL.Path]; !ok {
 			http.NotFound(w, r)
 			return
 		}
