@@ -10,10 +10,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// browserKey is the Redis key a worker able to render JavaScript keeps alive. The API and
+// BrowserKey is the Redis key a worker able to render JavaScript keeps alive. The API and
 // the workers are separate processes (and images): the API reads it before it charges a
 // rendered audit.
-const browserKey = "contentapi:render:browser"
+const BrowserKey = "contentapi:render:browser"
 
 // BrowserTTL is how long an advertisement lasts unless refreshed; a worker refreshes it
 // every BrowserTTL/3, so a worker gone for good stops counting within BrowserTTL.
@@ -27,32 +27,33 @@ type Browsers struct {
 // Advertise says, for BrowserTTL, that this process can render.
 func (b Browsers) Advertise(ctx context.Context) error {
 	host, _ := os.Hostname()
-	if err := b.Redis.Set(ctx, browserKey, host, BrowserTTL).Err(); err != nil {
+	if err := b.Redis.Set(ctx, BrowserKey, host, BrowserTTL).Err(); err != nil {
 		return fmt.Errorf("advertise browser: %w", err)
 	}
 	return nil
 }
 
-// Run advertises the browser now and then every BrowserTTL/3 until ctx ends. The key is
-// left to expire at the end: another worker may be advertising under it too.
+// Run advertises the browser every BrowserTTL/3 until ctx ends (the caller advertised it
+// once already). The key is left to expire at the end: another worker may be advertising
+// under it too.
 func (b Browsers) Run(ctx context.Context, log *slog.Logger) {
 	t := time.NewTicker(BrowserTTL / 3)
 	defer t.Stop()
 	for {
-		if err := b.Advertise(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("browser not advertised; rendered audits may be refused", "err", err)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if err := b.Advertise(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("browser not advertised; rendered audits may be refused", "err", err)
 		}
 	}
 }
 
 // RenderingAvailable reports whether a worker advertised a browser within BrowserTTL.
 func (b Browsers) RenderingAvailable(ctx context.Context) (bool, error) {
-	n, err := b.Redis.Exists(ctx, browserKey).Result()
+	n, err := b.Redis.Exists(ctx, BrowserKey).Result()
 	if err != nil {
 		return false, fmt.Errorf("browser advertisement: %w", err)
 	}

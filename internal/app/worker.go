@@ -75,9 +75,13 @@ func (a *App) StartRendering(ctx context.Context) bool {
 		a.Log.Warn("JavaScript rendering off: rendered audits are refused unless another worker renders", "err", err)
 		return false
 	}
+	browsers := jobs.Browsers{Redis: a.Redis}
+	if err := browsers.Advertise(ctx); err != nil {
+		a.Log.Warn("browser not advertised yet; retried every 20 s", "err", err)
+	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
-	go func() { defer close(done); jobs.Browsers{Redis: a.Redis}.Run(runCtx, a.Log) }()
+	go func() { defer close(done); browsers.Run(runCtx, a.Log) }()
 	a.onClose(func() { stop(); <-done })
 	a.Log.Info("JavaScript rendering on", "concurrency", a.Config.RenderConcurrency, "timeout", a.Config.RenderTimeout.String())
 	return true

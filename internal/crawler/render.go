@@ -337,8 +337,11 @@ const busyPoll = 20 * time.Millisecond
 type renderSession struct {
 	r       *Renderer
 	client  *http.Client
-	maxBody int64
-	ua      string
+	maxBody int64 // the rendered document read back, as a page
+	// maxResource bounds each script, stylesheet or answer the page loads: a single-page
+	// app's script bundle is often larger than its HTML could be.
+	maxResource int64
+	ua          string
 }
 
 // renderJob is one page being rendered: its document, answered from the body already
@@ -424,7 +427,7 @@ func (j *renderJob) answer(t *tab, ev *fetch.EventRequestPaused) {
 var skippedHeaders = map[string]bool{"Content-Encoding": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true}
 
 // fetch makes a page's request through the crawl's client (redirects followed, as the
-// crawl's rules allow) and returns its answer, body bounded by the page limit.
+// crawl's rules allow) and returns its answer, body bounded by maxResource.
 func (s *renderSession) fetch(ctx context.Context, in *network.Request) (int, []*fetch.HeaderEntry, []byte, error) {
 	u, err := url.Parse(in.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
@@ -454,12 +457,12 @@ func (s *renderSession) fetch(ctx context.Context, in *network.Request) (int, []
 		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, s.maxBody+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, s.maxResource+1))
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	if int64(len(b)) > s.maxBody {
-		return 0, nil, nil, fmt.Errorf("render: %s: body larger than %d bytes", in.URL, s.maxBody)
+	if int64(len(b)) > s.maxResource {
+		return 0, nil, nil, fmt.Errorf("render: %s: body larger than %d bytes", in.URL, s.maxResource)
 	}
 	var hdr []*fetch.HeaderEntry
 	for k, vs := range resp.Header {
@@ -640,8 +643,12 @@ func (c *Crawler) renderSession(req Request, t http.RoundTripper) *renderSession
 	if !req.Render || c.renderer == nil {
 		return nil
 	}
-	return &renderSession{r: c.renderer, client: c.newClient(t), maxBody: c.cfg.MaxBodyBytes, ua: c.cfg.UserAgent}
+	return &renderSession{r: c.renderer, client: c.newClient(t), maxBody: c.cfg.MaxBodyBytes,
+		maxResource: resourceFactor * c.cfg.MaxBodyBytes, ua: c.cfg.UserAgent}
 }
+
+// resourceFactor times Config.MaxBodyBytes bounds each resource a rendered page loads.
+const resourceFactor = 4
 
 // crawlTimeout is the crawl's time budget: rendering a page costs far more than fetching
 // it, so a rendered crawl gets three times Config.Timeout.

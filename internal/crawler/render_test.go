@@ -178,3 +178,25 @@ func TestRenderUnavailable(t *testing.T) {
 		t.Fatalf("StartRenderer of /bin/false: %v", err)
 	}
 }
+
+// TestRenderResourceLimit: a script may be larger than a page (up to resourceFactor times
+// MaxBodyBytes); one past that is refused, so it never runs.
+func TestRenderResourceLimit(t *testing.T) {
+	site := newTestSite(t)
+	script := func(word string, size int) []byte {
+		code := `document.getElementById("out").textContent += " ` + word + `";`
+		return []byte(code + "\n//" + strings.Repeat("x", size-len(code)-3))
+	}
+	site.serve("/big.js", "text/javascript", script("big", 3500))
+	site.serve("/huge.js", "text/javascript", script("huge", 4500))
+	site.page("/", htmlPage("t", `<p id="out">start</p><script src="/big.js"></script><script src="/huge.js"></script>`))
+	c := renderCrawler(t, RenderConfig{})
+	c.cfg.MaxBodyBytes = 1000
+	res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Pages[0].Rendered; r == nil || r.WordCount != 2 {
+		t.Fatalf("rendered %+v, want the words start and big only", r)
+	}
+}

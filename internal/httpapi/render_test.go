@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"os"
 	"testing"
 
@@ -30,6 +31,7 @@ func TestRenderedAuditOfSinglePageApp(t *testing.T) {
 		configure: func(d *httpapi.Deps) {
 			browsers = jobs.Browsers{Redis: d.Redis}
 			d.Renderers = browsers
+			forgetBrowsers(t, d)
 		},
 	})
 	key := register(t, s.testServer)
@@ -105,6 +107,7 @@ func TestRenderedAuditOfSinglePageApp(t *testing.T) {
 func TestRenderedAuditOnWorkerWithoutBrowser(t *testing.T) {
 	spa := crawltest.NewSPA(t)
 	s := startStack(t, stackConfig{configure: func(d *httpapi.Deps) {
+		forgetBrowsers(t, d)
 		browsers := jobs.Browsers{Redis: d.Redis}
 		if err := browsers.Advertise(t.Context()); err != nil {
 			t.Fatal(err)
@@ -119,4 +122,16 @@ func TestRenderedAuditOnWorkerWithoutBrowser(t *testing.T) {
 	if b := s.balanceOf(t, key); b != 50 {
 		t.Fatalf("balance %d, want 50: the failed job is refunded", b)
 	}
+}
+
+// forgetBrowsers removes any browser advertisement, now and when the test ends: the tests of
+// the package share one Redis.
+func forgetBrowsers(t *testing.T, d *httpapi.Deps) {
+	forget := func() {
+		if err := d.Redis.Del(context.Background(), jobs.BrowserKey).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forget()
+	t.Cleanup(forget)
 }

@@ -94,14 +94,14 @@ func TestSitemapURLNormalised(t *testing.T) {
 	}
 }
 
-// render takes none (the default) or javascript in any case; anything else is a
-// VALIDATION_ERROR naming the field. Only javascript costs the rendered price.
+// render takes none (the default, stored as no field) or javascript in any case; anything
+// else is a VALIDATION_ERROR naming the field. Only javascript costs the rendered price.
 func TestAuditRenderMode(t *testing.T) {
 	audit, _ := Lookup(string(KindAudit))
 	cases := []struct {
 		in, want string
 		cost     int
-	}{{"", RenderNone, 15}, {"none", RenderNone, 15}, {" JavaScript ", RenderJavaScript, 30}}
+	}{{"", "", 15}, {"none", "", 15}, {" NONE ", "", 15}, {" JavaScript ", RenderJavaScript, 30}}
 	for _, c := range cases {
 		r := &AuditRequest{Domain: "example.com", Render: c.in}
 		if err := r.Normalize(Options{}); err != nil || r.Render != c.want || audit.CostOf(r) != c.cost {

@@ -86,8 +86,8 @@ type AuditRequest struct {
 	Domain     string `json:"domain"`
 	SitemapURL string `json:"sitemap_url,omitempty"`
 	MaxPages   *int   `json:"max_pages,omitempty"`
-	// Render is RenderNone (the HTML as served) or RenderJavaScript (every page rendered in
-	// headless Chromium too, at RenderCost).
+	// Render is RenderJavaScript (every page rendered in headless Chromium too, at
+	// RenderCost) or, once normalised, "" for RenderNone (the HTML as served).
 	Render string `json:"render,omitempty"`
 	Callback
 }
@@ -101,12 +101,7 @@ const (
 // RenderModes are the values of an audit's render field.
 var RenderModes = []string{RenderNone, RenderJavaScript}
 
-func (r *AuditRequest) defaults() {
-	r.MaxPages = orDefault(r.MaxPages, defaultMaxPages)
-	if r.Render == "" {
-		r.Render = RenderNone
-	}
-}
+func (r *AuditRequest) defaults() { r.MaxPages = orDefault(r.MaxPages, defaultMaxPages) }
 
 // Rendered reports whether the audit renders its pages' JavaScript.
 func (r *AuditRequest) Rendered() bool { return r.Render == RenderJavaScript }
@@ -125,6 +120,9 @@ func (r *AuditRequest) Normalize(o Options) (err error) {
 	}
 	if r.Render, err = oneOf("render", r.Render, RenderNone, RenderModes); err != nil {
 		return err
+	}
+	if r.Render == RenderNone {
+		r.Render = "" // stored as before rendering existed: a plain audit's stored form is unchanged
 	}
 	return intRange("max_pages", *r.MaxPages, 1, 500)
 }
