@@ -44,6 +44,12 @@ var categoryOrder = []string{CategoryTitles, CategoryContent, CategoryIndexabili
 // MaxItems bounds the URLs and items listed per issue; Count says how many there are in all.
 const MaxItems = 100
 
+// MaxListBytes bounds the bytes of the URLs and items of all issues together: with about
+// a hundred types of a hundred URLs each, URLs of 2,048 bytes could otherwise fill tens of
+// MiB. Issues are filled in answer order (errors first); past the budget the lists are
+// cut, Count stays exact and Result.Cut says so.
+const MaxListBytes = 2 << 20
+
 // Scope says which pages a page check runs on.
 type Scope int
 
@@ -135,6 +141,10 @@ type Result struct {
 	Excluded map[string]int
 	// HealthScore is 0-100 (see healthScore); nil when the site has no page.
 	HealthScore *int
+	// Cut is set when MaxListBytes cut some issue's lists short.
+	Cut bool
+	// Limits counts, per bound (crawler.LimitImages, ...), the pages that reached it.
+	Limits map[string]int
 }
 
 // Run applies every check to the site.
@@ -142,6 +152,7 @@ func Run(s *Site) Result {
 	checks := Checks()
 	res := Result{Issues: make([]Issue, 0, len(checks)), Excluded: s.excluded()}
 	worst := map[string]int{} // page URL → worst severity rank found on it
+	budget := MaxListBytes
 	for _, c := range checks {
 		items := c.run(s)
 		for _, it := range items {
@@ -149,14 +160,22 @@ func Run(s *Site) Result {
 		}
 		urls := make([]string, 0, min(len(items), MaxItems))
 		for _, it := range items[:min(len(items), MaxItems)] {
+			if budget -= 2*len(it.URL) + len(it.Source) + len(it.Target) + len(it.Twin) + len(it.Value); budget < 0 {
+				res.Cut = true
+				break
+			}
 			urls = append(urls, it.URL)
 		}
 		res.Issues = append(res.Issues, Issue{Type: c.Type, Severity: c.Severity, Category: c.Category,
 			Count: len(items), URLs: urls, Items: slices.Clone(items[:len(urls)])})
 	}
+	res.Limits = map[string]int{}
 	for _, p := range s.Pages {
 		if p.Indexable {
 			res.Indexable++
+		}
+		for _, l := range p.Facts.Limits {
+			res.Limits[l]++
 		}
 	}
 	res.HealthScore = healthScore(s, worst)
@@ -186,7 +205,7 @@ func (c Check) run(s *Site) []Item {
 // the page linking to it (a broken link is its source page's fault).
 func (s *Site) blame(worst map[string]int, it Item, rank int) {
 	for _, u := range []string{it.URL, it.Source} {
-		p := s.page(u)
+		p := s.ContentPage(u)
 		if p == nil {
 			continue
 		}

@@ -62,13 +62,13 @@ func TestChecksOrder(t *testing.T) {
 // TestRunScopeAndSummary: checks of indexable pages leave noindex and canonicalised pages
 // out, and the result counts them; the health score follows its formula.
 func TestRunScopeAndSummary(t *testing.T) {
-	s := site(
-		html("https://x.com/", nil),
-		html("https://x.com/a", func(p *crawler.Page) { p.Title = "" }),                                // error
-		html("https://x.com/b", func(p *crawler.Page) { p.MetaDescription = "" }),                      // warning
-		html("https://x.com/c", func(p *crawler.Page) { p.Title, p.Noindex = "", true }),               // excluded
-		html("https://x.com/d", func(p *crawler.Page) { p.Title, p.Canonical = "", "https://x.com/" }), // excluded
-		html("https://x.com/e", func(p *crawler.Page) { p.H1Count = 2 }),                               // notice
+	s := crawl(
+		pg{path: "/"},
+		pg{path: "/a", head: "<!--notitle-->"}, // error
+		pg{path: "/b", head: "<!--nodesc-->"},  // warning
+		pg{path: "/c", head: `<!--notitle--><meta name="robots" content="noindex">`},       // excluded; noindex notice, sitemap_noindex error
+		pg{path: "/d", head: `<!--notitle--><link rel="canonical" href="https://x.com/">`}, // excluded; sitemap_canonicalised warning
+		pg{path: "/e", body: "<h1>One</h1><h1>Two</h1>"},                                   // notice
 	)
 	res := Run(s)
 	if got := issue(t, res, MissingTitle); got.Count != 1 || got.URLs[0] != "https://x.com/a" || got.Items[0].URL != got.URLs[0] {
@@ -81,7 +81,7 @@ func TestRunScopeAndSummary(t *testing.T) {
 		t.Errorf("indexable %d, excluded %v; want 4, noindex 1, canonicalised 1", res.Indexable, res.Excluded)
 	}
 	// 6 pages: /a (missing title) and /c (sitemap noindex) errors 0, /b (no description)
-	// and /d (sitemap canonicalised) warnings ½, / and /e (a notice) 1: 3/6.
+	// and /d (sitemap canonicalised) warnings ½, / and /e (notices only) 1: 3/6.
 	if res.HealthScore == nil || *res.HealthScore != 50 {
 		t.Errorf("health score %v, want 50", deref(res.HealthScore))
 	}

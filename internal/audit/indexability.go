@@ -14,6 +14,10 @@ const (
 	SitemapRedirect      = "sitemap_redirect"
 	SitemapNoindex       = "sitemap_noindex"
 	SitemapCanonicalised = "sitemap_canonicalised"
+	NoindexPage          = "noindex_page"
+	NofollowPage         = "nofollow_page"
+	NosnippetPage        = "nosnippet_page"
+	NoimageindexPage     = "noimageindex_page"
 )
 
 func init() {
@@ -37,6 +41,21 @@ func init() {
 		Site: sitemapURLs(func(p crawler.Page) (Item, bool) {
 			return Item{Target: p.Canonical}, IsContent(p) && CanonicalElsewhere(p)
 		})})
+	// Directives a site may mean: notices, so that one meant shows in the answer without
+	// lowering the health score.
+	for _, d := range []struct {
+		typ, what string
+		set       func(p *Page) bool
+	}{
+		{NoindexPage, "noindex: kept out of search results", func(p *Page) bool { return p.Noindex }},
+		{NofollowPage, "nofollow: its links pass nothing", func(p *Page) bool { return p.Facts.Nofollow }},
+		{NosnippetPage, "nosnippet: no text shown under its result", func(p *Page) bool { return p.Facts.Nosnippet }},
+		{NoimageindexPage, "noimageindex: its images kept out of image search", func(p *Page) bool { return p.Facts.Noimageindex }},
+	} {
+		register(Check{Type: d.typ, Severity: SeverityNotice, Category: CategoryIndexability, Scope: Every,
+			Threshold: "meta robots/googlebot or X-Robots-Tag says " + d.what,
+			Page:      func(p *Page) (Item, bool) { return Item{}, d.set(p) }})
+	}
 }
 
 // sitemapURLs runs a check over every URL the sitemaps listed, by URL as listed, when the
@@ -48,7 +67,7 @@ func sitemapURLs(match func(p crawler.Page) (Item, bool)) func(s *Site) []Item {
 		}
 		var items []Item
 		for _, p := range s.Listed() {
-			if it, ok := match(p); ok {
+			if it, ok := match(*p); ok {
 				it.URL = p.URL
 				items = append(items, it)
 			}

@@ -14,6 +14,8 @@ type Page struct {
 	crawler.Page
 	// Indexable: not noindex, and its canonical link names itself or nothing.
 	Indexable bool
+
+	site *Site // the site it belongs to, for thresholds
 }
 
 // Site is a crawl with the indexes the checks need.
@@ -26,6 +28,7 @@ type Site struct {
 	// ThinWords is the main-content word count under which a page is thin.
 	ThinWords int
 
+	listed  []*crawler.Page          // every fetched URL, sorted by URL as asked for
 	byFinal map[string]*Page         // content pages by normalised final URL
 	fetched map[string]*crawler.Page // every fetched URL, as asked for and as ended, normalised
 }
@@ -39,12 +42,13 @@ func NewSite(res *crawler.Result, pages []crawler.Page, thinWords int) *Site {
 	s := &Site{Result: res, ThinWords: thinWords, byFinal: map[string]*Page{}, fetched: map[string]*crawler.Page{}}
 	for _, cp := range pages {
 		cp.FinalURL = cmp.Or(cp.FinalURL, cp.URL)
-		p := &Page{Page: cp, Indexable: excludedReason(cp) == ""}
+		p := &Page{Page: cp, Indexable: excludedReason(cp) == "", site: s}
 		s.Pages = append(s.Pages, p)
 		s.byFinal[analysis.NormalizeURL(p.FinalURL)] = p
 	}
 	for i := range res.Pages {
 		p := &res.Pages[i]
+		s.listed = append(s.listed, p)
 		for _, u := range []string{p.URL, p.FinalURL} {
 			if k := analysis.NormalizeURL(u); k != "" {
 				if _, ok := s.fetched[k]; !ok || u == p.URL {
@@ -53,27 +57,34 @@ func NewSite(res *crawler.Result, pages []crawler.Page, thinWords int) *Site {
 			}
 		}
 	}
+	slices.SortStableFunc(s.listed, func(a, b *crawler.Page) int { return strings.Compare(a.URL, b.URL) })
 	return s
 }
 
-// Fetched returns what the crawl got for a URL: the page fetched under that URL or ending
-// there after redirects, nil when it was not fetched.
-func (s *Site) Fetched(u string) *crawler.Page { return s.fetched[analysis.NormalizeURL(u)] }
+// Fetched returns what the crawl got for a URL: the page fetched under that URL or, when
+// none was, a page whose redirects ended there (seen as that URL, so not as a redirect);
+// nil when it was not fetched.
+func (s *Site) Fetched(u string) *crawler.Page {
+	p := s.fetched[analysis.NormalizeURL(u)]
+	if p == nil || analysis.NormalizeURL(p.URL) == analysis.NormalizeURL(u) {
+		return p
+	}
+	arrived := *p
+	arrived.URL, arrived.Redirected = arrived.FinalURL, false
+	return &arrived
+}
 
-// page returns the content page whose final URL is u, nil when none.
-func (s *Site) page(u string) *Page {
+// ContentPage returns the site's HTML page whose final URL is u, nil when none.
+func (s *Site) ContentPage(u string) *Page {
 	if u == "" {
 		return nil
 	}
 	return s.byFinal[analysis.NormalizeURL(u)]
 }
 
-// Listed returns every fetched URL of the crawl sorted by URL as asked for.
-func (s *Site) Listed() []crawler.Page {
-	listed := slices.Clone(s.Result.Pages)
-	slices.SortStableFunc(listed, func(a, b crawler.Page) int { return strings.Compare(a.URL, b.URL) })
-	return listed
-}
+// Listed returns every fetched URL of the crawl sorted by URL as asked for; the pages are
+// the Result's, not to be changed.
+func (s *Site) Listed() []*crawler.Page { return s.listed }
 
 // excluded counts the pages left out of the checks of indexable pages, by reason.
 func (s *Site) excluded() map[string]int {

@@ -162,6 +162,9 @@ type Page struct {
 	// its URL or final URL (see Result.BrokenLinks for how links are read).
 	Inlinks int    `json:"inlinks"`
 	Error   string `json:"error,omitempty"` // fetch error: refused address, too large, ...
+	// Facts are what the audit's checks read of an HTML page (facts.go): working data,
+	// bounded per page, left out of the result's JSON.
+	Facts PageFacts `json:"-"`
 	// Rendered is the page as headless Chromium showed it, with Request.Render.
 	Rendered *Rendered `json:"rendered,omitempty"`
 }

@@ -2,7 +2,9 @@ package crawler
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -27,6 +29,7 @@ type pageInfo struct {
 	noindex, nofollow      bool
 	words                  int
 	links                  []string // raw hrefs, only when asked for
+	facts                  PageFacts
 }
 
 // CountWords returns the number of words in an HTML document's main content: the text of
@@ -42,6 +45,13 @@ func CountWords(htmlDoc []byte) int {
 // the crawl's cost per page is dominated by this function.
 func extractPage(doc []byte, wantLinks bool) pageInfo {
 	e := &extractor{wantLinks: wantLinks}
+	e.info.facts.HTMLBytes = len(doc)
+	buf := wordBufs.Get().(*[]uint64)
+	e.words = (*buf)[:0]
+	defer func() {
+		*buf = e.words[:0]
+		wordBufs.Put(buf)
+	}()
 	z := html.NewTokenizer(bytes.NewReader(doc))
 	for {
 		switch z.Next() {
@@ -59,6 +69,10 @@ func extractPage(doc []byte, wantLinks bool) pageInfo {
 		}
 	}
 }
+
+// wordBufs recycles the word-hash buffers of extractPage: one per page would otherwise be
+// the largest allocation of the pass.
+var wordBufs = sync.Pool{New: func() any { b := make([]uint64, 0, 2048); return &b }}
 
 // Elements the extractor tracks, as indexes into extractor.open.
 const (
@@ -78,6 +92,10 @@ const (
 	tArticle
 	tH1
 	tH2
+	tH3
+	tH4
+	tH5
+	tH6
 	numTracked
 )
 
@@ -86,7 +104,11 @@ var trackedTags = map[atom.Atom]int{
 	atom.Form: tForm, atom.Iframe: tIframe, atom.Svg: tSvg, atom.Script: tScript,
 	atom.Style: tStyle, atom.Noscript: tNoscript, atom.Template: tTemplate,
 	atom.Title: tTitle, atom.Main: tMain, atom.Article: tArticle, atom.H1: tH1, atom.H2: tH2,
+	atom.H3: tH3, atom.H4: tH4, atom.H5: tH5, atom.H6: tH6,
 }
+
+// isHeading marks h1-h6.
+func isHeading(t int) bool { return t >= tH1 && t <= tH6 }
 
 // isSkipped marks elements whose text is not main content (tNav..tTitle).
 func isSkipped(t int) bool { return t <= tTitle }
@@ -118,19 +140,33 @@ type extractor struct {
 	h2Bytes               int
 	inWord, joinPending   bool
 	body, inMain, inArtcl int // word counts per region
+
+	// Facts (facts.go): document structure, JSON-LD being read, the main text's words.
+	sawHTML, sawBody, inHead bool
+	headingImg               bool // the open heading holds an image
+	lastLevel                int  // the last heading's level, 0 before any
+	jsonld, jsonldSkip       bool // inside a JSON-LD script; over the page's budget
+	jsonldBuf                bytes.Buffer
+	jsonldBytes              int
+	hreflangBytes            int
+	wordHash                 uint64   // FNV-1a of the word being read
+	words                    []uint64 // word hashes, low bits marking the regions (regionMain, regionArticle)
 }
 
 func (e *extractor) finish() pageInfo {
 	e.endHeading()
+	e.breakWord()
 	e.info.title = cleanCollapse(e.title.String())
+	region := uint64(0)
 	switch {
 	case e.sawMain:
-		e.info.words = e.inMain
+		e.info.words, region = e.inMain, regionMain
 	case e.sawArticle:
-		e.info.words = e.inArtcl
+		e.info.words, region = e.inArtcl, regionArticle
 	default:
 		e.info.words = e.body
 	}
+	e.info.facts.fingerprint(e.words, region)
 	return e.info
 }
 
@@ -140,8 +176,27 @@ func (e *extractor) start(z *html.Tokenizer, selfClosing bool) {
 	if !inlineTags[a] {
 		e.breakWord()
 	}
+	e.info.facts.Elements++
+	switch a {
+	case atom.Head:
+		e.inHead = !e.sawBody
+	case atom.Body:
+		e.sawBody, e.inHead = true, false
+	case atom.Title:
+		if e.open[tSvg] == 0 {
+			e.info.facts.TitleTags++
+			e.info.facts.TitleInBody = e.info.facts.TitleInBody || e.sawBody
+		}
+	case atom.Img:
+		e.headingImg = e.headingImg || e.heading > 0
+	}
 	if hasAttr {
 		e.attrs(z, a)
+	} else if a == atom.Img || a == atom.Html {
+		e.factElement(a, &tagAttrs{})
+	}
+	if a == atom.Script && selfClosing && e.jsonld {
+		e.endJSONLD() // <script/> has no text to wait for
 	}
 	t, tracked := trackedTags[a]
 	if !tracked || selfClosing {
@@ -158,21 +213,42 @@ func (e *extractor) start(z *html.Tokenizer, selfClosing bool) {
 		e.sawMain = true
 	case t == tArticle:
 		e.sawArticle = true
-	case t == tH1 || t == tH2:
+	case isHeading(t):
 		e.endHeading() // a heading cannot contain another: the parser would close it
 		e.heading = t
+		e.headingLevel(t - tH1 + 1)
 	}
+}
+
+// headingLevel notes the first heading that skips a level: h3 with no h2 before it, h4
+// after h2. The page's first heading may be an h1 or an h2.
+func (e *extractor) headingLevel(level int) {
+	prev := max(e.lastLevel, 1)
+	if level > prev+1 && e.info.facts.HeadingOrder == "" {
+		if e.lastLevel == 0 {
+			e.info.facts.HeadingOrder = "h" + strconv.Itoa(level) + " before any h" + strconv.Itoa(level-1)
+		} else {
+			e.info.facts.HeadingOrder = "h" + strconv.Itoa(level) + " after h" + strconv.Itoa(prev)
+		}
+	}
+	e.lastLevel = level
 }
 
 func (e *extractor) end(a atom.Atom) {
 	if !inlineTags[a] {
 		e.breakWord()
 	}
+	if a == atom.Head {
+		e.inHead = false
+	}
 	t, tracked := trackedTags[a]
 	if !tracked || e.open[t] == 0 {
 		return
 	}
 	e.open[t]--
+	if t == tScript && e.jsonld {
+		e.endJSONLD()
+	}
 	switch {
 	case isCode(t):
 		e.code--
@@ -190,6 +266,10 @@ func (e *extractor) end(a atom.Atom) {
 }
 
 func (e *extractor) text(t []byte) {
+	if e.jsonld {
+		e.jsonldText(t)
+		return
+	}
 	if e.open[tTitle] > 0 {
 		if e.open[tSvg] == 0 && !e.titleDone {
 			appendBounded(&e.title, t)
@@ -199,6 +279,7 @@ func (e *extractor) text(t []byte) {
 	if e.code > 0 {
 		return
 	}
+	e.info.facts.TextBytes += len(bytes.TrimSpace(t))
 	if e.heading > 0 {
 		appendBounded(&e.headingText, t)
 	}
@@ -215,6 +296,10 @@ func (e *extractor) endHeading() {
 	}
 	text := cleanCollapse(e.headingText.String())
 	e.headingText.Reset()
+	if text == "" && !e.headingImg {
+		e.info.facts.EmptyHeadings++
+	}
+	e.headingImg = false
 	switch {
 	case e.heading == tH1 && text != "":
 		if e.info.h1s == 0 {
@@ -229,44 +314,37 @@ func (e *extractor) endHeading() {
 }
 
 // attrs reads the attributes the audit needs: meta description and robots, canonical
-// link, base href and, when asked for, anchors (for link discovery and the link graph).
+// link, base href, when asked for anchors (for link discovery and the link graph), and the
+// page facts of html, img, script, iframe, form, link and meta elements.
 func (e *extractor) attrs(z *html.Tokenizer, a atom.Atom) {
 	switch a {
-	case atom.Meta, atom.Link, atom.Base, atom.A, atom.Area:
+	case atom.Meta, atom.Link, atom.Base, atom.A, atom.Area, atom.Html, atom.Img, atom.Script, atom.Iframe, atom.Form:
 	default:
 		return
 	}
-	var name, content, rel, href string
+	var at tagAttrs
 	for more := true; more; {
 		var k, v []byte
 		k, v, more = z.TagAttr()
-		switch string(k) {
-		case "name":
-			name = strings.ToLower(strings.TrimSpace(string(v)))
-		case "content":
-			content = string(v)
-		case "rel":
-			rel = string(v)
-		case "href":
-			href = string(v)
-		}
+		at.set(k, v)
 	}
 	switch a {
 	case atom.Meta:
-		e.meta(name, content)
+		e.meta(at.name, at.content)
 	case atom.Link:
-		if e.info.canonical == "" && hasToken(rel, "canonical") {
-			e.info.canonical = strings.TrimSpace(href)
+		if e.info.canonical == "" && hasToken(at.rel, "canonical") {
+			e.info.canonical = strings.TrimSpace(at.href)
 		}
 	case atom.Base:
 		if e.info.base == "" {
-			e.info.base = strings.TrimSpace(href)
+			e.info.base = strings.TrimSpace(at.href)
 		}
-	default:
-		if e.wantLinks && href != "" && len(e.info.links) < maxLinks {
-			e.info.links = append(e.info.links, href)
+	case atom.A, atom.Area:
+		if e.wantLinks && at.href != "" && len(e.info.links) < maxLinks {
+			e.info.links = append(e.info.links, at.href)
 		}
 	}
+	e.factElement(a, &at)
 }
 
 func (e *extractor) meta(name, content string) {
@@ -297,12 +375,14 @@ func (e *extractor) countWords(t []byte) {
 			if !e.inWord {
 				e.inWord = true
 				e.countWord()
+				e.wordHash = fnvOffset
 			}
+			e.wordHash = (e.wordHash ^ uint64(lowerRune(r))) * fnvPrime
 			e.joinPending = false
 		case e.inWord && !e.joinPending && isJoiner(r):
 			e.joinPending = true
 		default:
-			e.inWord, e.joinPending = false, false
+			e.breakWord()
 		}
 	}
 }
@@ -317,7 +397,22 @@ func (e *extractor) countWord() {
 	}
 }
 
-func (e *extractor) breakWord() { e.inWord, e.joinPending = false, false }
+// breakWord ends the word being read, keeping its hash for the main text's fingerprint.
+func (e *extractor) breakWord() {
+	if e.inWord && len(e.words) >= maxHashedWords {
+		e.info.facts.limit(LimitWords)
+	} else if e.inWord {
+		h := e.wordHash &^ (regionMain | regionArticle)
+		if e.open[tMain] > 0 {
+			h |= regionMain
+		}
+		if e.open[tArticle] > 0 {
+			h |= regionArticle
+		}
+		e.words = append(e.words, h)
+	}
+	e.inWord, e.joinPending = false, false
+}
 
 func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
@@ -340,28 +435,12 @@ var colonDirectives = map[string]bool{
 	"unavailable_after": true, "max-snippet": true, "max-image-preview": true, "max-video-preview": true,
 }
 
-// robotsDirectives parses a meta robots content or an X-Robots-Tag value. A value scoped
+// robotsDirectives is parseRobots's noindex and nofollow (facts.go). A value scoped
 // to a crawler ("otherbot: noindex") counts only for Googlebot: the audit asks whether the
 // page can appear in search results.
 func robotsDirectives(value string) (noindex, nofollow bool) {
-	v := strings.ToLower(strings.TrimSpace(value))
-	if name, rest, ok := strings.Cut(v, ":"); ok && !strings.ContainsAny(name, ", ") && !colonDirectives[name] {
-		if name != "googlebot" {
-			return false, false
-		}
-		v = rest
-	}
-	for _, d := range strings.Split(v, ",") {
-		switch strings.TrimSpace(d) {
-		case "noindex":
-			noindex = true
-		case "nofollow":
-			nofollow = true
-		case "none":
-			noindex, nofollow = true, true
-		}
-	}
-	return noindex, nofollow
+	d := parseRobots(value)
+	return d.noindex, d.nofollow
 }
 
 // hasToken reports whether the space-separated list has tok, case-insensitively.

@@ -122,7 +122,7 @@ func (c *Crawler) newCollector(ctx context.Context, t http.RoundTripper, front *
 	coll.AllowURLRevisit = true        // the frontier dedupes; colly would also fail redirects to listed URLs
 	coll.ParseHTTPErrorResponse = true // statuses are data here, recorded by onHeaders
 	coll.MaxDepth, coll.MaxRequests, coll.CacheDir, coll.CheckHead = 0, 0, "", false
-	coll.DetectCharset, coll.TraceHTTP = false, false
+	coll.DetectCharset, coll.TraceHTTP = false, true // the trace times the first byte (PageFacts.TTFB)
 	coll.AllowedDomains, coll.DisallowedDomains = nil, nil
 	coll.URLFilters, coll.DisallowedURLFilters = nil, nil
 	coll.WithTransport(&pageTransport{next: t, limit: int64(coll.MaxBodySize)})
@@ -335,6 +335,7 @@ func (f *pageFetcher) onResponse(r *colly.Response) {
 		base = b
 	}
 	v.page.fill(info, base)
+	v.page.Facts.readResponse(*r.Headers, r.Trace, r.Request.URL)
 	if f.plan.render != nil {
 		info.links = f.plan.render.renderPage(f.ctx, &v.page, r, base, info.links)
 	}
@@ -388,6 +389,8 @@ func (p *Page) fill(info pageInfo, base *url.URL) {
 	}
 	p.Noindex = p.Noindex || info.noindex
 	p.WordCount = info.words
+	p.Facts = info.facts
+	p.Facts.resolve(base)
 }
 
 func mediaType(contentType string) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -191,6 +192,12 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	}
 
 	issues, found := findIssues(res, site, out.ThinThreshold)
+	for _, l := range slices.Sorted(maps.Keys(found.Limits)) {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d page(s) had %s", found.Limits[l], crawler.LimitReason(l)))
+	}
+	if found.Cut {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("issue lists were cut to %d MiB of URLs in all (errors first); every count is complete", audit.MaxListBytes>>20))
+	}
 	out.Issues = foundIssues(issues)
 	out.PagesCrawled = len(out.Pages)
 	out.Summary = AuditSummary{Total: out.PagesCrawled, Thin: len(out.ThinContent),
