@@ -21,7 +21,9 @@ build: ## build api, worker and ctl into bin/
 # API that cannot bind fails `make run`); Ctrl-C or TERM stops both. The trap clears itself
 # before signalling the two: a `kill 0` in the trap also hit the shell, whose trap ran
 # again until bash crashed.
-run: ## run API and worker against local PostgreSQL and Redis (creates and migrates the database)
+run: ## run API and worker against local PostgreSQL and Redis (creates and migrates the database; installs Chromium for rendered audits)
+	@# Chromium renders audits with "render": "javascript" (installed as make test does).
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || [ -n "$$CHROME_PATH" ] || (apt-get update && apt-get install -y chromium)
 	@echo "make run: building api, worker and ctl into $(BIN)/ (the first build downloads modules and can take minutes)..."
 	$(GO) build -v -o $(BIN)/ ./cmd/...
 	@echo "make run: migrating the database and loading the sample data if it is empty..."

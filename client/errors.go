@@ -30,6 +30,7 @@ const (
 	CodeIdempotencyKeyReused   = "IDEMPOTENCY_KEY_REUSED"
 	CodeSiteUnreachable        = "SITE_UNREACHABLE"
 	CodeSiteTooLarge           = "SITE_TOO_LARGE"
+	CodeRenderingUnavailable   = "RENDERING_UNAVAILABLE"
 	CodeNoData                 = "NO_DATA"
 	CodeProviderError          = "PROVIDER_ERROR"
 	CodeJobFailed              = "JOB_FAILED"

@@ -44,6 +44,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer a.Close()
+	worker.StartRendering(ctx, a)
 
 	mux := asynq.NewServeMux()
 	var inflight jobs.InFlight

@@ -138,6 +138,7 @@ func (a *App) open(ctx context.Context, opts Options) error {
 	crawlCfg := CrawlerConfig(cfg)
 	crawlCfg.OnPage = func(p crawler.Page) { a.Metrics.CrawlPage(p.Status, p.Error != "") }
 	a.Crawler = crawler.New(crawlCfg)
+	a.OnClose(a.Crawler.Close)
 	return nil
 }
 
@@ -184,9 +185,12 @@ func JobConfig(c *config.Config) job.Config {
 		Deadline: c.JobTimeout*time.Duration(c.JobMaxAttempts) + c.JobStaleAfter*2, EnqueueGrace: c.JobSweepInterval * 2}
 }
 
-// CrawlerConfig is the crawler's configuration from the CRAWLER_ variables.
+// CrawlerConfig is the crawler's configuration from the CRAWLER_ variables, and its
+// rendering's from CHROME_PATH and the RENDER_ ones.
 func CrawlerConfig(c *config.Config) crawler.Config {
-	return crawler.Config{UserAgent: c.CrawlerUserAgent, AllowPrivate: c.CrawlerAllowPrivate}
+	return crawler.Config{UserAgent: c.CrawlerUserAgent, AllowPrivate: c.CrawlerAllowPrivate,
+		Render: crawler.RenderConfig{BrowserPath: crawler.FindBrowser(c.ChromePath),
+			Concurrency: c.RenderConcurrency, Timeout: c.RenderTimeout}}
 }
 
 // BillingConfig is the billing service's configuration from the STRIPE_ variables.

@@ -43,6 +43,9 @@ const (
 	// SiteTooLarge: a crawl's result would exceed the crawler's result limit; retrying
 	// cannot help, fewer pages can.
 	SiteTooLarge = "SITE_TOO_LARGE"
+	// RenderingUnavailable: an audit asked for JavaScript rendering and no worker has a
+	// browser to render with; nothing is charged.
+	RenderingUnavailable = "RENDERING_UNAVAILABLE"
 	// ProviderError: a data source (the keyword provider, mostly) refused or did not answer.
 	ProviderError = "PROVIDER_ERROR"
 	// NoBillingAccount: a billing-portal request from an account that never checked out.

@@ -65,6 +65,12 @@ type Config struct {
 	CrawlerAllowPrivate bool
 	CrawlerUserAgent    string
 	ThinContentWords    int
+
+	// ChromePath names the browser rendered audits use; "" looks for chromium,
+	// chromium-browser or google-chrome on the PATH.
+	ChromePath        string
+	RenderConcurrency int
+	RenderTimeout     time.Duration
 }
 
 // Getenv is the lookup Load reads from; os.Getenv in production, a map in tests.
@@ -122,6 +128,9 @@ var vars = []struct {
 	{"CRAWLER_ALLOW_PRIVATE", "false", false},
 	{"CRAWLER_USER_AGENT", "ContentStrategyBot/1.0 (+https://contentapi.dev/bot)", false},
 	{"THIN_CONTENT_WORDS", "300", false},
+	{"CHROME_PATH", "", false},
+	{"RENDER_CONCURRENCY", "2", false},
+	{"RENDER_TIMEOUT", "15s", false},
 }
 
 // Load reads and validates the configuration. Every problem is reported, not only the first.
@@ -225,6 +234,9 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		CrawlerAllowPrivate:     boolean("CRAWLER_ALLOW_PRIVATE"),
 		CrawlerUserAgent:        get("CRAWLER_USER_AGENT"),
 		ThinContentWords:        integer("THIN_CONTENT_WORDS", 1, 100000),
+		ChromePath:              get("CHROME_PATH"),
+		RenderConcurrency:       integer("RENDER_CONCURRENCY", 1, 64),
+		RenderTimeout:           dur("RENDER_TIMEOUT", time.Second),
 	}
 	if c.DashboardURL == "" {
 		c.DashboardURL = c.PublicBaseURL + "/dashboard"

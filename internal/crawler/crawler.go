@@ -63,6 +63,9 @@ type Config struct {
 	MaxResultBytes  int64         // a Result's JSON size, default 8 MiB; beyond it Crawl fails with ErrSiteTooLarge
 	// OnPage, when set, is told of every page fetched (for metrics).
 	OnPage func(p Page)
+	// Render configures JavaScript rendering (Request.Render); without a browser path a
+	// rendered crawl fails with ErrRenderUnavailable.
+	Render RenderConfig
 }
 
 func (cfg Config) withDefaults() Config {
@@ -109,6 +112,8 @@ type Crawler struct {
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 	// tlsConfig is nil in production; tests set it to trust httptest's certificate.
 	tlsConfig *tls.Config
+	// renderer runs pages in headless Chromium; nil when no browser is configured.
+	renderer *Renderer
 }
 
 // New returns a Crawler with cfg's zero fields set to their defaults.
@@ -117,6 +122,7 @@ func New(cfg Config) *Crawler {
 	if !c.cfg.AllowPrivate {
 		c.checkAddr = forbiddenAddr
 	}
+	c.renderer = NewRenderer(c.cfg.Render, c.cfg.UserAgent)
 	return c
 }
 
@@ -132,6 +138,9 @@ type Request struct {
 	// CheckExternal asks for links to other sites to be checked (status only): at most
 	// maxExternal URLs, under the same address rules as the crawl.
 	CheckExternal bool
+	// Render asks for every page to be rendered in headless Chromium as well (Page.Rendered),
+	// links only the rendered page shows followed too.
+	Render bool
 }
 
 // Page sources: how the crawl came to a page.
@@ -263,6 +272,8 @@ type Page struct {
 	// Facts are what the audit's checks read of an HTML page (facts.go): working data,
 	// bounded per page, left out of the result's JSON.
 	Facts PageFacts `json:"-"`
+	// Rendered is the page as headless Chromium showed it, with Request.Render.
+	Rendered *Rendered `json:"rendered,omitempty"`
 }
 
 // BrokenLink is a URL of the site, linked from crawled pages, that answered 4xx or 5xx
@@ -330,7 +341,10 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	if maxPages <= 0 {
 		maxPages = DefaultMaxPages
 	}
-	crawlCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	if req.Render && c.renderer == nil {
+		return nil, fmt.Errorf("crawl %s: %w: no browser configured", req.Domain, ErrRenderUnavailable)
+	}
+	crawlCtx, cancel := context.WithTimeout(ctx, c.crawlTimeout(req))
 	defer cancel()
 	transport := c.newTransport()
 	defer transport.CloseIdleConnections()
@@ -345,6 +359,7 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	front := c.planPages(crawlCtx, client, req.SitemapURL, base, robots, maxPages, res)
 	delay, parallel := c.pacing(robots, res)
 	plan := fetchPlan{discover: true, graph: newLinkGraph(maxLinkTargets), delay: delay, parallel: parallel, external: req.CheckExternal}
+	plan.render = c.renderSession(req, transport)
 	visits, err := c.fetchPages(crawlCtx, transport, front, plan, res)
 	if err != nil {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)

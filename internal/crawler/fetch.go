@@ -53,7 +53,8 @@ type fetchPlan struct {
 	checkOnly bool       // read the status and headers, never a body
 	delay     time.Duration
 	parallel  int
-	external  bool // record links to other sites in the graph, to be checked
+	external  bool           // record links to other sites in the graph, to be checked
+	render    *renderSession // nil: pages are not rendered
 }
 
 // pageFetcher feeds frontier URLs to an async colly collector, keeping at most
@@ -394,9 +395,13 @@ func (f *pageFetcher) onResponse(r *colly.Response) {
 		base = b
 	}
 	v.page.fill(info, base)
+	served := len(info.links)
+	if f.plan.render != nil { // the rendered DOM's own links are followed and recorded too
+		info.links = f.plan.render.renderPage(f.ctx, &v.page, r, base, info.links)
+	}
 	links := resolveLinks(base, info.links)
 	if follow || f.plan.graph != nil {
-		v.page.Outlinks = outlinkStats(links, f.front.site, r.Request.URL.Scheme == "https", len(info.links), info.linksSeen)
+		v.page.Outlinks = outlinkStats(links, f.front.site, r.Request.URL.Scheme == "https", served, info.linksSeen)
 	}
 	v.page.Facts.readResponse(*r.Headers, r.Trace, r.Request.URL)
 	if f.plan.graph != nil && !v.nofollow && !info.nofollow {

@@ -21,6 +21,12 @@ type HostChecker interface {
 	CheckHost(ctx context.Context, host string) error
 }
 
+// RenderChecker says whether some worker can render pages' JavaScript now; the worker's
+// browser advertisement in Redis implements it.
+type RenderChecker interface {
+	RenderingAvailable(ctx context.Context) (bool, error)
+}
+
 // Errors a HostChecker returns, told apart with errors.Is.
 var (
 	ErrForbiddenHost    error
@@ -45,15 +51,19 @@ func (s *server) analysis(spec report.Analysis) fiber.Handler {
 		if err := s.checkHosts(c.UserContext(), spec.Kind, req); err != nil {
 			return err
 		}
+		if err := s.checkRendering(c.UserContext(), req); err != nil {
+			return err
+		}
 		key, err := idempotencyKey(c)
 		if err != nil {
 			return err
 		}
+		cost := spec.CostOf(req)
 		if dryRun {
-			return s.dryRun(c, spec)
+			return s.dryRun(c, spec, cost)
 		}
 		p := principalOf(c)
-		sub := job.Submission{AccountID: p.AccountID, Kind: string(spec.Kind), Endpoint: spec.Path, Cost: spec.Cost,
+		sub := job.Submission{AccountID: p.AccountID, Kind: string(spec.Kind), Endpoint: spec.Path, Cost: cost,
 			Request: req, IdempotencyKey: key, RequestID: requestIDOf(c), CallbackURL: req.CallbackTarget()}
 		async := strings.Contains(strings.ToLower(c.Get("Prefer")), "respond-async")
 		var j job.Job
@@ -131,6 +141,25 @@ func (s *server) checkHosts(ctx context.Context, kind report.Kind, req report.Re
 		if err := check("competitor", c, false); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkRendering refuses, before anything is charged, a request for JavaScript rendering
+// when no worker has advertised a browser: the job could only fail.
+func (s *server) checkRendering(ctx context.Context, req report.Request) error {
+	if !report.Renders(req) {
+		return nil
+	}
+	if s.Renderers == nil {
+		return report.RenderingUnavailable()
+	}
+	ok, err := s.Renderers.RenderingAvailable(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return report.RenderingUnavailable()
 	}
 	return nil
 }
@@ -253,6 +282,9 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 		if !ok {
 			status = fiber.StatusBadGateway
 		}
+		if retry := retryAfter[j.ErrorCode]; retry > 0 {
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retry))
+		}
 		return c.Status(status).JSON(fiber.Map{"success": false, "error": fiber.Map{
 			"code":             j.ErrorCode,
 			"message":          j.ErrorMessage,
@@ -271,22 +303,22 @@ func wantsCSV(c *fiber.Ctx) bool {
 
 // dryRun answers what the call would cost without running or charging it: the request was
 // validated as the real call's is, and too small a balance is the real call's 402.
-func (s *server) dryRun(c *fiber.Ctx, spec report.Analysis) error {
+func (s *server) dryRun(c *fiber.Ctx, spec report.Analysis, cost int) error {
 	balance, err := s.Ledger.Balance(c.UserContext(), principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}
-	if balance < spec.Cost {
+	if balance < cost {
 		return apperr.New(apperr.InsufficientCredits,
-			"This call costs %d credits and the balance is %d. Upgrade your plan or wait for the next credit period.", spec.Cost, balance)
+			"This call costs %d credits and the balance is %d. Upgrade your plan or wait for the next credit period.", cost, balance)
 	}
 	return c.JSON(fiber.Map{"success": true, "data": fiber.Map{
 		"dry_run":           true,
 		"endpoint":          spec.Path,
 		"valid":             true,
-		"credits_cost":      spec.Cost,
+		"credits_cost":      cost,
 		"credits_remaining": balance,
-		"balance_after":     balance - spec.Cost,
+		"balance_after":     balance - cost,
 	}, "meta": fiber.Map{"credits_used": 0, "credits_remaining": balance, "request_id": requestIDOf(c)}})
 }
 

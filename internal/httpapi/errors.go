@@ -50,11 +50,16 @@ var statusOf = map[string]int{
 	apperr.NoData:               http.StatusUnprocessableEntity,
 	apperr.SiteUnreachable:      http.StatusUnprocessableEntity,
 	apperr.SiteTooLarge:         http.StatusUnprocessableEntity,
+	apperr.RenderingUnavailable: http.StatusServiceUnavailable,
 	apperr.ProviderError:        http.StatusBadGateway,
 	apperr.JobFailed:            http.StatusBadGateway,
 	// An account with no Stripe customer cannot open the billing portal.
 	apperr.NoBillingAccount: http.StatusConflict,
 }
+
+// retryAfter is the Retry-After, in seconds, of the codes that say "not now": a browser
+// advertisement lasts a minute, and a worker refreshes it every 20 s.
+var retryAfter = map[string]int{apperr.ServiceUnavailable: apperr.RetryAfterUnavailable, apperr.RenderingUnavailable: 20}
 
 // authShaped codes answer in SPEC.md's authentication / rate-limit shape.
 var authShaped = map[string]bool{
@@ -83,9 +88,9 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 		status = http.StatusBadRequest
 	}
 	c.Status(status)
-	if e.Code == apperr.ServiceUnavailable && e.RetryAfter <= 0 {
+	if retry := retryAfter[e.Code]; retry > 0 && e.RetryAfter <= 0 {
 		cp := *e
-		cp.RetryAfter = apperr.RetryAfterUnavailable
+		cp.RetryAfter = retry
 		e = &cp
 	}
 	if e.RetryAfter > 0 {

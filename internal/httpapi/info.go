@@ -31,7 +31,7 @@ func (s *server) info(c *fiber.Ctx) error {
 		m[e.route] = e.text
 	}
 	for _, a := range report.Catalog {
-		m[a.Method+" "+a.Path] = fmt.Sprintf("%s (%d credits)", a.Summary, a.Cost)
+		m[a.Method+" "+a.Path] = fmt.Sprintf("%s (%s)", a.Summary, a.CostText())
 	}
 	return c.JSON(fiber.Map{
 		"name":          "Content Strategy API",

@@ -67,6 +67,9 @@ type Deps struct {
 	AnalysisOptions report.Options
 	// Hosts checks crawl targets before anything is charged; nil skips the check.
 	Hosts HostChecker
+	// Renderers says whether a worker can render JavaScript, checked before a rendered
+	// audit is charged; nil refuses every rendered audit.
+	Renderers RenderChecker
 	// Metrics is exposed at /metrics and fed by every request; AdminToken guards it and
 	// AdminQueues (the asynq dashboard, mounted at /admin/queues). With no token both are off.
 	Metrics     *metrics.Metrics

@@ -34,9 +34,10 @@ func TestServersNameTheDeployment(t *testing.T) {
 // documents X-Request-ID. Analysis costs are report.Catalog'; everything else is free.
 func TestOperationsAndCosts(t *testing.T) {
 	d := doc(t)
-	costs := map[string]int{}
+	costs, renderCosts := map[string]int{}, map[string]int{}
 	for _, s := range report.Catalog {
 		costs[s.Method+" "+s.Path] = s.Cost
+		renderCosts[s.Method+" "+s.Path] = s.RenderCost
 	}
 	n := 0
 	for path, item := range d["paths"].(map[string]any) {
@@ -54,6 +55,11 @@ func TestOperationsAndCosts(t *testing.T) {
 			}
 			if int(cost) != costs[name] {
 				t.Errorf("%s: x-credit-cost %v, the service charges %d", name, cost, costs[name])
+			}
+			if render, _ := o["x-credit-cost-render"].(float64); int(render) != renderCosts[name] {
+				t.Errorf("%s: x-credit-cost-render %v, the service charges %d for a rendered request", name, render, renderCosts[name])
+			} else if render > 0 && !strings.Contains(o["description"].(string), fmt.Sprintf("With `\"render\": \"javascript\"`: %d.", int(render))) {
+				t.Errorf("%s: description does not state the rendered price %v", name, render)
 			}
 			if want := fmt.Sprintf("**Credits: %d.**", int(cost)); !strings.Contains(o["description"].(string), want) {
 				t.Errorf("%s: description does not say %s", name, want)

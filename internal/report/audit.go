@@ -43,6 +43,9 @@ type AuditPage struct {
 	Depth *int `json:"depth"`
 	// Source says how the crawl came to the page: sitemap, links or both.
 	Source string `json:"source"`
+	// Rendered is the page once its JavaScript ran, in an audit with render: javascript;
+	// the fields above are read from the HTML as served.
+	Rendered *crawler.Rendered `json:"rendered,omitempty"`
 }
 
 // ThinPage is SPEC.md's thin-content item.
@@ -110,6 +113,7 @@ type AuditResult struct {
 	Warnings             []string               `json:"warnings"`
 	Changes              *AuditChanges          `json:"changes"` // since the account's previous audit of the domain (withChanges)
 	ThinThreshold        int                    `json:"thin_threshold"`
+	Render               string                 `json:"render"` // the request's render mode
 	described                                   // data source "crawl"
 }
 
@@ -139,7 +143,7 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 		maxPages = *r.MaxPages
 	}
 	res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, SitemapURL: r.SitemapURL, MaxPages: maxPages,
-		CheckLinks: true, CheckExternal: r.CheckExternal})
+		CheckLinks: true, CheckExternal: r.CheckExternal, Render: r.Rendered()})
 	if err != nil {
 		return AuditResult{}, crawlFailure(r.Domain, err)
 	}
@@ -153,6 +157,10 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 		SitemapErrors:        nonNil(res.SitemapErrors),
 		Warnings:             nonNil(slices.Clone(res.Warnings)),
 		ThinThreshold:        b.thinWords(),
+		Render:               r.Render,
+	}
+	if out.Render == "" {
+		out.Render = RenderNone
 	}
 	site := splitPages(res)
 	if site.duplicates > 0 {
@@ -162,7 +170,7 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 	for _, p := range site.pages {
 		out.Pages = append(out.Pages, AuditPage{URL: p.FinalURL, Title: p.Title, WordCount: p.WordCount,
 			MetaDescription: p.MetaDescription, Status: p.Status, Noindex: p.Noindex, Canonical: p.Canonical,
-			Depth: clickDepth(p), Source: p.Source})
+			Depth: clickDepth(p), Source: p.Source, Rendered: p.Rendered})
 		totalWords += p.WordCount
 		if indexable(p) && p.WordCount < out.ThinThreshold {
 			out.ThinContent = append(out.ThinContent, ThinPage{URL: p.FinalURL, WordCount: p.WordCount, Title: p.Title})
@@ -253,6 +261,13 @@ func limitWarnings(limits []string, maxPages int) []string {
 	return out
 }
 
+// RenderingUnavailable is the error of a rendered audit no browser can run: refused by the
+// API before any charge, or failing (and refunded) on a worker without a browser.
+func RenderingUnavailable() error {
+	return apperr.New(apperr.RenderingUnavailable,
+		`No worker can render JavaScript right now; nothing was charged. Retry later, or audit without "render": "javascript".`)
+}
+
 // crawlFailure turns a crawl error into what the caller is told: a refused domain is a
 // VALIDATION_ERROR, a site that does not answer SITE_UNREACHABLE; cancellation and other
 // errors pass through.
@@ -264,6 +279,8 @@ func crawlFailure(domain string, err error) error {
 		return apperr.Invalid("domain %s cannot be crawled: it points to a private or reserved network address", domain)
 	case errors.Is(err, crawler.ErrSiteUnreachable), errors.Is(err, crawler.ErrUnresolvable):
 		return apperr.New(apperr.SiteUnreachable, "site %s could not be reached over https or http; check that the domain is spelled right and the site is up", domain)
+	case errors.Is(err, crawler.ErrRenderUnavailable):
+		return RenderingUnavailable()
 	}
 	return fmt.Errorf("crawl %s: %w", domain, err)
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 )
 
@@ -22,12 +23,16 @@ const (
 // built. The API, the worker, the service information document and the dashboard all read
 // Catalog, and the OpenAPI document's tests compare against it.
 type Analysis struct {
-	Kind    Kind
-	Method  string // of the endpoint
-	Path    string // of the endpoint, with /v1
-	Cost    int    // credits charged for an answer
-	Summary string // what it does, for the service information document
-	CSV     bool   // its rows can be returned as CSV (see CSV)
+	Kind   Kind
+	Method string // of the endpoint
+	Path   string // of the endpoint, with /v1
+	Cost   int    // credits charged for an answer
+	// RenderCost, when set, is charged instead of Cost for a request that asks for its
+	// pages' JavaScript to be rendered (an audit's render: javascript): a browser renders
+	// every page, several times the work of reading its HTML.
+	RenderCost int
+	Summary    string // what it does, for the service information document
+	CSV        bool   // its rows can be returned as CSV (see CSV)
 	// NewRequest returns an empty request, for the API to decode a body into and the worker
 	// a stored request.
 	NewRequest func() Request
@@ -55,7 +60,7 @@ var Catalog = []Analysis{
 		},
 	},
 	{
-		Kind: KindAudit, Method: http.MethodPost, Path: "/v1/content/audit", Cost: 15, CSV: true,
+		Kind: KindAudit, Method: http.MethodPost, Path: "/v1/content/audit", Cost: 15, RenderCost: 30, CSV: true,
 		Summary:    "Crawl and audit a site's content",
 		NewRequest: func() Request { return &AuditRequest{} },
 		Run: func(ctx context.Context, b *Builder, req Request, jobID string) (any, error) {
@@ -92,4 +97,30 @@ func Lookup(kind string) (Analysis, bool) {
 		}
 	}
 	return Analysis{}, false
+}
+
+// renderedRequest is a request that may ask for JavaScript rendering.
+type renderedRequest interface{ Rendered() bool }
+
+// Renders reports whether req asks for its pages' JavaScript to be rendered.
+func Renders(req Request) bool {
+	r, ok := req.(renderedRequest)
+	return ok && r.Rendered()
+}
+
+// CostOf is the credits a request of this analysis costs: RenderCost when it asks for
+// rendering, else Cost.
+func (a Analysis) CostOf(req Request) int {
+	if a.RenderCost > 0 && Renders(req) {
+		return a.RenderCost
+	}
+	return a.Cost
+}
+
+// CostText is the price as the service information document states it.
+func (a Analysis) CostText() string {
+	if a.RenderCost > 0 {
+		return fmt.Sprintf("%d credits; %d with \"render\": \"javascript\"", a.Cost, a.RenderCost)
+	}
+	return fmt.Sprintf("%d credits", a.Cost)
 }

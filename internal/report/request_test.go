@@ -93,3 +93,33 @@ func TestSitemapURLNormalised(t *testing.T) {
 		t.Fatalf("sitemap_url %q, %v", r.SitemapURL, err)
 	}
 }
+
+// render takes none (the default, stored as no field) or javascript in any case; anything
+// else is a VALIDATION_ERROR naming the field. Only javascript costs the rendered price.
+func TestAuditRenderMode(t *testing.T) {
+	audit, _ := Lookup(string(KindAudit))
+	cases := []struct {
+		in, want string
+		cost     int
+	}{{"", "", 15}, {"none", "", 15}, {" NONE ", "", 15}, {" JavaScript ", RenderJavaScript, 30}}
+	for _, c := range cases {
+		r := &AuditRequest{Domain: "example.com", Render: c.in}
+		if err := r.Normalize(Options{}); err != nil || r.Render != c.want || audit.CostOf(r) != c.cost {
+			t.Errorf("render %q: %q, %v, cost %d; want %q, cost %d", c.in, r.Render, err, audit.CostOf(r), c.want, c.cost)
+		}
+	}
+	for _, in := range []string{"js", "chromium", "true"} {
+		r := &AuditRequest{Domain: "example.com", Render: in}
+		err := r.Normalize(Options{})
+		if apperr.CodeOf(err) != apperr.Validation || !strings.Contains(err.Error(), "render must be one of none, javascript") {
+			t.Errorf("render %q: %v, want a VALIDATION_ERROR naming render", in, err)
+		}
+	}
+	if got := audit.CostText(); got != `15 credits; 30 with "render": "javascript"` {
+		t.Errorf("cost text %q", got)
+	}
+	research, _ := Lookup(string(KindResearch))
+	if got := research.CostOf(&ResearchRequest{}); got != 5 || research.CostText() != "5 credits" {
+		t.Errorf("research costs %d (%q)", got, research.CostText())
+	}
+}

@@ -90,10 +90,25 @@ type AuditRequest struct {
 	// most 100 URLs).
 	// Left out of the stored form when false, so requests without it keep their fingerprint.
 	CheckExternal bool `json:"check_external,omitempty"`
+	// Render is RenderJavaScript (every page rendered in headless Chromium too, at
+	// RenderCost) or, once normalised, "" for RenderNone (the HTML as served).
+	Render string `json:"render,omitempty"`
 	Callback
 }
 
+// An audit's render modes.
+const (
+	RenderNone       = "none"
+	RenderJavaScript = "javascript"
+)
+
+// RenderModes are the values of an audit's render field.
+var RenderModes = []string{RenderNone, RenderJavaScript}
+
 func (r *AuditRequest) defaults() { r.MaxPages = orDefault(r.MaxPages, defaultMaxPages) }
+
+// Rendered reports whether the audit renders its pages' JavaScript.
+func (r *AuditRequest) Rendered() bool { return r.Render == RenderJavaScript }
 
 // Normalize checks the request and fills defaults.
 func (r *AuditRequest) Normalize(o Options) (err error) {
@@ -106,6 +121,12 @@ func (r *AuditRequest) Normalize(o Options) (err error) {
 	}
 	if r.SitemapURL, err = sitemapURL(r.SitemapURL, r.Domain, o); err != nil {
 		return err
+	}
+	if r.Render, err = oneOf("render", r.Render, RenderNone, RenderModes); err != nil {
+		return err
+	}
+	if r.Render == RenderNone {
+		r.Render = "" // stored as before rendering existed: a plain audit's stored form is unchanged
 	}
 	return intRange("max_pages", *r.MaxPages, 1, 500)
 }

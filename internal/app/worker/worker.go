@@ -5,6 +5,7 @@ package worker
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -66,4 +67,26 @@ func ScheduleCallbacks(a *app.App) {
 // Maintenance is the worker's handler of housekeeping tasks.
 func Maintenance(a *app.App) *jobs.Maintenance {
 	return &jobs.Maintenance{Ledger: a.Ledger, Log: a.Log, Jobs: a.Jobs, Retention: a.Config.JobRetention}
+}
+
+// StartRendering starts the crawler's browser and, once it runs, advertises it in Redis
+// until Close, so the API accepts rendered audits. Without a browser the worker runs on
+// without rendering, and says so.
+func StartRendering(ctx context.Context, a *app.App) bool {
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := a.Crawler.StartRenderer(sctx); err != nil {
+		a.Log.Warn("JavaScript rendering off: rendered audits are refused unless another worker renders", "err", err)
+		return false
+	}
+	browsers := jobs.Browsers{Redis: a.Redis}
+	if err := browsers.Advertise(ctx); err != nil {
+		a.Log.Warn("browser not advertised yet; retried every 20 s", "err", err)
+	}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); browsers.Run(runCtx, a.Log) }()
+	a.OnClose(func() { stop(); <-done })
+	a.Log.Info("JavaScript rendering on", "concurrency", a.Config.RenderConcurrency, "timeout", a.Config.RenderTimeout.String())
+	return true
 }

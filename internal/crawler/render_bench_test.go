@@ -1,0 +1,145 @@
+package crawler
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/contentapi/contentapi/internal/crawler/crawltest"
+)
+
+// BenchmarkRenderedCrawl renders a 100-page single-page app (every page's title, text and
+// links written by a script from an asynchronous request) with the default two tabs, and
+// reports pages/s and memory: the Go process's and its browser's peak resident sets
+// (VmHWM, summed over the browser's processes: an upper bound, since they share pages) and
+// their proportional share at the end (Pss, which counts shared pages once).
+func BenchmarkRenderedCrawl(b *testing.B) {
+	const pages = 100
+	spa := crawltest.NewLargeSPA(b, pages)
+	c := renderCrawler(b, RenderConfig{})
+	c.cfg.Timeout = 5 * time.Minute
+	if err := c.StartRenderer(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	stop := samplePeak(b)
+	b.ResetTimer()
+	start := time.Now()
+	for b.Loop() {
+		res, err := c.Crawl(context.Background(), Request{Domain: spa.Domain(), MaxPages: pages, Render: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Pages) != pages {
+			b.Fatalf("%d pages rendered, want %d (warnings %v)", len(res.Pages), pages, res.Warnings)
+		}
+		for _, p := range res.Pages {
+			if p.Rendered == nil || p.Rendered.Error != "" || p.Rendered.WordCount == 0 {
+				b.Fatalf("%s rendered %+v", p.URL, p.Rendered)
+			}
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	peak, hwm, pss := stop()
+	b.ReportMetric(float64(pages*b.N)/elapsed.Seconds(), "pages/s")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(hwm)/(1<<20), "sum-HWM-MB")
+	b.ReportMetric(float64(pss)/(1<<20), "end-PSS-MB")
+}
+
+// samplePeak samples, every 50 ms until stopped, the summed resident set of this process and
+// its descendants (the browser); stop returns the largest sum seen, the summed VmHWM (each
+// process's own peak, reached at different times: a looser bound) and the summed Pss at the
+// end, in bytes.
+func samplePeak(b *testing.B) (stop func() (peak, hwm, pss int64)) {
+	var mu sync.Mutex
+	var peak int64
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			rss := sumProcs(b, "VmRSS:")
+			mu.Lock()
+			peak = max(peak, rss)
+			mu.Unlock()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() (int64, int64, int64) {
+		close(done)
+		<-finished
+		mu.Lock()
+		defer mu.Unlock()
+		return peak, sumProcs(b, "VmHWM:"), sumPss(b)
+	}
+}
+
+// family is this process and its descendants, by pid.
+func family() []int {
+	children := map[int][]int{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, d := range dirs {
+		raw, err := os.ReadFile(d)
+		if err != nil {
+			continue
+		}
+		s := string(raw)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state ppid ...
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(d)))
+		if len(f) > 1 {
+			ppid, _ := strconv.Atoi(f[1])
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
+	out := []int{os.Getpid()}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
+
+func sumProcs(b *testing.B, field string) int64 {
+	var total int64
+	for _, pid := range family() {
+		total += statusKB("/proc/"+strconv.Itoa(pid)+"/status", field) << 10
+	}
+	return total
+}
+
+func sumPss(b *testing.B) int64 {
+	var total int64
+	for _, pid := range family() {
+		total += statusKB("/proc/"+strconv.Itoa(pid)+"/smaps_rollup", "Pss:") << 10
+	}
+	return total
+}
+
+// statusKB reads a "Field:  123 kB" line of a /proc file; 0 when absent.
+func statusKB(path, field string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}

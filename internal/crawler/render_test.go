@@ -1,0 +1,202 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/contentapi/contentapi/internal/crawler/crawltest"
+)
+
+// browserPath is the Chromium the tests render with; tests skip, saying why, without one.
+func browserPath(t testing.TB) string {
+	t.Helper()
+	p := FindBrowser(os.Getenv("CHROME_PATH"))
+	if p == "" {
+		t.Skip("no Chromium found (CHROME_PATH, chromium, chromium-browser, google-chrome): `make test` installs it")
+	}
+	return p
+}
+
+// renderCrawler is testCrawler with rendering on; its browser ends with the test.
+func renderCrawler(t testing.TB, rc RenderConfig) *Crawler {
+	t.Helper()
+	rc.BrowserPath = browserPath(t)
+	c := testCrawler(Config{Render: rc, Timeout: 30 * time.Second})
+	t.Cleanup(c.Close)
+	return c
+}
+
+func TestRenderedCrawlFindsSPAPages(t *testing.T) {
+	spa := crawltest.NewSPA(t)
+	c := renderCrawler(t, RenderConfig{})
+	ctx := context.Background()
+
+	plain, err := c.Crawl(ctx, Request{Domain: spa.Domain()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pagePaths(plain); len(got) != 1 || plain.Pages[0].Rendered != nil {
+		t.Fatalf("plain crawl: pages %v, want the home page alone, unrendered", got)
+	}
+
+	res, err := c.Crawl(ctx, Request{Domain: spa.Domain(), Render: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := pagesByPath(res)
+	if len(pages) != len(crawltest.SPARoutes) {
+		t.Fatalf("rendered crawl: pages %v, want the %d routes", pagePaths(res), len(crawltest.SPARoutes))
+	}
+	for path, title := range crawltest.SPARoutes {
+		p := pages[path]
+		r := p.Rendered
+		if r == nil || r.Error != "" {
+			t.Fatalf("%s: rendered %+v", path, r)
+		}
+		if p.Title != "Loading" || r.Title != title+" | SPA" || r.H1 != title || r.H1Count != 1 {
+			t.Errorf("%s: raw title %q, rendered title %q h1 %q (%d)", path, p.Title, r.Title, r.H1, r.H1Count)
+		}
+		if p.WordCount > 5 || r.WordCount < 150 {
+			t.Errorf("%s: words raw %d rendered %d", path, p.WordCount, r.WordCount)
+		}
+		if r.RawLinks != 0 || r.Links != len(crawltest.SPARoutes) || r.NewLinksTotal != r.Links || len(r.NewLinks) != r.Links {
+			t.Errorf("%s: links raw %d rendered %d new %d %v", path, r.RawLinks, r.Links, r.NewLinksTotal, r.NewLinks)
+		}
+		wantErrors := 0
+		if path == crawltest.SPABrokenRoute {
+			wantErrors = 2 // console.error, then the uncaught exception
+		}
+		if r.ConsoleErrorsTotal != wantErrors || len(r.ConsoleErrors) != wantErrors {
+			t.Errorf("%s: console errors %d %q, want %d", path, r.ConsoleErrorsTotal, r.ConsoleErrors, wantErrors)
+		}
+	}
+	if r := pages[crawltest.SPABrokenRoute].Rendered; !strings.Contains(strings.Join(r.ConsoleErrors, "|"), "boom on /blog/first-post") {
+		t.Errorf("console errors %q lack the exception", r.ConsoleErrors)
+	}
+	// The documents were answered from the crawl's own fetch; images were never fetched.
+	if n := spa.Hits("/about"); n != 1 {
+		t.Errorf("/about fetched %d times, want once", n)
+	}
+	if n := spa.Hits("/logo.png"); n != 0 {
+		t.Errorf("the image was fetched %d times", n)
+	}
+}
+
+// TestRenderRefusesPrivateAddresses: a page's script reaching for an address the crawl
+// may not contact gets a network error, and the server there sees nothing.
+func TestRenderRefusesPrivateAddresses(t *testing.T) {
+	var secretHits atomic.Int32
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no second loopback address: %v", err)
+	}
+	secret := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		secretHits.Add(1)
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		fmt.Fprint(w, "secret")
+	}))
+	secret.Listener = ln
+	secret.Start()
+	t.Cleanup(secret.Close)
+
+	site := newTestSite(t)
+	site.page("/", `<!doctype html><html><head><title>t</title></head><body><p id="out">waiting</p><script>
+fetch("`+secret.URL+`/x").then(r => r.text()).then(t => { document.getElementById("out").textContent = "got " + t })
+  .catch(() => { document.getElementById("out").textContent = "refused request" });
+</script></body></html>`)
+
+	c := renderCrawler(t, RenderConfig{})
+	c.checkAddr = func(a netip.Addr) error { // the site's address only
+		if a.Unmap() == netip.MustParseAddr("127.0.0.1") {
+			return nil
+		}
+		return fmt.Errorf("%w %s (test)", ErrForbiddenAddress, a)
+	}
+	res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Pages[0].Rendered
+	if r == nil || r.Error != "" || r.WordCount != 2 {
+		t.Fatalf("rendered %+v, want the two words of the refusal", r)
+	}
+	if n := secretHits.Load(); n != 0 {
+		t.Errorf("the private server got %d request(s)", n)
+	}
+}
+
+// TestRenderTimeout: a page whose request never ends is reported as failing to render,
+// and the crawl goes on.
+func TestRenderTimeout(t *testing.T) {
+	site := newTestSite(t)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	site.mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	site.page("/", htmlPage("home", `<a href="/ok">ok</a><script src="/slow"></script>`))
+	site.page("/ok", htmlPage("ok", "fine"))
+	c := renderCrawler(t, RenderConfig{Timeout: time.Second})
+	res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := pagesByPath(res)
+	if r := pages["/"].Rendered; r == nil || !strings.Contains(r.Error, "timed out") {
+		t.Fatalf("home rendered %+v, want a timeout", r)
+	}
+	if r := pages["/ok"].Rendered; r == nil || r.Error != "" || r.Title != "ok" {
+		t.Fatalf("/ok rendered %+v", r)
+	}
+}
+
+func TestRenderUnavailable(t *testing.T) {
+	c := testCrawler(Config{})
+	_, err := c.Crawl(context.Background(), Request{Domain: "127.0.0.1:1", Render: true})
+	if !errors.Is(err, ErrRenderUnavailable) {
+		t.Fatalf("err %v, want ErrRenderUnavailable", err)
+	}
+	if err := c.StartRenderer(context.Background()); !errors.Is(err, ErrRenderUnavailable) {
+		t.Fatalf("StartRenderer: %v", err)
+	}
+	bad := New(Config{Render: RenderConfig{BrowserPath: "/bin/false"}})
+	defer bad.Close()
+	if err := bad.StartRenderer(context.Background()); !errors.Is(err, ErrRenderUnavailable) {
+		t.Fatalf("StartRenderer of /bin/false: %v", err)
+	}
+}
+
+// TestRenderResourceLimit: a script may be larger than a page (up to resourceFactor times
+// MaxBodyBytes); one past that is refused, so it never runs.
+func TestRenderResourceLimit(t *testing.T) {
+	site := newTestSite(t)
+	script := func(word string, size int) []byte {
+		code := `document.getElementById("out").textContent += " ` + word + `";`
+		return []byte(code + "\n//" + strings.Repeat("x", size-len(code)-3))
+	}
+	site.serve("/big.js", "text/javascript", script("big", 3500))
+	site.serve("/huge.js", "text/javascript", script("huge", 4500))
+	site.page("/", htmlPage("t", `<p id="out">start</p><script src="/big.js"></script><script src="/huge.js"></script>`))
+	c := renderCrawler(t, RenderConfig{})
+	c.cfg.MaxBodyBytes = 1000
+	res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Pages[0].Rendered; r == nil || r.WordCount != 2 {
+		t.Fatalf("rendered %+v, want the words start and big only", r)
+	}
+}
