@@ -23,7 +23,7 @@ var floors = [][]string{
 		"internal/billing/billingtest", "internal/archtest", "client"},
 	// 1: infrastructure: PostgreSQL, Redis rate limits, the crawler, request bodies.
 	{"internal/postgres", "internal/ratelimit", "internal/crawler", "internal/jsonbody", "internal/testenv",
-		"internal/openapi/openapitest"},
+		"internal/openapi/openapitest", "internal/crawler/crawltest"},
 	// 2: keyword data: the provider interface and its providers and importers.
 	{"internal/keywords", "internal/keywords/cache", "internal/keywords/dataforseo",
 		"internal/keywords/local", "internal/keywords/importer", "internal/keywords/sample"},
