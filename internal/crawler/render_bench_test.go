@@ -3,7 +3,10 @@ package crawler
 import (
 	"bufio"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -142,4 +145,57 @@ func statusKB(path, field string) int64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkRenderedCrawlRustBook renders real pages nobody here wrote, a second shape of
+// data beside the SPA: the Cargo book shipped with the Rust toolchain (mdBook: long pages,
+// a sidebar of every chapter, theme and search scripts), up to 100 pages found by links
+// from its home page. Skipped where the toolchain's docs are not installed.
+func BenchmarkRenderedCrawlRustBook(b *testing.B) {
+	root := rustDocs(b, "cargo")
+	srv := httptest.NewServer(http.FileServer(http.Dir(root)))
+	b.Cleanup(srv.Close)
+	c := renderCrawler(b, RenderConfig{})
+	c.cfg.Timeout = 5 * time.Minute
+	if err := c.StartRenderer(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	domain := strings.TrimPrefix(srv.URL, "http://")
+	stop := samplePeak(b)
+	b.ResetTimer()
+	start, rendered := time.Now(), 0
+	for b.Loop() {
+		res, err := c.Crawl(context.Background(), Request{Domain: domain, MaxPages: 100, Render: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range res.Pages {
+			if p.Rendered != nil && p.Rendered.Error == "" {
+				rendered++
+			}
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	peak, hwm, pss := stop()
+	if rendered == 0 {
+		b.Fatal("no page rendered")
+	}
+	b.ReportMetric(float64(rendered)/elapsed.Seconds(), "pages/s")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(hwm)/(1<<20), "sum-HWM-MB")
+	b.ReportMetric(float64(pss)/(1<<20), "end-PSS-MB")
+}
+
+// rustDocs is the directory of one of the Rust toolchain's html books, or skips.
+func rustDocs(b *testing.B, book string) string {
+	out, err := exec.Command("rustc", "--print", "sysroot").Output()
+	if err != nil {
+		b.Skipf("no rustc to find the Rust docs: %v", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "share", "doc", "rust", "html", book)
+	if _, err := os.Stat(filepath.Join(dir, "index.html")); err != nil {
+		b.Skipf("no %s book under the Rust sysroot: %v", book, err)
+	}
+	return dir
 }
