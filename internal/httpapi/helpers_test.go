@@ -15,8 +15,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/contentapi/contentapi/internal/app"
 	"github.com/contentapi/contentapi/internal/app/apptest"
@@ -55,13 +53,6 @@ type serverConfig struct {
 func startServer(t testing.TB, opts ...serverOption) *testServer {
 	t.Helper()
 	return startServerWith(t, serverConfig{}, opts...)
-}
-
-// startServerOn is startServer over the given pool and Redis client (a database behind a
-// proxy a test cuts, a Redis it kills).
-func startServerOn(t testing.TB, pool *pgxpool.Pool, rdb redis.UniversalClient, opts ...serverOption) *testServer {
-	t.Helper()
-	return startServerWith(t, serverConfig{graph: apptest.Options{Pool: pool, Redis: rdb}}, opts...)
 }
 
 // startServerWith is startServer over the graph sc describes.

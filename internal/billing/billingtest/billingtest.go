@@ -153,7 +153,7 @@ func startStripeMock() (*stripeMock, error) {
 	case a := <-addr:
 		m.url = "http://" + a
 	case <-m.exited:
-		return nil, fmt.Errorf("stripe-mock exited before listening: %v\n%s", m.err, m.log.String())
+		return nil, fmt.Errorf("stripe-mock exited before listening: %w\n%s", m.err, m.log.String())
 	case <-time.After(60 * time.Second):
 		return nil, fmt.Errorf("stripe-mock did not report its address:\n%s", m.log.String())
 	}
@@ -173,7 +173,7 @@ func startStripeMock() (*stripeMock, error) {
 		lastErr = err
 		time.Sleep(20 * time.Millisecond)
 	}
-	return nil, fmt.Errorf("stripe-mock at %s not answering: %v", m.url, lastErr)
+	return nil, fmt.Errorf("stripe-mock at %s not answering: %w", m.url, lastErr)
 }
 
 // tailBuffer keeps the last lines stripe-mock printed, for failure messages.
