@@ -123,7 +123,7 @@ func holdJobInWorker(t *testing.T, maxAttempts int, topic string, env ...string)
 	h := &heldJob{f: newFakeDataForSEO(t), s: startStack(t, stackConfig{noWorker: true})}
 	h.key = register(t, h.s.testServer)
 	h.acc = accountID(t, h.s.testServer, h.key)
-	arrived, release := h.f.holdFirst()
+	arrived, release := h.f.holdFirst(topic)
 	t.Cleanup(release)
 	h.release = release
 	h.w1 = startWorkerProcess(t, h.f, maxAttempts, env...)

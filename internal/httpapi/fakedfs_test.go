@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +22,7 @@ type fakeDataForSEO struct {
 	fail    string // fixture name to answer with instead ("error_40100"), or "500"
 	held    chan struct{}
 	arrived chan struct{}
+	match   string // the body of the request to hold holds this
 }
 
 var fixtureOf = map[string]string{
@@ -38,11 +40,14 @@ func newFakeDataForSEO(t testing.TB) *fakeDataForSEO {
 	return f
 }
 
-// holdFirst makes the next request wait until the returned release is called; arrived is
-// closed when that request comes in.
-func (f *fakeDataForSEO) holdFirst() (arrived <-chan struct{}, release func()) {
+// holdFirst makes the next request whose body holds match wait until the returned release
+// is called; arrived is closed when that request comes in. Matching the test's own topic
+// keeps a job another test left in the package's database (run by this test's worker
+// process) from being the one held.
+func (f *fakeDataForSEO) holdFirst(match string) (arrived <-chan struct{}, release func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.match = match
 	f.held = make(chan struct{})
 	f.arrived = make(chan struct{})
 	held := f.held
@@ -62,9 +67,14 @@ func (f *fakeDataForSEO) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no auth", http.StatusUnauthorized)
 		return
 	}
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	f.mu.Lock()
 	fail, held, arrived := f.fail, f.held, f.arrived
-	f.held, f.arrived = nil, nil
+	if arrived != nil && strings.Contains(string(body), f.match) {
+		f.held, f.arrived = nil, nil
+	} else {
+		held, arrived = nil, nil
+	}
 	f.mu.Unlock()
 	if arrived != nil {
 		close(arrived)
