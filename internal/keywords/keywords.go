@@ -54,6 +54,9 @@ type IdeasRequest struct {
 	Country  string // lower-case two-letter code, e.g. "us"
 	Language string // lower-case two-letter code, e.g. "en"
 	Limit    int
+	// Filters narrow the ideas; Order, when set, replaces relevance order (see query.go).
+	Filters Filters
+	Order   []OrderKey
 }
 
 // RankedRequest asks for the keywords a domain ranks for.
@@ -64,6 +67,59 @@ type RankedRequest struct {
 	Limit    int // 0 means the provider's maximum
 }
 
+// RankingsRequest asks for one page of the keywords a domain ranks for, filtered and
+// ordered (default: best position first, then highest volume).
+type RankingsRequest struct {
+	Domain   string
+	Country  string
+	Language string
+	Filters  Filters
+	Order    []OrderKey
+	Page     Page
+}
+
+// RankingList is one page of a domain's rankings.
+type RankingList struct {
+	Rankings []Ranking `json:"rankings"`
+	// Total counts every ranking that passes the filters, before paging.
+	Total int `json:"total"`
+	// Bands counts the domain's rankings (passing the filters) by position band: "1-3",
+	// "4-10", "11-20", "21-50", "51-100".
+	Bands map[string]int `json:"bands"`
+	// Next is the provider's token for the next page; "" on the last page.
+	Next string `json:"next,omitempty"`
+}
+
+// CompetitorsRequest asks for the domains sharing the most ranked keywords with Domain.
+type CompetitorsRequest struct {
+	Domain   string
+	Country  string
+	Language string
+	Filters  Filters // applied to the shared keywords
+	Order    []OrderKey
+	Page     Page
+}
+
+// Competitor is a domain sharing ranked keywords with the asked domain.
+type Competitor struct {
+	Domain string `json:"domain"`
+	// Shared counts the keywords both rank for.
+	Shared int `json:"shared_keywords"`
+	// AvgPosition is the competitor's average position over the shared keywords;
+	// DomainAvgPosition the asked domain's.
+	AvgPosition       float64 `json:"avg_position"`
+	DomainAvgPosition float64 `json:"domain_avg_position"`
+	// Total counts every keyword the competitor ranks for in the market.
+	Total int `json:"total_keywords"`
+}
+
+// CompetitorList is one page of competitors, most shared keywords first.
+type CompetitorList struct {
+	Competitors []Competitor `json:"competitors"`
+	Total       int          `json:"total"`
+	Next        string       `json:"next,omitempty"`
+}
+
 // GapsRequest asks for the keywords competitors rank for and the domain does not.
 type GapsRequest struct {
 	Domain      string
@@ -71,6 +127,11 @@ type GapsRequest struct {
 	Country     string
 	Language    string
 	Limit       int // at most this many gaps; 0 means all of them
+	// Filters narrow the gaps; Order replaces the default order (highest volume first);
+	// After continues from a previous GapList.Next (see query.go).
+	Filters Filters
+	Order   []OrderKey
+	After   string
 }
 
 // GapList is a provider's answer to a GapsRequest: the first Limit gaps in the providers'
@@ -82,6 +143,8 @@ type GapList struct {
 	// Unranked lists the named competitors the provider holds no ranking data for in the
 	// market (keyed by Domain); nil when there is none or the provider cannot tell.
 	Unranked []string `json:"unranked,omitempty"`
+	// Next is the provider's token for the page after this one; "" on the last page.
+	Next string `json:"next,omitempty"`
 }
 
 // LocalName is the Name of the provider over this service's own keyword database (package
@@ -100,6 +163,11 @@ type Provider interface {
 	// Gaps returns the first req.Limit gaps (all with 0), highest search volume first, and
 	// how many gaps there are in all.
 	Gaps(ctx context.Context, req GapsRequest) (GapList, error)
+	// Rankings returns one page of the domain's rankings, filtered and ordered.
+	Rankings(ctx context.Context, req RankingsRequest) (RankingList, error)
+	// Competitors returns one page of the domains sharing the most keywords with the
+	// domain.
+	Competitors(ctx context.Context, req CompetitorsRequest) (CompetitorList, error)
 }
 
 // Suggester is implemented by providers that can name keywords they hold for a market: a

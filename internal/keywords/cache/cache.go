@@ -183,3 +183,13 @@ func through[T any](ctx context.Context, p *Provider, method string, req any, lo
 	}
 	return v, nil
 }
+
+// Rankings answers from the cache or from the provider.
+func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (keywords.RankingList, error) {
+	return through(ctx, p, "rankings", req, func() (keywords.RankingList, error) { return p.next.Rankings(ctx, req) })
+}
+
+// Competitors answers from the cache or from the provider.
+func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequest) (keywords.CompetitorList, error) {
+	return through(ctx, p, "competitors", req, func() (keywords.CompetitorList, error) { return p.next.Competitors(ctx, req) })
+}

@@ -308,3 +308,17 @@ func TestIdeasStoredLabelled(t *testing.T) {
 		t.Errorf("stored %s: want the synthetic flag", raw)
 	}
 }
+
+func (c *counting) Rankings(context.Context, keywords.RankingsRequest) (keywords.RankingList, error) {
+	if err := c.count("rankings"); err != nil {
+		return keywords.RankingList{}, err
+	}
+	return keywords.RankingList{Total: 1}, nil
+}
+
+func (c *counting) Competitors(context.Context, keywords.CompetitorsRequest) (keywords.CompetitorList, error) {
+	if err := c.count("competitors"); err != nil {
+		return keywords.CompetitorList{}, err
+	}
+	return keywords.CompetitorList{Total: 1}, nil
+}

@@ -585,3 +585,13 @@ func volume(k keywords.Keyword) int64 {
 	}
 	return *k.SearchVolume
 }
+
+// Rankings is not built yet (issue 20): it says so rather than answer wrongly.
+func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (keywords.RankingList, error) {
+	return keywords.RankingList{}, fmt.Errorf("rankings: %w", keywords.ErrUnsupported)
+}
+
+// Competitors is not built yet (issue 20): it says so rather than answer wrongly.
+func (c *Client) Competitors(ctx context.Context, req keywords.CompetitorsRequest) (keywords.CompetitorList, error) {
+	return keywords.CompetitorList{}, fmt.Errorf("competitors: %w", keywords.ErrUnsupported)
+}
