@@ -49,6 +49,10 @@ const (
 // browserNames are the executables FindBrowser looks for on the PATH, in order.
 var browserNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
+// RenderHeapMB caps, in MiB, the JavaScript heap of the browser's pages (V8's old space),
+// which the tabs rendering at once share.
+const RenderHeapMB = 256
+
 // FindBrowser returns the Chromium executable to render with: path when set (CHROME_PATH),
 // else the first of chromium, chromium-browser, google-chrome on the PATH; "" when none.
 func FindBrowser(path string) string {
@@ -154,16 +158,27 @@ func (r *Renderer) startLocked(ctx context.Context) (context.Context, error) {
 		chromedp.Flag("disable-extensions", true), chromedp.Flag("no-default-browser-check", true),
 		chromedp.Flag("mute-audio", true), chromedp.Flag("blink-settings", "imagesEnabled=false"),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		// Fewer processes, for memory: no zygotes, the GPU code and the network service in the
-		// browser process, no spare renderer kept warm, no back/forward cache, and one renderer
-		// the tabs share (process-per-site). Measured by BenchmarkRenderedCrawl (100-page SPA):
-		// summed peak RSS 1,229 MB -> 983 MB, pages/s 11.9 -> 12.2; on the Cargo book
-		// (BenchmarkRenderedCrawlRustBook) 1,614 -> 1,281-1,300 MB, where that one renderer
-		// grows to ~600 MB. Crawls of different sites on one worker share that renderer, as
-		// they shared the two before: rendering never had site isolation between audits.
+		// One process, for memory: the renderer, the GPU code and the network service all run
+		// in the browser process (--single-process), with no zygote, no spare renderer and no
+		// back/forward cache. Each renderer process of a multi-process browser maps its own
+		// copy of Blink's and V8's startup state and keeps its own heap growing between GCs:
+		// with one renderer the tabs shared (process-per-site) beside the browser and the
+		// first tab's renderer, the Cargo book (BenchmarkRenderedCrawlRustBook) peaked at
+		// 1,188-1,293 MB summed RSS; in one process 885-900 MB at the same pages/s, and the
+		// 100-page SPA (BenchmarkRenderedCrawl) 983 -> ~450 MB. The price: a page that crashes
+		// its renderer ends the browser, which the next render restarts (its page and any
+		// page rendering beside it fail and are reported, as a timed-out page is). Crawls of
+		// different sites on one worker share that process, as they shared one renderer
+		// before: rendering never had site isolation between audits.
+		chromedp.Flag("single-process", true),
+		// The JavaScript heap, shared by the tabs, is capped: V8 otherwise lets it grow
+		// between collections with the allocation rate (the Cargo book's pages took the one
+		// process to 881-1,152 MB; capped 655-658 MB), and a page that needs more than the
+		// cap ends the browser, is reported as failed to render, and the next page restarts
+		// it (TestRenderHeapBomb).
+		chromedp.Flag("js-flags", fmt.Sprintf("--max-old-space-size=%d", RenderHeapMB)),
 		chromedp.Flag("no-zygote", true), chromedp.Flag("in-process-gpu", true),
 		chromedp.Flag("disable-features", "SpareRendererForSitePerProcess,Translate,MediaRouter,OptimizationHints,BackForwardCache"),
-		chromedp.Flag("renderer-process-limit", "1"), chromedp.Flag("process-per-site", true),
 		chromedp.Flag("enable-features", "NetworkServiceInProcess2"),
 		chromedp.ProxyServer(deadProxy), chromedp.Flag("proxy-bypass-list", "<-loopback>"),
 		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),

@@ -60,7 +60,7 @@ func BenchmarkRenderedCrawl(b *testing.B) {
 // its descendants (the browser); stop returns the largest sum seen, the summed VmHWM (each
 // process's own peak, reached at different times: a looser bound) and the summed Pss at the
 // end, in bytes.
-func samplePeak(b *testing.B) (stop func() (peak, hwm, pss int64)) {
+func samplePeak(b testing.TB) (stop func() (peak, hwm, pss int64)) {
 	var mu sync.Mutex
 	var peak int64
 	done := make(chan struct{})
@@ -114,7 +114,7 @@ func family() []int {
 	return out
 }
 
-func sumProcs(b *testing.B, field string) int64 {
+func sumProcs(b testing.TB, field string) int64 {
 	var total int64
 	for _, pid := range family() {
 		total += statusKB("/proc/"+strconv.Itoa(pid)+"/status", field) << 10
@@ -122,7 +122,7 @@ func sumProcs(b *testing.B, field string) int64 {
 	return total
 }
 
-func sumPss(b *testing.B) int64 {
+func sumPss(b testing.TB) int64 {
 	var total int64
 	for _, pid := range family() {
 		total += statusKB("/proc/"+strconv.Itoa(pid)+"/smaps_rollup", "Pss:") << 10

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/contentapi/contentapi/internal/crawler/crawltest"
 )
 
@@ -198,5 +200,98 @@ func TestRenderResourceLimit(t *testing.T) {
 	}
 	if r := res.Pages[0].Rendered; r == nil || r.WordCount != 2 {
 		t.Fatalf("rendered %+v, want the words start and big only", r)
+	}
+}
+
+// TestRenderRestartsAfterBrowserDeath: a browser that died (killed, or a page crashed its
+// single process) is started again by the next render; the crawl after it renders every
+// page.
+func TestRenderRestartsAfterBrowserDeath(t *testing.T) {
+	spa := crawltest.NewSPA(t)
+	c := renderCrawler(t, RenderConfig{})
+	ctx := context.Background()
+	if err := c.StartRenderer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := c.renderer.process(t)
+	if err := first.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = first.Wait()
+
+	res, err := c.Crawl(ctx, Request{Domain: spa.Domain(), Render: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Pages {
+		if p.Rendered == nil || p.Rendered.Error != "" {
+			t.Errorf("%s after the restart: rendered %+v", p.URL, p.Rendered)
+		}
+	}
+	if len(res.Pages) != len(crawltest.SPARoutes) {
+		t.Errorf("pages %v, want the %d routes", pagePaths(res), len(crawltest.SPARoutes))
+	}
+	if again := c.renderer.process(t); again.Pid == first.Pid {
+		t.Errorf("still browser pid %d: no restart", again.Pid)
+	}
+}
+
+// process is the running browser's process.
+func (r *Renderer) process(t *testing.T) *os.Process {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.browser == nil {
+		t.Fatal("no browser running")
+	}
+	c := chromedp.FromContext(r.browser)
+	if c == nil || c.Browser == nil || c.Browser.Process() == nil {
+		t.Fatal("the browser has no process")
+	}
+	return c.Browser.Process()
+}
+
+// TestRenderHeapBomb: a page whose script allocates without end hits the JavaScript heap
+// cap instead of the machine's memory; it is reported as failed to render and the page
+// after it renders in a restarted browser.
+func TestRenderHeapBomb(t *testing.T) {
+	mux := http.NewServeMux()
+	page := func(title, body string) string {
+		return `<!doctype html><html lang="en"><head><title>` + title + `</title></head><body>` + body + `</body></html>`
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, page("Home", `<h1>Home</h1><a href="/bomb">bomb</a> <a href="/after">after</a>`))
+	})
+	mux.HandleFunc("/bomb", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, page("Bomb", `<h1>Bomb</h1><script>const keep = []; for (;;) keep.push(new Array(1 << 20).fill(keep.length));</script>`))
+	})
+	mux.HandleFunc("/after", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, page("After", `<h1>After</h1><p>rendered after the bomb</p>`))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c := renderCrawler(t, RenderConfig{Concurrency: 1, Timeout: time.Minute})
+
+	stop := samplePeak(t)
+	res, err := c.Crawl(context.Background(), Request{Domain: strings.TrimPrefix(srv.URL, "http://"), Render: true})
+	peak, _, _ := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := pagesByPath(res)
+	// The cap ended the page, not the timeout, and before the process grew past a bound
+	// that the uncapped heap (V8's default is several GiB) passes.
+	if r := pages["/bomb"].Rendered; r == nil || !strings.Contains(r.Error, "browser process exited") {
+		t.Errorf("/bomb rendered %+v, want the browser ended by the page", r)
+	}
+	if limit := int64(RenderHeapMB+768) << 20; peak > limit {
+		t.Errorf("test process and browser peaked at %d MiB, over %d MiB", peak>>20, limit>>20)
+	}
+	if r := pages["/after"].Rendered; r == nil || r.Error != "" || r.H1 != "After" {
+		t.Errorf("/after rendered %+v, want its page", r)
 	}
 }
