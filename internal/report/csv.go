@@ -66,17 +66,28 @@ func CSV(kind string, result []byte) ([]byte, error) {
 				cannibal[u] = append(cannibal[u], c.Keyword)
 			}
 		}
-		rows = append(rows, []string{"url", "status", "title", "word_count", "meta_description", "thin", "noindex", "cannibalization_keywords"})
+		issues := pageIssues(r.Issues)
+		rows = append(rows, []string{"url", "status", "title", "word_count", "meta_description", "thin", "noindex",
+			"cannibalization_keywords", "depth", "source", "rendered_title", "rendered_word_count", "render_error", "issues"})
 		for _, p := range r.Pages {
-			rows = append(rows, []string{p.URL, strconv.Itoa(p.Status), p.Title, strconv.Itoa(p.WordCount), p.MetaDescription,
-				strconv.FormatBool(thin[p.URL]), strconv.FormatBool(p.Noindex), strings.Join(cannibal[p.URL], "; ")})
+			row := []string{p.URL, strconv.Itoa(p.Status), p.Title, strconv.Itoa(p.WordCount), p.MetaDescription,
+				strconv.FormatBool(thin[p.URL]), strconv.FormatBool(p.Noindex), strings.Join(cannibal[p.URL], "; "),
+				intCell(p.Depth), p.Source, "", "", ""}
+			if rd := p.Rendered; rd != nil && rd.Error != "" {
+				row[12] = rd.Error
+			} else if rd != nil {
+				row[10], row[11] = rd.Title, strconv.Itoa(rd.WordCount)
+			}
+			rows = append(rows, append(row, strings.Join(issues[p.URL], "; ")))
 		}
 		for _, e := range r.Errors {
 			status := ""
 			if e.Status != nil {
 				status = strconv.Itoa(*e.Status)
 			}
-			rows = append(rows, []string{e.URL, status, "", "", "", "", "", ""})
+			row := make([]string, 14)
+			row[0], row[1], row[13] = e.URL, status, strings.Join(issues[e.URL], "; ")
+			rows = append(rows, row)
 		}
 	default:
 		return nil, fmt.Errorf("report: %s has no CSV form", kind)
@@ -93,6 +104,19 @@ func CSV(kind string, result []byte) ([]byte, error) {
 	}
 	w.Flush()
 	return buf.Bytes(), w.Error()
+}
+
+// pageIssues maps each URL an issue lists to the types listing it, in the issues' order
+// (errors first). An issue lists at most its first 100 URLs, so a page of a larger issue
+// may lack it here; the issue's count says how many pages it has.
+func pageIssues(list []AuditIssue) map[string][]string {
+	out := map[string][]string{}
+	for _, is := range list {
+		for _, u := range is.URLs {
+			out[u] = append(out[u], is.Type)
+		}
+	}
+	return out
 }
 
 func intCell[T int | int64](p *T) string {
