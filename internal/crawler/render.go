@@ -164,8 +164,10 @@ func (r *Renderer) startLocked(ctx context.Context) (context.Context, error) {
 		// copy of Blink's and V8's startup state and keeps its own heap growing between GCs:
 		// with one renderer the tabs shared (process-per-site) beside the browser and the
 		// first tab's renderer, the Cargo book (BenchmarkRenderedCrawlRustBook) peaked at
-		// 1,188-1,293 MB summed RSS; in one process 885-900 MB at the same pages/s, and the
-		// 100-page SPA (BenchmarkRenderedCrawl) 983 -> ~450 MB. The price: a page that crashes
+		// 1,188-1,293 MB summed RSS; in one process 885-900 MB, and with the heap cap below
+		// 732-780 MB at the same CPU time per page (324-390 ms before, 340-393 after, runs
+		// interleaved), the 100-page SPA (BenchmarkRenderedCrawl) 881-983 -> 480-525 MB. The
+		// price: a page that crashes
 		// its renderer ends the browser, which the next render restarts (its page and any
 		// page rendering beside it fail and are reported, as a timed-out page is). Crawls of
 		// different sites on one worker share that process, as they shared one renderer

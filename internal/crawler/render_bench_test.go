@@ -30,7 +30,7 @@ func BenchmarkRenderedCrawl(b *testing.B) {
 	if err := c.StartRenderer(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	stop := samplePeak(b)
+	stop, cpu := samplePeak(b)
 	b.ResetTimer()
 	start := time.Now()
 	for b.Loop() {
@@ -51,6 +51,7 @@ func BenchmarkRenderedCrawl(b *testing.B) {
 	b.StopTimer()
 	peak, hwm, pss := stop()
 	b.ReportMetric(float64(pages*b.N)/elapsed.Seconds(), "pages/s")
+	b.ReportMetric(float64(cpu().Milliseconds())/float64(pages*b.N), "cpu-ms/page")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
 	b.ReportMetric(float64(hwm)/(1<<20), "sum-HWM-MB")
 	b.ReportMetric(float64(pss)/(1<<20), "end-PSS-MB")
@@ -59,10 +60,13 @@ func BenchmarkRenderedCrawl(b *testing.B) {
 // samplePeak samples, every 50 ms until stopped, the summed resident set of this process and
 // its descendants (the browser); stop returns the largest sum seen, the summed VmHWM (each
 // process's own peak, reached at different times: a looser bound) and the summed Pss at the
-// end, in bytes.
-func samplePeak(b testing.TB) (stop func() (peak, hwm, pss int64)) {
+// end, in bytes. cpu returns the CPU time the family used since the start (each process's
+// user + system time as last seen, processes that ended included): unlike pages/s it barely
+// moves with the machine's other load, so it compares two builds on a busy machine.
+func samplePeak(b testing.TB) (stop func() (peak, hwm, pss int64), cpu func() time.Duration) {
 	var mu sync.Mutex
 	var peak int64
+	start, last := familyTicks(), map[int]int64{}
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -71,8 +75,12 @@ func samplePeak(b testing.TB) (stop func() (peak, hwm, pss int64)) {
 		defer t.Stop()
 		for {
 			rss := sumProcs(b, "VmRSS:")
+			ticks := familyTicks()
 			mu.Lock()
 			peak = max(peak, rss)
+			for pid, n := range ticks {
+				last[pid] = n
+			}
 			mu.Unlock()
 			select {
 			case <-done:
@@ -81,13 +89,42 @@ func samplePeak(b testing.TB) (stop func() (peak, hwm, pss int64)) {
 			}
 		}
 	}()
-	return func() (int64, int64, int64) {
+	stop = func() (int64, int64, int64) {
 		close(done)
 		<-finished
 		mu.Lock()
 		defer mu.Unlock()
 		return peak, sumProcs(b, "VmHWM:"), sumPss(b)
 	}
+	cpu = func() time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		var ticks int64
+		for pid, n := range last {
+			ticks += n - start[pid]
+		}
+		return time.Duration(ticks) * time.Second / 100 // USER_HZ
+	}
+	return stop, cpu
+}
+
+// familyTicks is each family process's user + system time, in clock ticks.
+func familyTicks() map[int]int64 {
+	out := map[int]int64{}
+	for _, pid := range family() {
+		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(raw)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state ppid ... utime(12) stime(13)
+		if len(f) > 13 {
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			st, _ := strconv.ParseInt(f[12], 10, 64)
+			out[pid] = u + st
+		}
+	}
+	return out
 }
 
 // family is this process and its descendants, by pid.
@@ -161,7 +198,7 @@ func BenchmarkRenderedCrawlRustBook(b *testing.B) {
 		b.Fatal(err)
 	}
 	domain := strings.TrimPrefix(srv.URL, "http://")
-	stop := samplePeak(b)
+	stop, cpu := samplePeak(b)
 	b.ResetTimer()
 	start, rendered := time.Now(), 0
 	for b.Loop() {
@@ -182,6 +219,7 @@ func BenchmarkRenderedCrawlRustBook(b *testing.B) {
 		b.Fatal("no page rendered")
 	}
 	b.ReportMetric(float64(rendered)/elapsed.Seconds(), "pages/s")
+	b.ReportMetric(float64(cpu().Milliseconds())/float64(rendered), "cpu-ms/page")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
 	b.ReportMetric(float64(hwm)/(1<<20), "sum-HWM-MB")
 	b.ReportMetric(float64(pss)/(1<<20), "end-PSS-MB")

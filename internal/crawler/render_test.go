@@ -276,7 +276,7 @@ func TestRenderHeapBomb(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := renderCrawler(t, RenderConfig{Concurrency: 1, Timeout: time.Minute})
 
-	stop := samplePeak(t)
+	stop, _ := samplePeak(t)
 	res, err := c.Crawl(context.Background(), Request{Domain: strings.TrimPrefix(srv.URL, "http://"), Render: true})
 	peak, _, _ := stop()
 	if err != nil {
