@@ -31,6 +31,7 @@ import (
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/dashboard"
 	"github.com/contentapi/contentapi/internal/httpapi"
+	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/keywords/local"
 	"github.com/contentapi/contentapi/internal/keywords/sample"
 	"github.com/contentapi/contentapi/internal/ratelimit"
@@ -49,6 +50,7 @@ type env struct {
 	Clock    *clock.Manual
 	Accounts *auth.Accounts
 	Ledger   *credits.Ledger
+	Jobs     *job.Service
 	Mail     *mailbox
 	log      *lockedWriter
 }
@@ -131,7 +133,8 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 	var mailer dashboard.Mailer = outbox
 	limiter := ratelimit.New(rdb)
 	dd := dashboard.Deps{Log: log, Pool: pool, Accounts: a.Accounts, Gate: a.Gate, Ledger: a.Ledger, Limiter: limiter,
-		Jobs: a.Jobs, Mailer: mailer, Clock: clk, URL: base + "/dashboard", SignInPerAddress: 1000}
+		Jobs: a.Jobs, Mailer: mailer, Clock: clk, URL: base + "/dashboard", SignInPerAddress: 1000,
+		AnalysisOptions: report.Options{AllowPrivate: true}}
 	if ec.stripe != "" {
 		dd.Billing = a.Billing
 	}
@@ -161,7 +164,7 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return &env{URL: base, client: client, Clock: clk, Accounts: a.Accounts, Ledger: a.Ledger, Mail: box, log: logW}
+	return &env{URL: base, client: client, Clock: clk, Accounts: a.Accounts, Ledger: a.Ledger, Jobs: a.Jobs, Mail: box, log: logW}
 }
 
 type lockedWriter struct {
