@@ -54,7 +54,7 @@ type Deps struct {
 	Mailer   Mailer
 	// AnalysisOptions are the analyses' validation options, as the API's.
 	AnalysisOptions report.Options
-	Clock    clock.Clock
+	Clock           clock.Clock
 	// URL is the dashboard's public address (DASHBOARD_URL), used in e-mailed links; when
 	// it is https the session cookie is Secure.
 	URL string
@@ -215,7 +215,7 @@ func statusOf(code string) int {
 
 var funcs = template.FuncMap{
 	"stacked": stacked,
-	"date": func(t time.Time) string { return t.UTC().Format("2006-01-02") },
+	"date":    func(t time.Time) string { return t.UTC().Format("2006-01-02") },
 	"datetime": func(t time.Time) string {
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
