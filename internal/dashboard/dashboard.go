@@ -52,15 +52,15 @@ type Deps struct {
 	Billing  *billing.Service // nil or unconfigured: the billing page says so
 	Jobs     *job.Service
 	Mailer   Mailer
-	// AnalysisOptions are the analyses' validation options, as the API's.
-	AnalysisOptions report.Options
-	Clock           clock.Clock
+	Clock    clock.Clock
 	// URL is the dashboard's public address (DASHBOARD_URL), used in e-mailed links; when
 	// it is https the session cookie is Secure.
 	URL string
 	// SignInPerEmail and SignInPerAddress bound sign-in link requests per hour for one
 	// e-mail address and for one client address; zero takes 5 and 20.
 	SignInPerEmail, SignInPerAddress int
+	// AnalysisOptions are the analyses' validation options, as the API's.
+	AnalysisOptions report.Options
 }
 
 // Dashboard serves the dashboard's pages.
@@ -214,8 +214,7 @@ func statusOf(code string) int {
 }
 
 var funcs = template.FuncMap{
-	"stacked": stacked,
-	"date":    func(t time.Time) string { return t.UTC().Format("2006-01-02") },
+	"date": func(t time.Time) string { return t.UTC().Format("2006-01-02") },
 	"datetime": func(t time.Time) string {
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
@@ -238,4 +237,5 @@ var funcs = template.FuncMap{
 		}
 		return *t
 	},
+	"stacked": stacked,
 }
