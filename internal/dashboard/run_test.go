@@ -216,3 +216,31 @@ func TestRunInsufficientCredits(t *testing.T) {
 		t.Fatalf("a job was started: %s", jobs.Body)
 	}
 }
+
+// A form counts in the account's rate limit, in the window its keys' calls share: over the
+// limit it is the form's error, and nothing is charged.
+func TestRunRateLimited(t *testing.T) {
+	e := startEnv(t)
+	b := e.newBrowser(t)
+	email := uniqueEmail("limited")
+	key := e.signIn(t, b, email)
+	acct := e.account(t, email)
+	if err := e.Accounts.SetPlan(context.Background(), acct.ID, "free", 2, 50); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := e.call(t, key, http.MethodGet, "/v1/usage", ""); status != http.StatusOK {
+		t.Fatalf("usage: %d %s", status, body)
+	}
+	p := b.Get("/dashboard/new/keywords-research")
+	if r := b.Post("/dashboard/new/keywords-research", researchForm(p, t, "check")); r.Status != http.StatusOK {
+		t.Fatalf("second request in the minute: %d %s", r.Status, r.Body)
+	}
+	before := e.balance(t, acct.ID)
+	r := b.Post("/dashboard/new/keywords-research", researchForm(p, t, "run"))
+	if r.Status != http.StatusTooManyRequests || !strings.Contains(r.Body, `id="form-error">Rate limit of 2 requests per minute exceeded`) {
+		t.Fatalf("third request in the minute: %d %s", r.Status, r.Body)
+	}
+	if got := e.balance(t, acct.ID); got != before {
+		t.Fatalf("balance %d after a refused run, was %d", got, before)
+	}
+}
