@@ -51,6 +51,7 @@ type env struct {
 	Accounts *auth.Accounts
 	Ledger   *credits.Ledger
 	Jobs     *job.Service
+	Dash     *dashboard.Dashboard
 	Mail     *mailbox
 	log      *lockedWriter
 }
@@ -164,7 +165,7 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return &env{URL: base, client: client, Clock: clk, Accounts: a.Accounts, Ledger: a.Ledger, Jobs: a.Jobs, Mail: box, log: logW}
+	return &env{URL: base, client: client, Clock: clk, Accounts: a.Accounts, Ledger: a.Ledger, Jobs: a.Jobs, Dash: dash, Mail: box, log: logW}
 }
 
 type lockedWriter struct {
@@ -392,7 +393,7 @@ func (e *env) register(t testing.TB, email string) string {
 }
 
 // signIn registers email and signs b in through the verification e-mail's link.
-func (e *env) signIn(t *testing.T, b *browser, email string) string {
+func (e *env) signIn(t testing.TB, b *browser, email string) string {
 	t.Helper()
 	key := e.register(t, email)
 	link := e.Mail.Next(t).Link(t)

@@ -30,7 +30,7 @@ func researchForm(p page, t *testing.T, action string) url.Values {
 		"domain": {sample.Domains()[0]}, "topic": {"coffee"}, "keywords": {""}, "country": {""}, "language": {"en"}, "limit": {"10"}}
 }
 
-func (e *env) account(t *testing.T, email string) auth.Account {
+func (e *env) account(t testing.TB, email string) auth.Account {
 	t.Helper()
 	acct, err := e.Accounts.GetByEmail(context.Background(), email)
 	if err != nil {

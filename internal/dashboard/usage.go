@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -155,21 +156,24 @@ type Series struct {
 	Credits     int
 }
 
-// StackedDay is one day's bar: its segments bottom up.
+// StackedDay is one day's bar: its segments bottom up. X and W are SVG coordinates,
+// formatted once here rather than by the template for each segment.
 type StackedDay struct {
 	Day      string
-	X, W     float64
+	X, W     string
 	Credits  int
 	Segments []Segment
 }
 
-// Segment is one series' part of a day's bar.
+// Segment is one series' part of a day's bar (Y and H formatted as SVG coordinates).
 type Segment struct {
-	Y, H    float64
+	Y, H    string
 	Series  string
 	Color   string
 	Credits int
 }
+
+func coord(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 // NewStackedChart lays out the credits of spend per UTC day of the last days days up to
 // now's, stacked by the series name picks; the largest series are drawn apart and the rest
@@ -221,7 +225,7 @@ func NewStackedChart(spend []credits.Spend, name func(credits.Spend) string, day
 	slot := float64(chartWidth) / float64(days)
 	for i := range days {
 		day := first.AddDate(0, 0, i).Format(time.DateOnly)
-		sd := StackedDay{Day: day, X: float64(i)*slot + slot*0.1, W: slot * 0.8}
+		sd := StackedDay{Day: day, X: coord(float64(i)*slot + slot*0.1), W: coord(slot * 0.8)}
 		for _, n := range perDay[day] {
 			sd.Credits += n
 		}
@@ -238,7 +242,7 @@ func NewStackedChart(spend []credits.Spend, name func(credits.Spend) string, day
 			}
 			h := max(1, float64(n)/float64(ch.Max)*(chartHeight-chartTop))
 			y -= h
-			sd.Segments = append(sd.Segments, Segment{Y: y, H: h, Series: ch.Series[si].Name, Color: ch.Series[si].Color, Credits: n})
+			sd.Segments = append(sd.Segments, Segment{Y: coord(y), H: coord(h), Series: ch.Series[si].Name, Color: ch.Series[si].Color, Credits: n})
 		}
 	}
 	ch.First, ch.Last = ch.Days[0].Day, ch.Days[len(ch.Days)-1].Day
