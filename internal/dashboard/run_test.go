@@ -244,3 +244,21 @@ func TestRunRateLimited(t *testing.T) {
 		t.Fatalf("balance %d after a refused run, was %d", got, before)
 	}
 }
+
+// The API's checks that look outside run on a form too: an audit of a name that does not
+// resolve is refused at its field before anything is charged, as the call would be.
+func TestRunPreflight(t *testing.T) {
+	e := startEnv(t)
+	b := e.newBrowser(t)
+	email := uniqueEmail("preflight")
+	e.signIn(t, b, email)
+	p := b.Get("/dashboard/new/content-audit")
+	v := url.Values{"csrf": {p.CSRF(t)}, "action": {"run"}, "domain": {"no-such-host.invalid"}}
+	r := b.Post("/dashboard/new/content-audit", v)
+	if r.Status != http.StatusBadRequest || !strings.Contains(r.Body, `id="domain-error">domain no-such-host.invalid does not resolve`) {
+		t.Fatalf("unresolvable domain: %d %s", r.Status, r.Body)
+	}
+	if got := e.balance(t, e.account(t, email).ID); got != 50 {
+		t.Fatalf("balance %d, want 50", got)
+	}
+}
