@@ -26,6 +26,9 @@ const LowBalanceShare = 10
 // row lock orders them, and only the first finds the period not yet claimed, so exactly one
 // e-mail is queued. If it cannot be queued the claim is given back, for the next charge.
 func (d *Dashboard) CheckLowBalance(ctx context.Context, accountID uuid.UUID) {
+	// The charge is committed: a caller gone away must not skip its check.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
 	var email string
 	var balance, allowance int
 	var periodStart, periodEnd time.Time
@@ -54,7 +57,7 @@ func (d *Dashboard) CheckLowBalance(ctx context.Context, accountID uuid.UUID) {
 		balance, allowance, periodEnd.UTC().Format("2 January 2006"), d.URL, d.URL)
 	if err := d.Mailer.Send(ctx, email, "Your ContentAPI credits are running low", body); err != nil {
 		d.Log.Error("dashboard: low-balance e-mail not queued; the next charge tries again", "account_id", accountID, "err", err)
-		_, err := d.Pool.Exec(context.WithoutCancel(ctx), `
+		_, err := d.Pool.Exec(ctx, `
 			UPDATE accounts SET low_balance_alerted_for = NULL WHERE id = $1 AND low_balance_alerted_for = $2`, accountID, periodStart)
 		if err != nil {
 			d.Log.Error("dashboard: low-balance claim not released", "account_id", accountID, "err", err)
