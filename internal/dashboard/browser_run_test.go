@@ -83,6 +83,10 @@ func browserRunAnalysis(t *testing.T, width int) {
 		c.fail("cost", fmt.Errorf("cost %q, after %q, balance %d", cost, after, e.balance(t, acct.ID)))
 	}
 
+	// Typing after the check makes the script say the cost is stale.
+	c.do("stale cost", chromedp.SendKeys(chromedp.ID("f-topic"), " beans"),
+		chromedp.WaitVisible(`//p[@id="cost"][contains(., "check the cost again")]`), chromedp.SetValue(chromedp.ID("f-topic"), "coffee"))
+
 	// Run: the job's page, which reloads itself until the job is done.
 	c.do("run", chromedp.Click(chromedp.ID("run")), chromedp.WaitVisible(chromedp.ID("job-status")))
 	c.fits("job", width)
