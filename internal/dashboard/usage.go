@@ -181,6 +181,9 @@ func coord(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 func NewStackedChart(spend []credits.Spend, name func(credits.Spend) string, days int, now time.Time) StackedChart {
 	ch := StackedChart{Width: chartWidth, Height: chartHeight}
 	first := startOfDay(now).AddDate(0, 0, -(days - 1))
+	// Rows outside the span (SpendSince returns none) count nowhere.
+	from, to := first.Format(time.DateOnly), startOfDay(now).Format(time.DateOnly)
+	spend = slices.DeleteFunc(slices.Clone(spend), func(x credits.Spend) bool { return x.Day < from || x.Day > to })
 	totals := map[string]int{}
 	for _, x := range spend {
 		if x.Credits > 0 {
