@@ -19,7 +19,7 @@ func TestNewStackedChart(t *testing.T) {
 	t.Run("stacked by series, largest first", func(t *testing.T) {
 		ch := NewStackedChart([]credits.Spend{
 			spend("2026-03-02", "/a", 10), spend("2026-03-02", "/b", 30), spend("2026-03-01", "/b", 5),
-			spend("2026-03-01", "/c", 0), // refunded calls only: no series
+			spend("2026-03-01", "/c", 0),  // refunded calls only: no series
 			spend("2025-01-01", "/a", 99), // before the span: counted in no bar
 		}, byEndpoint, 30, now)
 		if len(ch.Days) != 30 || ch.First != "2026-02-01" || ch.Last != "2026-03-02" || ch.Max != 40 || ch.Total != 45 {
