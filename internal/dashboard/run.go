@@ -100,8 +100,23 @@ var fieldHelps = map[string]fieldHelp{
 }
 
 // notInForm are request fields a form does not offer: the job's page is where its answer
-// arrives.
-var notInForm = map[string]bool{"callback_url": true}
+// arrives, and a form asks for the first page of an answer (a cursor continues one).
+var notInForm = map[string]bool{"callback_url": true, "cursor": true}
+
+// formable reports whether a form has an input for a field of type t: text, a list of
+// texts, a whole number or a yes/no. Nested objects (a query's filters) are left to the API.
+func formable(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int:
+		return true
+	case reflect.Slice:
+		return t.Elem().Kind() == reflect.String
+	}
+	return false
+}
 
 // requestFields lists the JSON fields of a request type, embedded structs flattened, with
 // their Go types.
@@ -120,7 +135,7 @@ func requestFields(t reflect.Type) (names []string, types []reflect.Type) {
 		if !f.IsExported() || name == "-" || name == "" {
 			continue
 		}
-		if notInForm[name] {
+		if notInForm[name] || !formable(f.Type) {
 			continue
 		}
 		names, types = append(names, name), append(types, f.Type)
@@ -145,7 +160,7 @@ func newForm(a report.Analysis) []formField {
 			f.Input, f.List = "textarea", true
 		case h.Long:
 			f.Input = "textarea"
-		case t.Kind() == reflect.Bool:
+		case t.Kind() == reflect.Bool || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Bool:
 			f.Input = "checkbox"
 		case t.Kind() == reflect.Int || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Int:
 			f.Input = "number"
