@@ -126,6 +126,11 @@ func TestUsagePage(t *testing.T) {
 	run := b.Post("/dashboard/new/keywords-research", researchForm(p, t, "run"))
 	e.waitJobPage(t, b, acct.ID, run.URL)
 
+	// A charge whose key was not recorded (made before keys were) is counted apart.
+	if _, err := e.Ledger.Settle(context.Background(), e.spend(t, acct.ID, 10)); err != nil {
+		t.Fatal(err)
+	}
+
 	today := e.Clock.Now().UTC().Format(time.DateOnly)
 	u := b.Get("/dashboard/usage")
 	rect := func(chart, series string) string {
@@ -138,8 +143,11 @@ func TestUsagePage(t *testing.T) {
 		}
 		return m[1]
 	}
-	if got := rect("usage-by-endpoint", "/v1/keywords/research"); got != "10" {
-		t.Errorf("research credits today %s, want 10", got)
+	if got := rect("usage-by-endpoint", "/v1/keywords/research"); got != "20" {
+		t.Errorf("research credits today %s, want 20", got)
+	}
+	if got := rect("usage-by-key", "Key not recorded"); got != "10" {
+		t.Errorf("credits of no recorded key today %s, want 10", got)
 	}
 	if got := rect("usage-by-key", "Dashboard"); got != "5" {
 		t.Errorf("dashboard credits today %s, want 5", got)
@@ -149,7 +157,8 @@ func TestUsagePage(t *testing.T) {
 	}
 	calls := regexp.MustCompile(`(?s)<table class="keys" id="key-calls">.*?</table>`).FindString(u.Body)
 	if !regexp.MustCompile(`(?s)<th scope="row">[^<]+<code>ap_.*?class="num">\d+</td><td data-label="Analyses" class="num">1</td><td data-label="Credits" class="num">5</td>`).MatchString(calls) ||
-		!regexp.MustCompile(`(?s)<tr data-channel="dashboard">.*?class="num">1</td><td data-label="Credits" class="num">5</td>`).MatchString(calls) {
+		!regexp.MustCompile(`(?s)<tr data-channel="dashboard">.*?class="num">1</td><td data-label="Credits" class="num">5</td>`).MatchString(calls) ||
+		!regexp.MustCompile(`(?s)<tr data-channel="unrecorded">.*?class="num">1</td><td data-label="Credits" class="num">10</td>`).MatchString(calls) {
 		t.Errorf("calls per key: %s", calls)
 	}
 	first90 := e.Clock.Now().UTC().AddDate(0, 0, -89).Format(time.DateOnly)

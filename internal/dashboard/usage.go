@@ -46,9 +46,10 @@ type usageData struct {
 	ByEndpoint StackedChart
 	ByKey      StackedChart
 	Keys       []keyUse
-	// Dashboard is what analyses run from the dashboard made in the span shown.
-	Dashboard keyUse
-	Alerts    bool
+	// Dashboard is what analyses run from the dashboard made in the span shown; Unrecorded
+	// what calls whose key was not recorded made (before keys were, or a deleted key).
+	Dashboard, Unrecorded keyUse
+	Alerts                bool
 }
 
 func (d *Dashboard) usagePage(c *fiber.Ctx) error {
@@ -87,7 +88,7 @@ func (d *Dashboard) usagePage(c *fiber.Ctx) error {
 	data := usageData{Days: days, Spans: UsageDays, Usage: u, Alerts: alerts,
 		ByEndpoint: NewStackedChart(spend, func(x credits.Spend) string { return x.Endpoint }, days, now),
 		ByKey:      NewStackedChart(spend, channelName, days, now)}
-	data.Keys, data.Dashboard = keyUses(keys, spend, now)
+	data.Keys, data.Dashboard, data.Unrecorded = keyUses(keys, spend, now)
 	return d.render(c, fiber.StatusOK, "usage", view{Title: "Usage", Nav: "usage", Notice: notice, Data: data})
 }
 
@@ -103,30 +104,28 @@ func channelName(x credits.Spend) string {
 	return "Key not recorded"
 }
 
-// keyUses is each key's calls, then the dashboard's, in the span spend covers.
-func keyUses(keys []auth.Key, spend []credits.Spend, now time.Time) ([]keyUse, keyUse) {
+// keyUses is each key's calls, the dashboard's, and those of no recorded key, in the span
+// spend covers.
+func keyUses(keys []auth.Key, spend []credits.Spend, now time.Time) ([]keyUse, keyUse, keyUse) {
 	byKey := map[uuid.UUID]*keyUse{}
 	out := make([]keyUse, len(keys))
 	for i, k := range keys {
 		out[i] = keyUse{Name: k.Name, Prefix: k.KeyPrefix, Status: k.Status(now), Calls: k.Calls}
 		byKey[k.ID] = &out[i]
 	}
-	dash := keyUse{Name: "Dashboard"}
+	dash, unrecorded := keyUse{Name: "Dashboard"}, keyUse{Name: "Key not recorded"}
 	for _, x := range spend {
-		u := byKey[uuid.Nil]
+		u := &unrecorded
 		switch {
 		case x.Source == job.SourceDashboard:
 			u = &dash
-		case x.KeyID != nil:
+		case x.KeyID != nil && byKey[*x.KeyID] != nil:
 			u = byKey[*x.KeyID]
 		}
-		if u != nil {
-			u.Analyses += x.Calls
-			u.Credits += x.Credits
-		}
+		u.Analyses += x.Calls
+		u.Credits += x.Credits
 	}
-	dash.Calls = int64(dash.Analyses)
-	return out, dash
+	return out, dash, unrecorded
 }
 
 // stackedView is what the "stacked" template draws: a chart with its element id, title and
