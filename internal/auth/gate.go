@@ -140,43 +140,66 @@ func (g *Gate) Authenticate(ctx context.Context, header string) (Principal, rate
 		return Principal{}, d, apperr.New(apperr.ExpiredAPIKey, "This API key has expired. Create a new key and switch your applications to it.")
 	}
 	p := Principal{AccountID: info.account, KeyID: info.id}
+	d, err = g.admit(ctx, &p, now)
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.InvalidAPIKey {
+			g.keys.Set(hex.EncodeToString(Digest(key)), keyInfo{id: info.id, account: info.account, revoked: true}, ttlcache.DefaultTTL)
+		}
+		return p, d, err
+	}
+	g.touch(info.id, now)
+	return p, d, nil
+}
+
+// Admit admits a call the account makes without a key (an analysis run from the dashboard)
+// in the account's rate limit, the window its keys' calls share, and renews a free
+// account's ended period as Authenticate does.
+func (g *Gate) Admit(ctx context.Context, account uuid.UUID) (ratelimit.Decision, error) {
+	p := Principal{AccountID: account}
+	return g.admit(ctx, &p, g.clock.Now())
+}
+
+// admit runs the gate script for p's account (and p's key, uuid.Nil for none, which is
+// never revoked): the account's state, the key's revocation and the rate limit in one
+// round trip. It fills p's plan and state version.
+func (g *Gate) admit(ctx context.Context, p *Principal, now time.Time) (ratelimit.Decision, error) {
+	var d ratelimit.Decision
 	var reply []any
+	var err error
 	for attempt := 0; ; attempt++ {
-		reply, err = g.batch.Run(ctx, []string{stateKey(info.account), "rl:{" + info.account.String() + "}"},
-			info.id.String(), Window.Microseconds())
+		reply, err = g.batch.Run(ctx, []string{stateKey(p.AccountID), "rl:{" + p.AccountID.String() + "}"},
+			p.KeyID.String(), Window.Microseconds())
 		if err != nil {
-			return p, d, fmt.Errorf("auth: gate: %w", err)
+			return d, fmt.Errorf("auth: gate: %w", err)
 		}
 		if status, _ := reply[0].(int64); status != 0 || attempt > 0 {
 			break
 		}
-		if err := g.fill(ctx, info.account); err != nil {
-			return p, d, err
+		if err := g.fill(ctx, p.AccountID); err != nil {
+			return d, err
 		}
 	}
 	switch status, _ := reply[0].(int64); status {
 	case 0:
-		return p, d, errors.New("auth: account state missing after fill")
+		return d, errors.New("auth: account state missing after fill")
 	case 3:
-		g.keys.Set(hex.EncodeToString(Digest(key)), keyInfo{id: info.id, account: info.account, revoked: true}, ttlcache.DefaultTTL)
-		return p, d, invalidKey()
+		return d, invalidKey()
 	}
 	if d, err = ratelimit.ParseReply(reply); err != nil {
-		return p, d, err
+		return d, err
 	}
 	p.Plan, _ = reply[5].(string)
 	p.StateVersion, _ = reply[6].(string)
 	if !d.Allowed {
-		return p, d, &apperr.Error{Code: apperr.RateLimitExceeded, RetryAfter: d.RetryAfterSeconds(),
+		return d, &apperr.Error{Code: apperr.RateLimitExceeded, RetryAfter: d.RetryAfterSeconds(),
 			Message: fmt.Sprintf("Rate limit of %d requests per minute exceeded. Retry after %d seconds.", d.Limit, d.RetryAfterSeconds())}
 	}
 	if p.Plan == "free" && !now.Before(time.Unix(periodEnd(reply[4]), 0)) {
-		if err := g.renew(ctx, info.account); err != nil {
-			return p, d, err
+		if err := g.renew(ctx, p.AccountID); err != nil {
+			return d, err
 		}
 	}
-	g.touch(info.id, now)
-	return p, d, nil
+	return d, nil
 }
 
 // periodEnd reads the period end the gate script returns (a string from the hash).

@@ -50,3 +50,41 @@ func (l *Ledger) DailySpend(ctx context.Context, accountID uuid.UUID, since time
 	}
 	return out, nil
 }
+
+// Spend is what one channel spent on one endpoint on one UTC day.
+type Spend struct {
+	Day      string // "2006-01-02"
+	Endpoint string
+	// Source is the channel: "api" (KeyID names the key when it was recorded) or
+	// "dashboard".
+	Source string
+	KeyID  *uuid.UUID
+	// KeyName and KeyPrefix name the key, when there is one.
+	KeyName, KeyPrefix string
+	Credits            int // of the settled calls
+	Calls              int // accepted calls: settled, refunded or still reserved
+}
+
+// SpendSince lists the account's calls since since by UTC day, endpoint and channel, from
+// the reservations (which outlive their jobs), oldest day first.
+func (l *Ledger) SpendSince(ctx context.Context, accountID uuid.UUID, since time.Time) ([]Spend, error) {
+	rows, err := l.pool.Query(ctx, `
+		SELECT to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), r.endpoint, r.source, r.api_key_id,
+			COALESCE(k.name, ''), COALESCE(k.prefix, ''),
+			COALESCE(sum(r.amount) FILTER (WHERE r.status = 'settled'), 0)::int, count(*)::int
+		FROM reservations r LEFT JOIN api_keys k ON k.id = r.api_key_id
+		WHERE r.account_id = $1 AND r.created_at >= $2
+		GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 5`, accountID, since)
+	if err != nil {
+		return nil, fmt.Errorf("credits: spend: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Spend, error) {
+		var s Spend
+		err := row.Scan(&s.Day, &s.Endpoint, &s.Source, &s.KeyID, &s.KeyName, &s.KeyPrefix, &s.Credits, &s.Calls)
+		return s, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("credits: spend: %w", err)
+	}
+	return out, nil
+}

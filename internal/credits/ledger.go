@@ -37,18 +37,21 @@ const LifetimeMonths = 12
 type Ledger struct {
 	pool     *pgxpool.Pool
 	clock    clock.Clock
-	onChange func(ctx context.Context, accountID uuid.UUID)
+	onChange []func(ctx context.Context, accountID uuid.UUID)
 }
 
-// OnChange sets a function called after the ledger commits a change to an account's credits
-// in its own transaction (Reserve, Settle, Refund, Grant, RenewPeriod, SetPlan). Callers of the
-// Tx variants call Notify after their commit.
-func (l *Ledger) OnChange(fn func(ctx context.Context, accountID uuid.UUID)) { l.onChange = fn }
+// OnChange adds a function called after the ledger commits a change to an account's credits
+// in its own transaction (Reserve, Settle, Refund, Grant, RenewPeriod, SetPlan), after those
+// added before it. Callers of the Tx variants call Notify after their commit. Add them while
+// the graph is built, before any call.
+func (l *Ledger) OnChange(fn func(ctx context.Context, accountID uuid.UUID)) {
+	l.onChange = append(l.onChange, fn)
+}
 
 // Notify reports a committed change to the account's credits.
 func (l *Ledger) Notify(ctx context.Context, accountID uuid.UUID) {
-	if l.onChange != nil {
-		l.onChange(ctx, accountID)
+	for _, fn := range l.onChange {
+		fn(ctx, accountID)
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/ratelimit"
+	"github.com/contentapi/contentapi/internal/report"
 )
 
 // Path is where the dashboard is mounted; DASHBOARD_URL is its public address.
@@ -58,6 +59,8 @@ type Deps struct {
 	// SignInPerEmail and SignInPerAddress bound sign-in link requests per hour for one
 	// e-mail address and for one client address; zero takes 5 and 20.
 	SignInPerEmail, SignInPerAddress int
+	// AnalysisOptions are the analyses' validation options, as the API's.
+	AnalysisOptions report.Options
 }
 
 // Dashboard serves the dashboard's pages.
@@ -67,6 +70,7 @@ type Dashboard struct {
 	secure      bool
 	crossOrigin *http.CrossOriginProtection
 	clientAddr  func(*fiber.Ctx) netip.Addr
+	preflight   Preflight
 }
 
 // New parses the templates and returns the dashboard.
@@ -80,6 +84,10 @@ func New(d Deps) (*Dashboard, error) {
 	d.URL = strings.TrimRight(d.URL, "/")
 	dash := &Dashboard{Deps: d, pages: map[string]*template.Template{},
 		secure: strings.HasPrefix(d.URL, "https://"), crossOrigin: http.NewCrossOriginProtection()}
+	// Every committed credit change may have lowered a balance under its e-mail threshold.
+	if d.Ledger != nil && d.Pool != nil && d.Mailer != nil {
+		d.Ledger.OnChange(dash.CheckLowBalance)
+	}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -109,6 +117,8 @@ func (d *Dashboard) Mount(r fiber.Router, clientAddr func(*fiber.Ctx) netip.Addr
 	d.overviewRoutes(r)
 	d.keyRoutes(r)
 	d.jobRoutes(r)
+	d.runRoutes(r)
+	d.usageRoutes(r)
 	d.billingRoutes(r)
 	r.Use(func(c *fiber.Ctx) error { return apperr.New(apperr.NotFound, "There is no such page.") })
 }
@@ -132,6 +142,9 @@ type view struct {
 	Account *auth.Account
 	CSRF    string
 	Notice  string
+	// Refresh, when positive, reloads the page after that many seconds (a job's page while
+	// the job runs: progress without JavaScript).
+	Refresh int
 	Data    any
 }
 
@@ -224,4 +237,5 @@ var funcs = template.FuncMap{
 		}
 		return *t
 	},
+	"stacked": stacked,
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/dashboard"
 	"github.com/contentapi/contentapi/internal/httpapi"
+	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/keywords/local"
 	"github.com/contentapi/contentapi/internal/keywords/sample"
 	"github.com/contentapi/contentapi/internal/ratelimit"
@@ -49,6 +50,8 @@ type env struct {
 	Clock    *clock.Manual
 	Accounts *auth.Accounts
 	Ledger   *credits.Ledger
+	Jobs     *job.Service
+	Dash     *dashboard.Dashboard
 	Mail     *mailbox
 	log      *lockedWriter
 }
@@ -131,7 +134,8 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 	var mailer dashboard.Mailer = outbox
 	limiter := ratelimit.New(rdb)
 	dd := dashboard.Deps{Log: log, Pool: pool, Accounts: a.Accounts, Gate: a.Gate, Ledger: a.Ledger, Limiter: limiter,
-		Jobs: a.Jobs, Mailer: mailer, Clock: clk, URL: base + "/dashboard", SignInPerAddress: 1000}
+		Jobs: a.Jobs, Mailer: mailer, Clock: clk, URL: base + "/dashboard", SignInPerAddress: 1000,
+		AnalysisOptions: report.Options{AllowPrivate: true}}
 	if ec.stripe != "" {
 		dd.Billing = a.Billing
 	}
@@ -161,7 +165,7 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return &env{URL: base, client: client, Clock: clk, Accounts: a.Accounts, Ledger: a.Ledger, Mail: box, log: logW}
+	return &env{URL: base, client: client, Clock: clk, Accounts: a.Accounts, Ledger: a.Ledger, Jobs: a.Jobs, Dash: dash, Mail: box, log: logW}
 }
 
 type lockedWriter struct {
@@ -389,7 +393,7 @@ func (e *env) register(t testing.TB, email string) string {
 }
 
 // signIn registers email and signs b in through the verification e-mail's link.
-func (e *env) signIn(t *testing.T, b *browser, email string) string {
+func (e *env) signIn(t testing.TB, b *browser, email string) string {
 	t.Helper()
 	key := e.register(t, email)
 	link := e.Mail.Next(t).Link(t)

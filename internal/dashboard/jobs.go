@@ -17,6 +17,9 @@ import (
 // jobsPageSize is how many jobs one page of the list shows.
 const jobsPageSize = 25
 
+// jobRefresh is how often, in seconds, a job's page reloads while the job runs.
+const jobRefresh = 2
+
 // maxShownResult bounds the result shown on a job's page; larger ones are downloaded.
 const maxShownResult = 256 << 10
 
@@ -90,7 +93,11 @@ func (d *Dashboard) jobPage(c *fiber.Ctx) error {
 	if a, ok := report.Lookup(j.Kind); ok && a.CSV && j.Status == job.Succeeded {
 		data.CSV = true
 	}
-	return d.render(c, fiber.StatusOK, "job", view{Title: "Job " + j.ID.String(), Nav: "jobs", Data: data})
+	v := view{Title: "Job " + j.ID.String(), Nav: "jobs", Data: data}
+	if !j.Done() {
+		v.Refresh = jobRefresh
+	}
+	return d.render(c, fiber.StatusOK, "job", v)
 }
 
 func indent(raw json.RawMessage) string {

@@ -48,10 +48,7 @@ func (s *server) analysis(spec report.Analysis) fiber.Handler {
 		if err := req.Normalize(s.AnalysisOptions); err != nil {
 			return err
 		}
-		if err := s.checkHosts(c.UserContext(), spec.Kind, req); err != nil {
-			return err
-		}
-		if err := s.checkRendering(c.UserContext(), req); err != nil {
+		if err := s.preflight(c.UserContext(), spec, req); err != nil {
 			return err
 		}
 		key, err := idempotencyKey(c)
@@ -64,7 +61,8 @@ func (s *server) analysis(spec report.Analysis) fiber.Handler {
 		}
 		p := principalOf(c)
 		sub := job.Submission{AccountID: p.AccountID, Kind: string(spec.Kind), Endpoint: spec.Path, Cost: cost,
-			Request: req, IdempotencyKey: key, RequestID: requestIDOf(c), CallbackURL: req.CallbackTarget()}
+			Request: req, IdempotencyKey: key, RequestID: requestIDOf(c), CallbackURL: req.CallbackTarget(),
+			KeyID: p.KeyID, Source: job.SourceAPI}
 		async := strings.Contains(strings.ToLower(c.Get("Prefer")), "respond-async")
 		var j job.Job
 		if async {
@@ -84,6 +82,15 @@ func (s *server) analysis(spec report.Analysis) fiber.Handler {
 		}
 		return s.jobAnswer(c, j)
 	}
+}
+
+// preflight runs the checks of a valid request that look outside (addresses, renderers),
+// before anything is charged; the dashboard's forms run them too.
+func (s *server) preflight(ctx context.Context, spec report.Analysis, req report.Request) error {
+	if err := s.checkHosts(ctx, spec.Kind, req); err != nil {
+		return err
+	}
+	return s.checkRendering(ctx, req)
 }
 
 // checkHosts refuses, before anything is charged, a site the crawler would refuse: an audit

@@ -94,6 +94,12 @@ type Dashboard interface {
 	SendVerification(ctx context.Context, accountID uuid.UUID, email string) error
 }
 
+// analysisForms is a dashboard that runs analyses from its forms: it is lent the checks the
+// API runs on a valid request before charging it, so a form is refused as the call would be.
+type analysisForms interface {
+	SetPreflight(func(ctx context.Context, a report.Analysis, req report.Request) error)
+}
+
 type server struct {
 	Deps
 	usageCache usageCache
@@ -170,6 +176,9 @@ func New(d Deps) *fiber.App {
 	app.Get("/docs/*", s.docsAsset)
 
 	if d.Dashboard != nil {
+		if r, ok := d.Dashboard.(analysisForms); ok {
+			r.SetPreflight(s.preflight)
+		}
 		d.Dashboard.Mount(app.Group("/dashboard"), s.clientAddr)
 	}
 	if d.Routes != nil {

@@ -162,7 +162,18 @@ type Submission struct {
 	RequestID      string
 	// CallbackURL, when set, receives the job's result when it ends.
 	CallbackURL string
+	// KeyID is the API key that made the call; zero for the dashboard (Source) or when
+	// unknown. It is stored on the call's reservation, which usage per key reads.
+	KeyID uuid.UUID
+	// Source is the channel: SourceAPI (the default) or SourceDashboard.
+	Source string
 }
+
+// Channels a job comes from (reservations.source).
+const (
+	SourceAPI       = "api"
+	SourceDashboard = "dashboard"
+)
 
 // Submit reserves the credits and writes the job in one transaction, then enqueues it. With
 // an Idempotency-Key seen in the last 24 h it returns that job instead, charging nothing;
@@ -240,6 +251,13 @@ func (s *Service) insert(ctx context.Context, sub Submission, body, sum []byte) 
 	j := Job{ID: sub.ID, AccountID: sub.AccountID, Kind: sub.Kind, Endpoint: sub.Endpoint, Request: body,
 		Cost: sub.Cost, Status: Queued, RequestID: sub.RequestID, CreatedAt: now}
 	var key, callback *string
+	var apiKey *uuid.UUID
+	if sub.KeyID != uuid.Nil {
+		apiKey = &sub.KeyID
+	}
+	if sub.Source == "" {
+		sub.Source = SourceAPI
+	}
 	if sub.IdempotencyKey != "" {
 		key = &sub.IdempotencyKey
 	}
@@ -255,10 +273,12 @@ func (s *Service) insert(ctx context.Context, sub Submission, body, sum []byte) 
 	if err := s.ledger.ReserveTx(ctx, tx, reservation, sub.AccountID, sub.Cost, sub.Endpoint); err != nil {
 		return j, err
 	}
+	// The reservation learns its channel in the same statement (usage per key reads it).
 	_, err = tx.Exec(ctx, `
+		WITH channel AS (UPDATE reservations SET source = $13, api_key_id = $14 WHERE id = $8)
 		INSERT INTO jobs (id, account_id, kind, endpoint, request, request_hash, idempotency_key, reservation_id, cost, request_id, created_at, callback_url)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		j.ID, j.AccountID, j.Kind, j.Endpoint, body, sum, key, reservation, j.Cost, j.RequestID, now, callback)
+		j.ID, j.AccountID, j.Kind, j.Endpoint, body, sum, key, reservation, j.Cost, j.RequestID, now, callback, sub.Source, apiKey)
 	if err != nil {
 		return j, fmt.Errorf("job: insert: %w", err)
 	}

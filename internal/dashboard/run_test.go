@@ -1,0 +1,264 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/contentapi/contentapi/internal/auth"
+	"github.com/contentapi/contentapi/internal/keywords/sample"
+	"github.com/contentapi/contentapi/internal/report"
+)
+
+var submissionRE = regexp.MustCompile(`name="submission" value="([0-9a-f-]{36})"`)
+
+// researchForm is the research form filled in, as the browser posts it.
+func researchForm(p page, t *testing.T, action string) url.Values {
+	t.Helper()
+	m := submissionRE.FindStringSubmatch(p.Body)
+	if m == nil {
+		t.Fatalf("no submission key on %s: %s", p.URL, p.Body)
+	}
+	return url.Values{"csrf": {p.CSRF(t)}, "submission": {m[1]}, "action": {action},
+		"domain": {sample.Domains()[0]}, "topic": {"coffee"}, "keywords": {""}, "country": {""}, "language": {"en"}, "limit": {"10"}}
+}
+
+func (e *env) account(t testing.TB, email string) auth.Account {
+	t.Helper()
+	acct, err := e.Accounts.GetByEmail(context.Background(), email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acct
+}
+
+func (e *env) balance(t *testing.T, id uuid.UUID) int {
+	t.Helper()
+	n, err := e.Ledger.Balance(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Every analysis of the catalogue has its form, with the request's fields; a form's error
+// is shown next to the field the API's message names, and costs nothing.
+func TestAnalysisForms(t *testing.T) {
+	e := startEnv(t)
+	b := e.newBrowser(t)
+	email := uniqueEmail("forms")
+	e.signIn(t, b, email)
+	list := b.Get("/dashboard/new")
+	for _, a := range report.Catalog {
+		slug := strings.ReplaceAll(strings.TrimPrefix(a.Path, "/v1/"), "/", "-")
+		if !strings.Contains(list.Body, `href="/dashboard/new/`+slug+`"`) {
+			t.Errorf("the list has no form of %s", a.Path)
+		}
+		form := b.Get("/dashboard/new/" + slug)
+		if form.Status != http.StatusOK || !strings.Contains(form.Body, `id="f-domain"`) || strings.Contains(form.Body, "callback_url") {
+			t.Errorf("form of %s: %d %s", a.Path, form.Status, form.Body)
+		}
+	}
+	gaps := b.Get("/dashboard/new/keywords-gaps")
+	for _, want := range []string{`<textarea id="f-competitors"`, `<select id="f-country"`, `type="number"`} {
+		if !strings.Contains(gaps.Body, want) {
+			t.Errorf("gaps form lacks %s", want)
+		}
+	}
+
+	p := b.Get("/dashboard/new/keywords-research")
+	v := researchForm(p, t, "check")
+	v.Set("domain", "not a domain!")
+	bad := b.Post("/dashboard/new/keywords-research", v)
+	if bad.Status != http.StatusBadRequest || !regexp.MustCompile(`id="domain-error">domain [^<]+</p>`).MatchString(bad.Body) ||
+		!strings.Contains(bad.Body, `aria-describedby="domain-error domain-hint"`) || !strings.Contains(bad.Body, `value="not a domain!"`) {
+		t.Fatalf("invalid domain: %d %s", bad.Status, bad.Body)
+	}
+	v = researchForm(p, t, "check")
+	v.Set("limit", "500")
+	if bad := b.Post("/dashboard/new/keywords-research", v); !strings.Contains(bad.Body, `id="limit-error">limit must be from 1 to 100`) {
+		t.Fatalf("limit too large: %d %s", bad.Status, bad.Body)
+	}
+	v = researchForm(p, t, "check")
+	v.Set("limit", "ten")
+	if bad := b.Post("/dashboard/new/keywords-research", v); !strings.Contains(bad.Body, `id="limit-error">limit must be a whole number`) {
+		t.Fatalf("limit not a number: %d %s", bad.Status, bad.Body)
+	}
+	// The API refuses a domain that is its own competitor; the form shows it at the item.
+	gv := url.Values{"csrf": {gaps.CSRF(t)}, "action": {"check"}, "domain": {"a.example"}, "competitors": {"b.example\na.example"}}
+	if bad := b.Post("/dashboard/new/keywords-gaps", gv); !strings.Contains(bad.Body, `id="competitors-error">competitors[1] is the domain itself`) {
+		t.Fatalf("competitor is the domain: %d %s", bad.Status, bad.Body)
+	}
+	// Without the form's token nothing is checked.
+	v = researchForm(p, t, "run")
+	v.Del("csrf")
+	if r := b.Post("/dashboard/new/keywords-research", v); r.Status != http.StatusForbidden {
+		t.Fatalf("without csrf: %d", r.Status)
+	}
+	if got := e.balance(t, e.account(t, email).ID); got != 50 {
+		t.Fatalf("balance after refused forms %d, want 50", got)
+	}
+}
+
+// Check cost is the dry run: the price, the balance and the balance after, nothing charged.
+// Run submits through the job path under the form's key: the form sent twice, even at once,
+// starts one job charged once, and lands on its page, which reloads until the job is done.
+func TestRunAnalysisOnce(t *testing.T) {
+	e := startEnv(t)
+	b := e.newBrowser(t)
+	email := uniqueEmail("run")
+	e.signIn(t, b, email)
+	acct := e.account(t, email)
+	p := b.Get("/dashboard/new/keywords-research")
+
+	check := b.Post("/dashboard/new/keywords-research", researchForm(p, t, "check"))
+	for _, want := range []string{`id="cost-credits">5<`, `id="cost-balance">50<`, `id="cost-after">45<`} {
+		if !strings.Contains(check.Body, want) {
+			t.Fatalf("check cost lacks %s: %d %s", want, check.Status, check.Body)
+		}
+	}
+	if got := e.balance(t, acct.ID); got != 50 {
+		t.Fatalf("balance after the dry run %d, want 50", got)
+	}
+
+	// The same form (same submission key) sent three times, two of them at once.
+	run := researchForm(check, t, "run")
+	var wg sync.WaitGroup
+	pages := make([]page, 3)
+	for i := range 2 {
+		wg.Go(func() { pages[i] = b.Post("/dashboard/new/keywords-research", run) })
+	}
+	wg.Wait()
+	pages[2] = b.Post("/dashboard/new/keywords-research", run)
+	var jobURL string
+	for i, pg := range pages {
+		if pg.Status != http.StatusOK || !strings.Contains(pg.URL, "/dashboard/jobs/") {
+			t.Fatalf("submit %d: %d at %s: %s", i, pg.Status, pg.URL, pg.Body)
+		}
+		if jobURL == "" {
+			jobURL = pg.URL
+		} else if pg.URL != jobURL {
+			t.Fatalf("submit %d landed on %s, the first on %s", i, pg.URL, jobURL)
+		}
+	}
+	if got := e.balance(t, acct.ID); got != 45 {
+		t.Fatalf("balance after three submits of one form %d, want 45", got)
+	}
+	// A page of an unfinished job reloads itself; the finished one does not.
+	if first := pages[0].Body; strings.Contains(first, `id="job-status">queued<`) || strings.Contains(first, `id="job-status">running<`) {
+		if !strings.Contains(first, `<meta http-equiv="refresh"`) || !strings.Contains(first, `id="job-progress"`) {
+			t.Fatalf("unfinished job page without refresh: %s", first)
+		}
+	}
+	done := e.waitJobPage(t, b, acct.ID, jobURL)
+	if strings.Contains(done.Body, `http-equiv="refresh"`) || !strings.Contains(done.Body, `id="job-result"`) {
+		t.Fatalf("finished job page: %s", done.Body)
+	}
+
+	// The same form with other values after it ran: refused, with a fresh key for a new run.
+	changed := researchForm(check, t, "run")
+	changed.Set("topic", "tea")
+	again := b.Post("/dashboard/new/keywords-research", changed)
+	if again.Status != http.StatusBadRequest || !strings.Contains(again.Body, "already started an analysis") ||
+		strings.Contains(again.Body, changed.Get("submission")) {
+		t.Fatalf("reused form: %d %s", again.Status, again.Body)
+	}
+	if got := e.balance(t, acct.ID); got != 45 {
+		t.Fatalf("balance after the refused form %d, want 45", got)
+	}
+}
+
+// waitJobPage waits for the job of a job page's address to end (woken by its signal), then
+// loads its page.
+func (e *env) waitJobPage(t *testing.T, b *browser, account uuid.UUID, jobURL string) page {
+	t.Helper()
+	id := uuid.MustParse(jobURL[strings.LastIndex(jobURL, "/")+1:])
+	j, err := e.Jobs.Wait(context.Background(), account, id, 20*time.Second)
+	if err != nil || !j.Done() {
+		t.Fatalf("job %s: %v, %s", id, err, j.Status)
+	}
+	return b.Get(jobURL)
+}
+
+// Too few credits is the form's error, from the dry run and from the run alike, and
+// nothing is charged or started.
+func TestRunInsufficientCredits(t *testing.T) {
+	e := startEnv(t)
+	b := e.newBrowser(t)
+	email := uniqueEmail("broke")
+	e.signIn(t, b, email)
+	acct := e.account(t, email)
+	if err := e.Accounts.SetPlan(context.Background(), acct.ID, "free", 1000, 0); err != nil {
+		t.Fatal(err) // no monthly credits: the low-balance e-mail stays out of this test
+	}
+	if _, err := e.Ledger.Reserve(context.Background(), acct.ID, 47, "/v1/test"); err != nil {
+		t.Fatal(err)
+	}
+	p := b.Get("/dashboard/new/keywords-research")
+	for _, action := range []string{"check", "run"} {
+		r := b.Post("/dashboard/new/keywords-research", researchForm(p, t, action))
+		if r.Status != http.StatusPaymentRequired || !strings.Contains(r.Body, `id="form-error">`) ||
+			!strings.Contains(r.Body, "costs 5 credits") || !strings.Contains(r.Body, "balance is 3") || strings.Contains(r.Body, `id="cost"`) {
+			t.Fatalf("%s with 3 credits: %d %s", action, r.Status, r.Body)
+		}
+	}
+	if got := e.balance(t, acct.ID); got != 3 {
+		t.Fatalf("balance %d, want 3", got)
+	}
+	if jobs := b.Get("/dashboard/jobs"); !strings.Contains(jobs.Body, "No jobs") {
+		t.Fatalf("a job was started: %s", jobs.Body)
+	}
+}
+
+// A form counts in the account's rate limit, in the window its keys' calls share: over the
+// limit it is the form's error, and nothing is charged.
+func TestRunRateLimited(t *testing.T) {
+	e := startEnv(t)
+	b := e.newBrowser(t)
+	email := uniqueEmail("limited")
+	key := e.signIn(t, b, email)
+	acct := e.account(t, email)
+	if err := e.Accounts.SetPlan(context.Background(), acct.ID, "free", 2, 50); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := e.call(t, key, http.MethodGet, "/v1/usage", ""); status != http.StatusOK {
+		t.Fatalf("usage: %d %s", status, body)
+	}
+	p := b.Get("/dashboard/new/keywords-research")
+	if r := b.Post("/dashboard/new/keywords-research", researchForm(p, t, "check")); r.Status != http.StatusOK {
+		t.Fatalf("second request in the minute: %d %s", r.Status, r.Body)
+	}
+	before := e.balance(t, acct.ID)
+	r := b.Post("/dashboard/new/keywords-research", researchForm(p, t, "run"))
+	if r.Status != http.StatusTooManyRequests || !strings.Contains(r.Body, `id="form-error">Rate limit of 2 requests per minute exceeded`) {
+		t.Fatalf("third request in the minute: %d %s", r.Status, r.Body)
+	}
+	if got := e.balance(t, acct.ID); got != before {
+		t.Fatalf("balance %d after a refused run, was %d", got, before)
+	}
+}
+
+// The API's checks that look outside run on a form too: an audit of a name that does not
+// resolve is refused at its field before anything is charged, as the call would be.
+func TestRunPreflight(t *testing.T) {
+	e := startEnv(t)
+	b := e.newBrowser(t)
+	email := uniqueEmail("preflight")
+	e.signIn(t, b, email)
+	p := b.Get("/dashboard/new/content-audit")
+	v := url.Values{"csrf": {p.CSRF(t)}, "action": {"run"}, "domain": {"no-such-host.invalid"}}
+	r := b.Post("/dashboard/new/content-audit", v)
+	if r.Status != http.StatusBadRequest || !strings.Contains(r.Body, `id="domain-error">domain no-such-host.invalid does not resolve`) {
+		t.Fatalf("unresolvable domain: %d %s", r.Status, r.Body)
+	}
+	if got := e.balance(t, e.account(t, email).ID); got != 50 {
+		t.Fatalf("balance %d, want 50", got)
+	}
+}
