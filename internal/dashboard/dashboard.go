@@ -34,7 +34,7 @@ import (
 // Path is where the dashboard is mounted; DASHBOARD_URL is its public address.
 const Path = "/dashboard"
 
-//go:embed templates/*.html
+//go:embed templates
 var templateFS embed.FS
 
 //go:embed static
@@ -89,7 +89,7 @@ func New(d Deps) (*Dashboard, error) {
 		if page == "layout" {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", name)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials/*.html", name)
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: parse %s: %w", name, err)
 		}
@@ -110,6 +110,7 @@ func (d *Dashboard) Mount(r fiber.Router, clientAddr func(*fiber.Ctx) netip.Addr
 	d.keyRoutes(r)
 	d.jobRoutes(r)
 	d.billingRoutes(r)
+	d.shareRoutes(r)
 	r.Use(func(c *fiber.Ctx) error { return apperr.New(apperr.NotFound, "There is no such page.") })
 }
 
@@ -133,6 +134,9 @@ type view struct {
 	CSRF    string
 	Notice  string
 	Data    any
+	// Public marks a page for anyone with its link (a shared report): it shows no account
+	// and carries no form token.
+	Public bool
 }
 
 func (d *Dashboard) render(c *fiber.Ctx, status int, page string, v view) error {
@@ -140,10 +144,10 @@ func (d *Dashboard) render(c *fiber.Ctx, status int, page string, v view) error 
 	if !ok {
 		return fmt.Errorf("dashboard: no template %q", page)
 	}
-	if v.CSRF == "" {
+	if v.CSRF == "" && !v.Public {
 		v.CSRF = d.csrfToken(c)
 	}
-	if v.Account == nil {
+	if v.Account == nil && !v.Public {
 		if s, ok := sessionOf(c); ok {
 			v.Account = &s.Account
 		}

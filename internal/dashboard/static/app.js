@@ -12,3 +12,51 @@ document.addEventListener("click", function (e) {
     try { done(document.execCommand("copy") ? "Copied." : "Press Ctrl+C to copy."); } catch (err) { done("Press Ctrl+C to copy."); }
   }
 });
+
+// Sortable tables: <table class="sortable">; a header with data-type="num" sorts by its
+// cells' data-v (or text) as numbers, unknown values last. Without script the table keeps
+// the server's order.
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  var heads = table.tHead ? table.tHead.rows[0].cells : [];
+  Array.prototype.forEach.call(heads, function (th, col) {
+    var btn = document.createElement("button");
+    btn.type = "button";
+    while (th.firstChild) btn.appendChild(th.firstChild);
+    th.appendChild(btn);
+    btn.addEventListener("click", function () {
+      var num = th.getAttribute("data-type") === "num";
+      var dir = th.getAttribute("aria-sort") === "ascending" ? -1 : 1;
+      Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", dir === 1 ? "ascending" : "descending");
+      var body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      function key(row) {
+        var cell = row.cells[col];
+        var v = cell.hasAttribute("data-v") ? cell.getAttribute("data-v") : cell.textContent.trim();
+        if (!num) return v.toLowerCase();
+        v = parseFloat(v.replace(/,/g, ""));
+        return isNaN(v) ? null : v;
+      }
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        if (x === y) return 0;
+        if (x === null) return 1;
+        if (y === null) return -1;
+        return (x < y ? -1 : 1) * dir;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+
+// Print: a button where script runs, and every <details> open on paper.
+document.querySelectorAll("button[data-print]").forEach(function (b) {
+  b.hidden = false;
+  b.addEventListener("click", function () { window.print(); });
+});
+window.addEventListener("beforeprint", function () {
+  document.querySelectorAll("details:not([open])").forEach(function (d) { d.setAttribute("open", ""); d.setAttribute("data-printed", ""); });
+});
+window.addEventListener("afterprint", function () {
+  document.querySelectorAll("details[data-printed]").forEach(function (d) { d.removeAttribute("open"); d.removeAttribute("data-printed"); });
+});
