@@ -488,7 +488,6 @@ func newMapView(r report.ContentMapResult) *mapView {
 	return &mapView{ContentMapResult: r, Gaps: newGapsView(r.Domain, slices.Collect(maps.Keys(comps)), r.CompetitorGaps.Gaps)}
 }
 
-
 // node is a JSON value laid out for the generic view: an object as a list of named values,
 // an array of objects as a table when they share scalar fields, else as a list.
 type node struct {
@@ -643,9 +642,9 @@ func init() {
 			}
 			return strconv.FormatFloat(*x, 'f', 2, 64)
 		},
-		"human": humanize,
+		"human":   humanize,
 		"subject": func(raw json.RawMessage) string { return subjectOf(raw) },
-		"title": humanize,
+		"title":   humanize,
 	})
 }
 

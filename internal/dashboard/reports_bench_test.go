@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/contentapi/contentapi/internal/report"
 )

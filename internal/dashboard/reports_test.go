@@ -57,7 +57,9 @@ func gapsFixture() report.GapsResult {
 // the longest lists an answer holds (audit.MaxItems per type), thin pages, cannibalization,
 // errors and changes since a previous audit.
 func auditFixture(pages int) report.AuditResult {
-	url := func(i int) string { return fmt.Sprintf("https://www.example-coffee-shop.com/blog/2026/brewing-guides/article-%04d", i) }
+	url := func(i int) string {
+		return fmt.Sprintf("https://www.example-coffee-shop.com/blog/2026/brewing-guides/article-%04d", i)
+	}
 	r := report.AuditResult{Domain: "www.example-coffee-shop.com", PagesCrawled: pages, ThinThreshold: 300, Render: "html",
 		Warnings: []string{"robots.txt could not be read."}, Sitemaps: []string{"https://www.example-coffee-shop.com/sitemap.xml"}}
 	for i := 0; i < pages; i++ {
@@ -222,8 +224,8 @@ func TestSubjectOf(t *testing.T) {
 		`{"domain":"a.com","competitors":["b.com","c.com"]}`:                "a.com · vs b.com, c.com",
 		`{"domain":"a.com","keywords":["k1","k2","k3","k4","k5"]}`:          "a.com · k1, k2, k3 and 2 more",
 		`{"domain":"a.com","focus_topics":["tea"],"competitors":["b.com"]}`: "a.com · tea · vs b.com",
-		`{}`:                                                                "",
-		`not json`:                                                          "",
+		`{}`:       "",
+		`not json`: "",
 	} {
 		if got := subjectOf(json.RawMessage(req)); got != want {
 			t.Errorf("%s: %q, want %q", req, got, want)
