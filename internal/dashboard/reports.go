@@ -278,7 +278,7 @@ type tick struct {
 const (
 	plotW, plotH         = 600, 300
 	plotLeft, plotBottom = 56, 34
-	plotTop, plotRight   = 10, 10
+	plotTop, plotRight   = 24, 10
 )
 
 func newGapsView(domain string, competitors []string, gaps []report.GapRecord) *gapsView {
