@@ -110,7 +110,7 @@ func (d *Dashboard) Mount(r fiber.Router, clientAddr func(*fiber.Ctx) netip.Addr
 	d.keyRoutes(r)
 	d.jobRoutes(r)
 	d.billingRoutes(r)
-	d.shareRoutes(r)
+	d.reportRoutes(r)
 	r.Use(func(c *fiber.Ctx) error { return apperr.New(apperr.NotFound, "There is no such page.") })
 }
 

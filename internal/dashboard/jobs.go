@@ -95,6 +95,9 @@ func (d *Dashboard) renderJob(c *fiber.Ctx, status int, j job.Job, sh shareData)
 			return err
 		}
 		data.Report, data.CSV = rv, hasCSV(j.Kind)
+		if rv.Audit != nil {
+			rv.Audit.IssueBase = Path + "/jobs/" + j.ID.String() + "/issues/"
+		}
 		if data.Share.Shares, err = d.shares(c, j.ID); err != nil {
 			return err
 		}

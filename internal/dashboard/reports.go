@@ -365,6 +365,9 @@ type auditView struct {
 	Issues     []issueView
 	Changes    *changesView
 	Health     string // the health score's band: good, fair or poor
+	// IssueBase is the address an issue type is appended to for its page of every URL the
+	// answer lists (set by the page showing the report).
+	IssueBase string
 }
 
 type severityCount struct {
@@ -393,6 +396,59 @@ type changesView struct {
 type typeURLs struct {
 	Type string
 	URLs []string
+}
+
+// issuePage is one audit issue type with every URL the answer lists.
+type issuePage struct {
+	Subject string
+	Issue   issueView
+	Back    string
+}
+
+// newIssuePage finds an issue type in an audit's result; ok is false when the job is no
+// audit or the audit did not find that type.
+func newIssuePage(kind string, request, result json.RawMessage, typ string) (issuePage, bool, error) {
+	if report.Kind(kind) != report.KindAudit {
+		return issuePage{}, false, nil
+	}
+	var r report.AuditResult
+	if err := json.Unmarshal(result, &r); err != nil {
+		return issuePage{}, false, fmt.Errorf("dashboard: read an audit: %w", err)
+	}
+	for _, is := range r.Issues {
+		if is.Type == typ {
+			iv := newIssueView(is, thresholdOf(is.Type), len(is.Items)+len(is.URLs))
+			return issuePage{Subject: subjectOf(request), Issue: iv}, true, nil
+		}
+	}
+	return issuePage{}, false, nil
+}
+
+func thresholdOf(typ string) string {
+	for _, c := range audit.Checks() {
+		if c.Type == typ {
+			return c.Threshold
+		}
+	}
+	return ""
+}
+
+// newIssueView shows up to shown of an issue's listed items (its URLs where it has none).
+func newIssueView(is report.AuditIssue, threshold string, shown int) issueView {
+	iv := issueView{AuditIssue: is, Threshold: threshold}
+	items := is.Items
+	if len(items) == 0 {
+		for _, u := range is.URLs {
+			items = append(items, audit.Item{URL: u})
+		}
+	}
+	iv.Items = items
+	listed := len(items)
+	if len(items) > shown {
+		items = items[:shown]
+	}
+	iv.Shown, iv.More, iv.Unlisted = items, listed-len(items), max(0, is.Count-listed)
+	return iv
 }
 
 func newAuditView(r report.AuditResult) *auditView {
@@ -430,19 +486,7 @@ func newAuditView(r report.AuditResult) *auditView {
 		}
 	}
 	for _, is := range r.Issues {
-		iv := issueView{AuditIssue: is, Threshold: thresholds[is.Type]}
-		items := is.Items
-		if len(items) == 0 {
-			for _, u := range is.URLs {
-				items = append(items, audit.Item{URL: u})
-			}
-		}
-		listed := len(items)
-		if len(items) > issueItemsShown {
-			items = items[:issueItemsShown]
-		}
-		iv.Shown, iv.More, iv.Unlisted = items, listed-len(items), max(0, is.Count-listed)
-		v.Issues = append(v.Issues, iv)
+		v.Issues = append(v.Issues, newIssueView(is, thresholds[is.Type], issueItemsShown))
 	}
 	if r.Summary.HealthScore != nil {
 		switch h := *r.Summary.HealthScore; {
@@ -718,5 +762,9 @@ func (d *Dashboard) writeReport(w io.Writer, kind string, request, result, meta 
 	if err != nil {
 		return err
 	}
-	return d.pages["shared"].Execute(w, view{Title: rv.Title, Public: true, Data: sharedView{Report: rv, Base: Path + SharePath + "/x"}})
+	base := Path + SharePath + "/x"
+	if rv.Audit != nil {
+		rv.Audit.IssueBase = base + "/issues/"
+	}
+	return d.pages["shared"].Execute(w, view{Title: rv.Title, Public: true, Data: sharedView{Report: rv, Base: base}})
 }

@@ -83,7 +83,7 @@ func auditFixture(pages int) report.AuditResult {
 		URLsAppeared: map[string][]string{}, URLsDisappeared: map[string][]string{}}
 	for n, c := range audit.Checks() {
 		is := report.AuditIssue{Type: c.Type, Severity: c.Severity, Category: c.Category, Count: pages}
-		for i := 0; i < audit.MaxItems; i++ {
+		for i := 0; i < min(pages, audit.MaxItems); i++ {
 			is.URLs = append(is.URLs, url(i))
 			is.Items = append(is.Items, audit.Item{URL: url(i), Source: url(i + 1), Value: "712 ms"})
 		}
@@ -170,7 +170,8 @@ func TestReportsRenderEveryKindEscaped(t *testing.T) {
 	want := map[string][]string{
 		string(report.KindResearch):   {`data-kind="research"`, "<svg", "coffee keyword 9", `class="sortable data"`, "Show the numbers"},
 		string(report.KindGaps):       {`data-kind="gaps"`, `<circle`, `class="easy"`, `<th scope="col" data-type="num">a.example</th>`, `id="easy-wins"`},
-		string(report.KindAudit):      {`data-kind="audit"`, `id="health-score">42<`, `<details class="issue`, `id="pages-table"`, `id="changes"`, "Thin content (30)", "Cannibalization (20)"},
+		string(report.KindAudit):      {`data-kind="audit"`, `id="health-score">42<`, `<details class="issue`, `id="pages-table"`, `id="changes"`, "Thin content (30)", "Cannibalization (20)",
+			`<a href="/dashboard/shared/x/issues/` + audit.Checks()[0].Type + `">All 30 listed URLs</a>`},
 		string(report.KindRecommend):  {`data-kind="recommend"`, "Outline (2 sections)", "cold brew ratio", `<span class="prio">3</span> <span class="action action-improve">`},
 		string(report.KindContentMap): {`data-kind="contentmap"`, `id="map-summary"`, "Keyword opportunities", `<circle`},
 		"rankings:competitors":        {`data-kind="generic"`, "Shared keywords", "<dl class=\"facts\">", "Rankings: competitors"},
@@ -230,5 +231,19 @@ func TestSubjectOf(t *testing.T) {
 		if got := subjectOf(json.RawMessage(req)); got != want {
 			t.Errorf("%s: %q, want %q", req, got, want)
 		}
+	}
+}
+
+// An issue shows its first issueItemsShown URLs and says how many more are listed and how
+// many are not.
+func TestIssueViewBounds(t *testing.T) {
+	r := auditFixture(500)
+	iv := newIssueView(r.Issues[1], "", issueItemsShown)
+	if len(iv.Shown) != issueItemsShown || iv.More != audit.MaxItems-issueItemsShown || iv.Unlisted != 500-audit.MaxItems {
+		t.Fatalf("shown %d, more %d, unlisted %d", len(iv.Shown), iv.More, iv.Unlisted)
+	}
+	r.Issues[1].Items = nil // URLs only
+	if iv := newIssueView(r.Issues[1], "", 1000); len(iv.Shown) != audit.MaxItems || iv.More != 0 || iv.Shown[0].URL != r.Issues[1].URLs[0] {
+		t.Fatalf("from URLs: shown %d, more %d", len(iv.Shown), iv.More)
 	}
 }

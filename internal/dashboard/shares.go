@@ -29,7 +29,10 @@ const (
 // SharePath is where shared reports are served, under the dashboard.
 const SharePath = "/shared"
 
-func (d *Dashboard) shareRoutes(r fiber.Router) {
+// reportRoutes serve what reports link to: audit issue pages, and share links.
+func (d *Dashboard) reportRoutes(r fiber.Router) {
+	r.Get("/jobs/:id/issues/:type", d.signedIn, d.jobIssuePage)
+	r.Get(SharePath+"/:token/issues/:type", d.sharedIssuePage)
 	r.Post("/jobs/:id/shares", d.signedIn, d.createShare)
 	r.Post("/jobs/:id/shares/:share/revoke", d.signedIn, d.revokeShare)
 	r.Get(SharePath+"/:token", d.sharedPage)
@@ -189,6 +192,9 @@ func (d *Dashboard) sharedPage(c *fiber.Ctx) error {
 		return err
 	}
 	data := sharedView{Report: rv, Base: Path + SharePath + "/" + strings.Clone(c.Params("token")), CSV: hasCSV(j.Kind), Finished: j.FinishedAt}
+	if rv.Audit != nil {
+		rv.Audit.IssueBase = data.Base + "/issues/"
+	}
 	return d.render(c, fiber.StatusOK, "shared", view{Title: rv.Title, Public: true, Data: data})
 }
 
@@ -206,4 +212,33 @@ func (d *Dashboard) sharedCSV(c *fiber.Ctx) error {
 		return err
 	}
 	return sendCSV(c, j)
+}
+
+func (d *Dashboard) sharedIssuePage(c *fiber.Ctx) error {
+	j, err := d.sharedJob(c)
+	if err != nil {
+		return err
+	}
+	return d.renderIssue(c, j, Path+SharePath+"/"+strings.Clone(c.Params("token")), true)
+}
+
+func (d *Dashboard) jobIssuePage(c *fiber.Ctx) error {
+	j, err := d.finishedResult(c)
+	if err != nil {
+		return err
+	}
+	return d.renderIssue(c, j, Path+"/jobs/"+j.ID.String(), false)
+}
+
+// renderIssue shows every URL an audit lists for one issue type; back is the report's page.
+func (d *Dashboard) renderIssue(c *fiber.Ctx, j job.Job, back string, public bool) error {
+	p, ok, err := newIssuePage(j.Kind, j.Request, j.Result, strings.Clone(c.Params("type")))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apperr.New(apperr.NotFound, "This report has no such issue.")
+	}
+	p.Back = back
+	return d.render(c, fiber.StatusOK, "issue", view{Title: humanize(p.Issue.Type), Nav: "jobs", Public: public, Data: p})
 }

@@ -60,16 +60,16 @@ func TestShareLinks(t *testing.T) {
 	}
 	id := jobLinkRE.FindStringSubmatch(b.Get("/dashboard/jobs").Body)[1]
 	jobPath := "/dashboard/jobs/" + id
-	page := b.Get(jobPath)
-	if page.Status != http.StatusOK || !strings.Contains(page.Body, `data-kind="audit"`) || !strings.Contains(page.Body, `id="health-score"`) {
-		t.Fatalf("job page: %d %s", page.Status, page.Body)
+	jobPage := b.Get(jobPath)
+	if jobPage.Status != http.StatusOK || !strings.Contains(jobPage.Body, `data-kind="audit"`) || !strings.Contains(jobPage.Body, `id="health-score"`) {
+		t.Fatalf("job page: %d %s", jobPage.Status, jobPage.Body)
 	}
 	// Everything crawled is escaped: the hostile title shows as text.
-	if strings.Contains(page.Body, `<script>alert("crawled")`) || strings.Contains(page.Body, "<img src=x") ||
-		!strings.Contains(page.Body, "&lt;script&gt;alert(&#34;crawled&#34;)&lt;/script&gt;") {
-		t.Fatalf("the crawled title is not escaped: %s", page.Body)
+	if strings.Contains(jobPage.Body, `<script>alert("crawled")`) || strings.Contains(jobPage.Body, "<img src=x") ||
+		!strings.Contains(jobPage.Body, "&lt;script&gt;alert(&#34;crawled&#34;)&lt;/script&gt;") {
+		t.Fatalf("the crawled title is not escaped: %s", jobPage.Body)
 	}
-	csrf := page.CSRF(t)
+	csrf := jobPage.CSRF(t)
 
 	for _, days := range []string{"0", "31", "x", ""} {
 		if p := b.Post(jobPath+"/shares", url.Values{"csrf": {csrf}, "days": {days}}); p.Status != http.StatusBadRequest ||
@@ -130,11 +130,24 @@ func TestShareLinks(t *testing.T) {
 		t.Errorf("another token: %d", p.Status)
 	}
 
+	// An issue's page lists its URLs, for the owner and through the link.
+	for _, p := range []page{b.Get(jobPath + "/issues/missing_viewport"), anon.Get(link + "/issues/missing_viewport")} {
+		if p.Status != http.StatusOK || !strings.Contains(p.Body, `id="issue-urls"`) || !strings.Contains(p.Body, site+"/thin") {
+			t.Fatalf("issue page %s: %d %s", p.URL, p.Status, p.Body)
+		}
+	}
+	if p := anon.Get(link + "/issues/no_such_issue"); p.Status != http.StatusNotFound {
+		t.Errorf("unknown issue: %d", p.Status)
+	}
+
 	// Another account sees neither the job nor its links, and cannot revoke them.
 	shareID := regexp.MustCompile(`data-share-id="([0-9a-f-]{36})"`).FindStringSubmatch(b.Get(jobPath).Body)[1]
 	other := e.newBrowser(t)
 	e.signIn(t, other, uniqueEmail("share-other"))
 	otherCSRF := other.Get("/dashboard/keys").CSRF(t)
+	if p := other.Get(jobPath + "/issues/missing_viewport"); p.Status != http.StatusNotFound {
+		t.Errorf("another account's issue page: %d", p.Status)
+	}
 	if p := other.Post(jobPath+"/shares/"+shareID+"/revoke", url.Values{"csrf": {otherCSRF}}); p.Status != http.StatusNotFound {
 		t.Fatalf("another account's revoke: %d", p.Status)
 	}
@@ -147,7 +160,7 @@ func TestShareLinks(t *testing.T) {
 		!strings.Contains(p.Body, ">revoked<") {
 		t.Fatalf("revoke: %d %s", p.Status, p.Body)
 	}
-	for _, path := range []string{"", "/result.json", "/result.csv"} {
+	for _, path := range []string{"", "/result.json", "/result.csv", "/issues/missing_viewport"} {
 		if p := anon.Get(link + path); p.Status != http.StatusGone {
 			t.Errorf("revoked link%s: %d", path, p.Status)
 		}
