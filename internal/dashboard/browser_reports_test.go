@@ -128,6 +128,9 @@ func TestBrowserReports(t *testing.T) {
 			c.do(name, chromedp.Navigate(e.URL+"/dashboard/jobs/"+run.ids[kind]), chromedp.WaitVisible(chromedp.CSS(`#report[data-kind="`+kind+`"]`)))
 			c.page(name)
 		}
+		name := fmt.Sprintf("audit issue page at %d", w)
+		c.do(name, chromedp.Navigate(e.URL+"/dashboard/jobs/"+run.ids["audit"]+"/issues/missing_viewport"), chromedp.WaitVisible(chromedp.ID("issue-urls")))
+		c.page(name)
 	}
 
 	// Sorting the research's first table by volume, both ways.
