@@ -193,10 +193,12 @@ func TestBrowserReports(t *testing.T) {
 		return err
 	}), chromedp.EmulateViewport(700, 1000))
 	cut := get(fresh, "print layout", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("table, svg, pre")).filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1 || e.scrollWidth > e.clientWidth + 1).map(e => e.tagName + "#" + e.id + " " + Math.round(e.getBoundingClientRect().right))`))
-	shown := get(fresh, "print layout", chromedp.Evaluate[bool](`Array.from(document.querySelectorAll("details.issue table")).every(t => t.getBoundingClientRect().height > 0)`))
+	// Every folded section is open on paper, and sortable tables keep their headings.
+	shown := get(fresh, "print layout", chromedp.Evaluate[bool](`Array.from(document.querySelectorAll("details.issue table, table.sortable th button")).every(t => t.getBoundingClientRect().height > 0)`))
 	if len(cut) > 0 || !shown {
 		fresh.fail("print layout", fmt.Errorf("cut in print: %v; issue details shown: %v", cut, shown))
 	}
+	fresh.shots = append(fresh.shots, shot{"print layout", get(fresh, "print layout", chromedp.FullScreenshot(100))})
 	fresh.do("screen again", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
 		return err
