@@ -368,6 +368,8 @@ type auditView struct {
 	// IssueBase is the address an issue type is appended to for its page of every URL the
 	// answer lists (set by the page showing the report).
 	IssueBase string
+	// IssueToken is a share link's token, which those pages carry in their query.
+	IssueToken string
 }
 
 type severityCount struct {
@@ -762,9 +764,8 @@ func (d *Dashboard) writeReport(w io.Writer, kind string, request, result, meta 
 	if err != nil {
 		return err
 	}
-	base := Path + SharePath + "/x"
 	if rv.Audit != nil {
-		rv.Audit.IssueBase = base + "/issues/"
+		rv.Audit.IssueBase, rv.Audit.IssueToken = Path+SharePath+"/issues/", "x"
 	}
-	return d.pages["shared"].Execute(w, view{Title: rv.Title, Public: true, Data: sharedView{Report: rv, Base: base}})
+	return d.pages["shared"].Execute(w, view{Title: rv.Title, Public: true, Data: sharedView{Report: rv, Token: "x"}})
 }

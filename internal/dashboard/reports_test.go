@@ -171,7 +171,7 @@ func TestReportsRenderEveryKindEscaped(t *testing.T) {
 		string(report.KindResearch): {`data-kind="research"`, "<svg", "coffee keyword 9", `class="sortable data"`, "Show the numbers"},
 		string(report.KindGaps):     {`data-kind="gaps"`, `<circle`, `class="easy"`, `<th scope="col" data-type="num">a.example</th>`, `id="easy-wins"`},
 		string(report.KindAudit): {`data-kind="audit"`, `id="health-score">42<`, `<details class="issue`, `id="pages-table"`, `id="changes"`, "Thin content (30)", "Cannibalization (20)",
-			`<a href="/dashboard/shared/x/issues/` + audit.Checks()[0].Type + `">All 30 listed URLs</a>`},
+			`<a href="/dashboard/shared/issues/` + audit.Checks()[0].Type + `?token=x">All 30 listed URLs</a>`},
 		string(report.KindRecommend):  {`data-kind="recommend"`, "Outline (2 sections)", "cold brew ratio", `<span class="prio">3</span> <span class="action action-improve">`},
 		string(report.KindContentMap): {`data-kind="contentmap"`, `id="map-summary"`, "Keyword opportunities", `<circle`},
 		"rankings:competitors":        {`data-kind="generic"`, "Shared keywords", "<dl class=\"facts\">", "Rankings: competitors"},

@@ -26,18 +26,22 @@ const (
 	maxShareDays = 30
 )
 
-// SharePath is where shared reports are served, under the dashboard.
+// SharePath is where shared reports are served, under the dashboard. The token is the
+// query's token parameter, not a path segment: the access log masks it there.
 const SharePath = "/shared"
+
+// shareToken is the request's share token.
+func shareToken(c *fiber.Ctx) string { return strings.Clone(c.Query("token")) }
 
 // reportRoutes serve what reports link to: audit issue pages, and share links.
 func (d *Dashboard) reportRoutes(r fiber.Router) {
 	r.Get("/jobs/:id/issues/:type", d.signedIn, d.jobIssuePage)
-	r.Get(SharePath+"/:token/issues/:type", d.sharedIssuePage)
+	r.Get(SharePath+"/issues/:type", d.sharedIssuePage)
 	r.Post("/jobs/:id/shares", d.signedIn, d.createShare)
 	r.Post("/jobs/:id/shares/:share/revoke", d.signedIn, d.revokeShare)
-	r.Get(SharePath+"/:token", d.sharedPage)
-	r.Get(SharePath+"/:token/result.json", d.sharedJSON)
-	r.Get(SharePath+"/:token/result.csv", d.sharedCSV)
+	r.Get(SharePath, d.sharedPage)
+	r.Get(SharePath+"/result.json", d.sharedJSON)
+	r.Get(SharePath+"/result.csv", d.sharedCSV)
 }
 
 // share is a link as its owner sees it on the job's page.
@@ -110,7 +114,7 @@ func (d *Dashboard) createShare(c *fiber.Ctx) error {
 		VALUES ($1, $2, $3, $4, $5, $6)`, id, j.ID, j.AccountID, digest(secret), now, now.AddDate(0, 0, days)); err != nil {
 		return fmt.Errorf("dashboard: create share: %w", err)
 	}
-	return d.renderJob(c, fiber.StatusCreated, j, shareData{NewLink: d.URL + SharePath + "/" + token, Days: days})
+	return d.renderJob(c, fiber.StatusCreated, j, shareData{NewLink: d.URL + SharePath + "?token=" + token, Days: days})
 }
 
 func (d *Dashboard) revokeShare(c *fiber.Ctx) error {
@@ -140,7 +144,7 @@ var errShareGone = fiber.NewError(fiber.StatusGone, "This link has expired or wa
 // link that ended.
 func (d *Dashboard) sharedJob(c *fiber.Ctx) (job.Job, error) {
 	notFound := apperr.New(apperr.NotFound, "There is no such link.")
-	secret, ok := readSecret(c.Params("token"))
+	secret, ok := readSecret(shareToken(c))
 	if !ok {
 		return job.Job{}, notFound
 	}
@@ -177,7 +181,7 @@ func (d *Dashboard) sharedJob(c *fiber.Ctx) (job.Job, error) {
 // sharedView is a shared link's page: the report and its downloads.
 type sharedView struct {
 	Report   *reportView
-	Base     string // the link's address, for the downloads
+	Token    string // the link's token, for the downloads
 	CSV      bool
 	Finished *time.Time
 }
@@ -191,9 +195,9 @@ func (d *Dashboard) sharedPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	data := sharedView{Report: rv, Base: Path + SharePath + "/" + strings.Clone(c.Params("token")), CSV: hasCSV(j.Kind), Finished: j.FinishedAt}
+	data := sharedView{Report: rv, Token: shareToken(c), CSV: hasCSV(j.Kind), Finished: j.FinishedAt}
 	if rv.Audit != nil {
-		rv.Audit.IssueBase = data.Base + "/issues/"
+		rv.Audit.IssueBase, rv.Audit.IssueToken = Path+SharePath+"/issues/", data.Token
 	}
 	return d.render(c, fiber.StatusOK, "shared", view{Title: rv.Title, Public: true, Data: data})
 }
@@ -219,7 +223,7 @@ func (d *Dashboard) sharedIssuePage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return d.renderIssue(c, j, Path+SharePath+"/"+strings.Clone(c.Params("token")), true)
+	return d.renderIssue(c, j, Path+SharePath+"?token="+shareToken(c), true)
 }
 
 func (d *Dashboard) jobIssuePage(c *fiber.Ctx) error {

@@ -45,6 +45,12 @@ func localSite(t testing.TB) string {
 
 var shareLinkRE = regexp.MustCompile(`id="share-link" readonly value="([^"]+)"`)
 
+// under is the address of path under a share link ("/result.json"): the token stays in
+// the query.
+func under(link, path string) string {
+	return strings.Replace(link, "/shared?", "/shared"+path+"?", 1)
+}
+
 // A report shared by link: the link opens it without a session and shows nothing of the
 // account, downloads work through it, the expiry is bounded, the forms want their CSRF
 // token, another account cannot revoke it, and once revoked or expired it is gone (410).
@@ -89,7 +95,7 @@ func TestShareLinks(t *testing.T) {
 		t.Fatalf("create: %d %s", made.Status, made.Body)
 	}
 	link := m[1]
-	if !strings.HasPrefix(link, e.URL+"/dashboard/shared/") || strings.Contains(b.Get(jobPath).Body, link) {
+	if !strings.HasPrefix(link, e.URL+"/dashboard/shared?token=") || strings.Contains(b.Get(jobPath).Body, link) {
 		t.Fatalf("link %q, or shown again", link)
 	}
 
@@ -116,7 +122,7 @@ func TestShareLinks(t *testing.T) {
 		t.Fatalf("shared page headers %v", res.Header)
 	}
 	for _, dl := range []string{"/result.json", "/result.csv"} {
-		if p := anon.Get(link + dl); p.Status != http.StatusOK || !strings.Contains(p.Body, site) {
+		if p := anon.Get(under(link, dl)); p.Status != http.StatusOK || !strings.Contains(p.Body, site) {
 			t.Errorf("%s through the link: %d", dl, p.Status)
 		}
 	}
@@ -129,14 +135,19 @@ func TestShareLinks(t *testing.T) {
 	if p := anon.Get(link[:len(link)-2] + "AA"); p.Status != http.StatusNotFound {
 		t.Errorf("another token: %d", p.Status)
 	}
+	// The token is a credential: the access log masks it.
+	token := strings.TrimPrefix(link, e.URL+"/dashboard/shared?token=")
+	if strings.Contains(e.logText(), token) || !strings.Contains(e.logText(), `"query":"token=****"`) {
+		t.Fatal("the share token is in the log")
+	}
 
 	// An issue's page lists its URLs, for the owner and through the link.
-	for _, p := range []page{b.Get(jobPath + "/issues/missing_viewport"), anon.Get(link + "/issues/missing_viewport")} {
+	for _, p := range []page{b.Get(jobPath + "/issues/missing_viewport"), anon.Get(under(link, "/issues/missing_viewport"))} {
 		if p.Status != http.StatusOK || !strings.Contains(p.Body, `id="issue-urls"`) || !strings.Contains(p.Body, site+"/thin") {
 			t.Fatalf("issue page %s: %d %s", p.URL, p.Status, p.Body)
 		}
 	}
-	if p := anon.Get(link + "/issues/no_such_issue"); p.Status != http.StatusNotFound {
+	if p := anon.Get(under(link, "/issues/no_such_issue")); p.Status != http.StatusNotFound {
 		t.Errorf("unknown issue: %d", p.Status)
 	}
 
@@ -161,7 +172,7 @@ func TestShareLinks(t *testing.T) {
 		t.Fatalf("revoke: %d %s", p.Status, p.Body)
 	}
 	for _, path := range []string{"", "/result.json", "/result.csv", "/issues/missing_viewport"} {
-		if p := anon.Get(link + path); p.Status != http.StatusGone {
+		if p := anon.Get(under(link, path)); p.Status != http.StatusGone {
 			t.Errorf("revoked link%s: %d", path, p.Status)
 		}
 	}
