@@ -175,7 +175,8 @@ type barChart struct {
 }
 
 type hbar struct {
-	Label   string
+	Label   string // as drawn, shortened
+	Full    string
 	Value   int64
 	Y, W    float64
 	TextY   float64
@@ -201,7 +202,7 @@ func newBarChart(title string, labels []string, values []int64) barChart {
 	}
 	span := float64(barChartW - barLabelW - barValueRom)
 	for i, v := range values {
-		b := hbar{Label: labels[i], Value: v, Y: float64(i*barRow) + 4, TextY: float64(i*barRow) + 17}
+		b := hbar{Label: truncate(labels[i], 28), Full: labels[i], Value: v, Y: float64(i*barRow) + 4, TextY: float64(i*barRow) + 17}
 		if ch.Max > 0 && v > 0 {
 			b.W = max(1, float64(v)/float64(ch.Max)*span)
 		}
@@ -224,7 +225,7 @@ func newResearchView(r report.ResearchResult) *researchView {
 	labels := make([]string, len(r.Clusters))
 	values := make([]int64, len(r.Clusters))
 	for i, c := range r.Clusters {
-		labels[i], values[i] = truncate(c.ClusterName, 28), c.TotalVolume
+		labels[i], values[i] = c.ClusterName, c.TotalVolume
 	}
 	return &researchView{ResearchResult: r, Chart: newBarChart("Total search volume per cluster", labels, values)}
 }
