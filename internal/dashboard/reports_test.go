@@ -247,3 +247,42 @@ func TestIssueViewBounds(t *testing.T) {
 		t.Fatalf("from URLs: shown %d, more %d", len(iv.Shown), iv.More)
 	}
 }
+
+// Bars and dots stay inside their charts; the tallest bar spans the bar area; easy wins are
+// difficulty under 30 with volume at least the median, and unknown metrics draw no dot.
+func TestReportCharts(t *testing.T) {
+	ch := newBarChart("t", []string{"a", "b", "a cluster with a very long name indeed"}, []int64{100, 0, 50})
+	if ch.Height != 3*barRow || ch.Bars[0].W != barChartW-barLabelW-barValueRom || ch.Bars[1].W != 0 || ch.Bars[2].W != ch.Bars[0].W/2 {
+		t.Fatalf("bars %+v", ch.Bars)
+	}
+	if ch.Bars[2].Full != "a cluster with a very long name indeed" || len([]rune(ch.Bars[2].Label)) != 28 || ch.Bars[0].Percent != "67%" {
+		t.Fatalf("labels %+v", ch.Bars[2])
+	}
+	g := gapsFixture()
+	v := newGapsView(g.Domain, g.Competitors, g.Gaps)
+	if v.Competitors[0] != "a.example" || len(v.Rows) != len(g.Gaps) || len(v.Plot.Points) != len(g.Gaps)-1 {
+		t.Fatalf("competitors %v, rows %d, points %d", v.Competitors, len(v.Rows), len(v.Plot.Points))
+	}
+	easy := 0
+	for _, r := range v.Rows {
+		want := r.Difficulty != nil && *r.Difficulty < easyDifficulty && *r.SearchVolume >= v.MedianVol
+		if r.Easy != want {
+			t.Errorf("%s: easy %v", r.Keyword, r.Easy)
+		}
+		if r.Easy {
+			easy++
+		}
+	}
+	if easy == 0 || easy != v.EasyWins {
+		t.Fatalf("easy wins %d, counted %d", v.EasyWins, easy)
+	}
+	p := v.Plot
+	for _, pt := range p.Points {
+		if pt.X < float64(p.Left) || pt.X > float64(p.Width) || pt.Y < float64(p.PlotTop) || pt.Y > float64(p.Height-p.Bottom) {
+			t.Errorf("%s outside the plot: %+v", pt.Keyword, pt)
+		}
+	}
+	if last := p.Points[len(p.Points)-1]; !last.Easy {
+		t.Error("easy wins are not drawn last (on top)")
+	}
+}
