@@ -17,21 +17,6 @@ import (
 	"github.com/contentapi/contentapi/internal/keywords/sample"
 )
 
-// fits screenshots the page shown and checks that it does not scroll sideways on a device
-// width px wide. It compares the document's scroll width with the device's width, not with
-// the window's: a mobile browser widens its layout viewport to fit a page too wide, and a
-// widened viewport would always pass.
-func (c *chrome) fits(name string, width int) {
-	c.t.Helper()
-	png := get(c, name+" screenshot", chromedp.FullScreenshot(100))
-	c.shots = append(c.shots, shot{name, png})
-	w := strconv.Itoa(width)
-	if !get(c, name+" width", chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= `+w)) {
-		wide := get(c, name+" width", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("body *")).filter(e => e.getBoundingClientRect().right > `+w+`).slice(0, 5).map(e => e.tagName + "#" + e.id + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).concat([String(document.documentElement.scrollWidth)])`))
-		c.fail(name, fmt.Errorf("the page is wider than the %d px device: %v", width, wide))
-	}
-}
-
 // Running an analysis from the dashboard in Chromium, at desktop and phone widths: the
 // form's validation error next to its field, the dry run's cost, the run, the job page's
 // progress reloading itself until the job ends, and the usage page's charts; no page
@@ -44,10 +29,7 @@ func TestBrowserRunAnalysis(t *testing.T) {
 
 func browserRunAnalysis(t *testing.T, width int) {
 	e := startEnv(t)
-	c := startChrome(t)
-	if width != 390 {
-		c.do("desktop width", chromedp.EmulateViewport(int64(width), 900))
-	}
+	c := startChrome(t, width)
 	email := uniqueEmail("browser-run")
 	e.register(t, email)
 	c.do("sign in", chromedp.Navigate(e.Mail.Next(t).Link(t)), chromedp.WaitVisible(chromedp.ID("continue")),
@@ -55,14 +37,14 @@ func browserRunAnalysis(t *testing.T, width int) {
 	acct := e.account(t, email)
 
 	c.do("new analysis", chromedp.Click(chromedp.CSS(`nav a[href="/dashboard/new"]`)), chromedp.WaitVisible(chromedp.ID("analyses")))
-	c.fits("new analysis", width)
+	c.page("new analysis")
 	c.do("research form", chromedp.Click(chromedp.CSS(`a[href="/dashboard/new/keywords-research"]`)), chromedp.WaitVisible(chromedp.ID("f-domain")))
-	c.fits("research form", width)
+	c.page("research form")
 
 	// An invalid domain: the API's message next to the field, which points to it.
 	c.do("invalid domain", chromedp.SetValue(chromedp.ID("f-domain"), "not a domain!"), chromedp.Click(chromedp.ID("check-cost")),
 		chromedp.WaitVisible(chromedp.ID("domain-error")))
-	c.fits("invalid domain", width)
+	c.page("invalid domain")
 	msg := get(c, "invalid domain", chromedp.Text(chromedp.ID("domain-error")))
 	next := get(c, "invalid domain", chromedp.Evaluate[bool](`(() => {
 		const f = document.getElementById("f-domain");
@@ -76,7 +58,7 @@ func browserRunAnalysis(t *testing.T, width int) {
 	// Fixed: the dry run's cost and the balance after it.
 	c.do("check cost", chromedp.SetValue(chromedp.ID("f-domain"), sample.Domains()[0]), chromedp.SetValue(chromedp.ID("f-topic"), "coffee"),
 		chromedp.SetValue(chromedp.ID("f-limit"), "10"), chromedp.Click(chromedp.ID("check-cost")), chromedp.WaitVisible(chromedp.ID("cost")))
-	c.fits("cost", width)
+	c.page("cost")
 	cost := get(c, "cost", chromedp.Text(chromedp.ID("cost-credits")))
 	after := get(c, "cost", chromedp.Text(chromedp.ID("cost-after")))
 	if cost != "5" || after != "45" || e.balance(t, acct.ID) != 50 {
@@ -89,9 +71,9 @@ func browserRunAnalysis(t *testing.T, width int) {
 
 	// Run: the job's page, which reloads itself until the job is done.
 	c.do("run", chromedp.Click(chromedp.ID("run")), chromedp.WaitVisible(chromedp.ID("job-status")))
-	c.fits("job", width)
-	c.do("job done", chromedp.WaitVisible(`//dd[@id="job-status"][.="succeeded"]`), chromedp.WaitVisible(chromedp.ID("job-result")))
-	c.fits("job done", width)
+	c.page("job")
+	c.do("job done", chromedp.WaitVisible(`//dd[@id="job-status"][.="succeeded"]`), chromedp.WaitVisible(chromedp.ID("report")))
+	c.page("job done")
 	if e.balance(t, acct.ID) != 45 {
 		c.fail("job done", fmt.Errorf("balance %d, want 45", e.balance(t, acct.ID)))
 	}
@@ -104,7 +86,7 @@ func browserRunAnalysis(t *testing.T, width int) {
 		t.Fatal(err)
 	}
 	c.do("progress", chromedp.Navigate(e.URL+"/dashboard/jobs/"+held.ID.String()), chromedp.WaitVisible(chromedp.ID("job-progress")))
-	c.fits("progress", width)
+	c.page("progress")
 	if _, err := e.Jobs.Fail(context.Background(), held.ID, apperr.ProviderError, "held by the test"); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +96,7 @@ func browserRunAnalysis(t *testing.T, width int) {
 	today := e.Clock.Now().UTC().Format(time.DateOnly)
 	c.do("usage", chromedp.Click(chromedp.CSS(`nav a[href="/dashboard/usage"]`)), chromedp.WaitVisible(chromedp.ID("usage-by-key")))
 	c.do("usage numbers", chromedp.Click(`//section[@aria-labelledby="by-key-h"]//summary`))
-	c.fits("usage", width)
+	c.page("usage")
 	byEndpoint := get(c, "usage", chromedp.AttributeValue(chromedp.CSS(`#usage-by-endpoint rect[data-day="`+today+`"][data-series="/v1/keywords/research"]`), "data-credits"))
 	byKey := get(c, "usage", chromedp.AttributeValue(chromedp.CSS(`#usage-by-key rect[data-day="`+today+`"][data-series="Dashboard"]`), "data-credits"))
 	if byEndpoint.Value != "5" || byKey.Value != "5" {
@@ -122,7 +104,7 @@ func browserRunAnalysis(t *testing.T, width int) {
 	}
 	c.do("usage 90 days", chromedp.Click(chromedp.CSS(`a[href="/dashboard/usage?days=90"]`)),
 		chromedp.WaitVisible(`//a[@aria-current="page"][.="Last 90 days"]`))
-	c.fits("usage 90 days", width)
+	c.page("usage 90 days")
 
 	// DASHBOARD_SCREENSHOTS=dir keeps the pages of a passing run too, to look at.
 	if dir := os.Getenv("DASHBOARD_SCREENSHOTS"); dir != "" {

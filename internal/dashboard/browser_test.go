@@ -28,11 +28,13 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// chrome is a headless Chromium at phone width driving the dashboard, keeping a
-// screenshot of each page it saw; on failure they are written to a directory that is kept.
+// chrome is a headless Chromium at a device's width (a phone's, 390 px, or a desktop's)
+// driving the dashboard, keeping a screenshot of each page it saw; on failure they are
+// written to a directory that is kept. Each page it checks is also checked with axe-core.
 type chrome struct {
 	t     *testing.T
 	ctx   context.Context
+	width int // the device's width in CSS pixels
 	shots []shot
 }
 
@@ -41,7 +43,13 @@ type shot struct {
 	png  []byte
 }
 
-func startChrome(t *testing.T) *chrome {
+// Device widths the browser tests run at.
+const (
+	phoneWidth   = 390
+	desktopWidth = 1280
+)
+
+func startChrome(t *testing.T, width int) *chrome {
 	t.Helper()
 	// Flags for this closed network: no background connections (they would be refused) and
 	// a fresh profile.
@@ -57,10 +65,14 @@ func startChrome(t *testing.T) *chrome {
 	t.Cleanup(func() { cancel(); cancelAlloc() })
 	// The first action starts the browser, on ctx itself: a browser started on a context
 	// with a deadline would end with it.
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)); err != nil {
+	emulate := chromedp.EmulateViewport(desktopWidth, 900)
+	if width == phoneWidth {
+		emulate = chromedp.EmulateViewport(phoneWidth, 844, chromedp.EmulateMobile)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), emulate); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
-	return &chrome{t: t, ctx: ctx}
+	return &chrome{t: t, ctx: ctx, width: width}
 }
 
 // do performs a step's actions; on failure it saves the screenshots and stops the test.
@@ -85,16 +97,22 @@ func get[T any](c *chrome, name string, a chromedp.Action[T]) T {
 	return v
 }
 
-// page screenshots the page shown, for the record kept on failure, and checks that it fits
-// the phone-width window without scrolling sideways.
+// page screenshots the page shown, for the record kept on failure, checks that it fits
+// the device's width without scrolling sideways, and runs axe-core on it.
+//
+// The width is compared with the device's, not the window's: on a phone Chromium widens
+// the layout viewport (window.innerWidth) to fit content wider than the screen, so a page
+// compared with its own viewport always fits.
 func (c *chrome) page(name string) {
 	c.t.Helper()
 	png := get(c, name+" screenshot", chromedp.FullScreenshot(100))
 	c.shots = append(c.shots, shot{name, png})
-	if !get(c, name+" width", chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`)) {
-		wide := get(c, name+" width", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("body *")).filter(e => e.getBoundingClientRect().right > window.innerWidth).slice(0, 5).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).concat([String(window.innerWidth), String(document.documentElement.scrollWidth)])`))
-		c.fail(name, fmt.Errorf("the page is wider than the 390 px window: %v", wide))
+	fits := fmt.Sprintf(`document.documentElement.scrollWidth <= %d && window.innerWidth <= %d`, c.width, c.width)
+	if !get(c, name+" width", chromedp.Evaluate[bool](fits)) {
+		wide := get(c, name+" width", chromedp.Evaluate[[]string](fmt.Sprintf(`Array.from(document.querySelectorAll("body *")).filter(e => e.getBoundingClientRect().right > %d).slice(0, 8).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).concat(["window " + window.innerWidth, "page " + document.documentElement.scrollWidth])`, c.width)))
+		c.fail(name, fmt.Errorf("the page is wider than the %d px device: %v", c.width, wide))
 	}
+	c.axe(name)
 }
 
 func (c *chrome) fail(name string, err error) {
@@ -117,7 +135,7 @@ func (c *chrome) fail(name string, err error) {
 // save writes the screenshots to dir, numbered in the order they were taken.
 func (c *chrome) save(dir string) error {
 	for i, s := range c.shots {
-		name := fmt.Sprintf("%02d-%s.png", i, strings.ReplaceAll(s.name, " ", "-"))
+		name := fmt.Sprintf("%02d-%s.png", i, strings.NewReplacer(" ", "-", "/", "-").Replace(s.name))
 		if err := os.WriteFile(filepath.Join(dir, name), s.png, 0o644); err != nil {
 			return err
 		}
@@ -129,7 +147,7 @@ func (c *chrome) save(dir string) error {
 // against the API, see the call in the chart and open its job, revoke the key, sign out.
 func TestBrowserFlow(t *testing.T) {
 	e := startEnv(t)
-	c := startChrome(t)
+	c := startChrome(t, phoneWidth)
 	email := uniqueEmail("browser")
 	e.register(t, email)
 	link := e.Mail.Next(t).Link(t)
@@ -174,7 +192,7 @@ func TestBrowserFlow(t *testing.T) {
 	}
 
 	// The call's job, opened from the recent calls, with its downloads.
-	c.do("open the job", chromedp.Click(chromedp.CSS(`#recent-calls a`)), chromedp.WaitVisible(chromedp.ID("job-result")))
+	c.do("open the job", chromedp.Click(chromedp.CSS(`#recent-calls a`)), chromedp.WaitVisible(chromedp.ID("report")))
 	c.page("job")
 	if st := get(c, "job", chromedp.Text(chromedp.ID("job-status"))); st != "succeeded" {
 		c.fail("job", fmt.Errorf("job status %q", st))

@@ -35,7 +35,7 @@ import (
 // Path is where the dashboard is mounted; DASHBOARD_URL is its public address.
 const Path = "/dashboard"
 
-//go:embed templates/*.html
+//go:embed templates
 var templateFS embed.FS
 
 //go:embed static
@@ -97,7 +97,7 @@ func New(d Deps) (*Dashboard, error) {
 		if page == "layout" {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", name)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials/*.html", name)
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: parse %s: %w", name, err)
 		}
@@ -120,6 +120,7 @@ func (d *Dashboard) Mount(r fiber.Router, clientAddr func(*fiber.Ctx) netip.Addr
 	d.runRoutes(r)
 	d.usageRoutes(r)
 	d.billingRoutes(r)
+	d.reportRoutes(r)
 	r.Use(func(c *fiber.Ctx) error { return apperr.New(apperr.NotFound, "There is no such page.") })
 }
 
@@ -142,10 +143,13 @@ type view struct {
 	Account *auth.Account
 	CSRF    string
 	Notice  string
-	// Refresh, when positive, reloads the page after that many seconds (a job's page while
-	// the job runs: progress without JavaScript).
+	// Refresh, when positive, reloads the page after that many seconds, by script (a job's
+	// page while the job runs; without script it offers a reload link).
 	Refresh int
 	Data    any
+	// Public marks a page for anyone with its link (a shared report): it shows no account
+	// and carries no form token.
+	Public bool
 }
 
 func (d *Dashboard) render(c *fiber.Ctx, status int, page string, v view) error {
@@ -153,10 +157,10 @@ func (d *Dashboard) render(c *fiber.Ctx, status int, page string, v view) error 
 	if !ok {
 		return fmt.Errorf("dashboard: no template %q", page)
 	}
-	if v.CSRF == "" {
+	if v.CSRF == "" && !v.Public {
 		v.CSRF = d.csrfToken(c)
 	}
-	if v.Account == nil {
+	if v.Account == nil && !v.Public {
 		if s, ok := sessionOf(c); ok {
 			v.Account = &s.Account
 		}

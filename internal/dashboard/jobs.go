@@ -20,9 +20,6 @@ const jobsPageSize = 25
 // jobRefresh is how often, in seconds, a job's page reloads while the job runs.
 const jobRefresh = 2
 
-// maxShownResult bounds the result shown on a job's page; larger ones are downloaded.
-const maxShownResult = 256 << 10
-
 var jobStatuses = []string{job.Queued, job.Running, job.Succeeded, job.Failed}
 
 func (d *Dashboard) jobRoutes(r fiber.Router) {
@@ -76,9 +73,11 @@ func (d *Dashboard) routeJob(c *fiber.Ctx) (job.Job, error) {
 type jobData struct {
 	Job     job.Job
 	Request string
-	Result  string // indented; empty when too large to show or absent
-	Large   bool
+	Report  *reportView // when the job succeeded
 	CSV     bool
+	Share   shareData
+	// CSRFToken is the page's form token, for the share section's forms.
+	CSRFToken string
 }
 
 func (d *Dashboard) jobPage(c *fiber.Ctx) error {
@@ -86,18 +85,47 @@ func (d *Dashboard) jobPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	data := jobData{Job: j, Request: indent(j.Request), Large: len(j.Result) > maxShownResult}
-	if !data.Large {
-		data.Result = indent(j.Result)
+	return d.renderJob(c, fiber.StatusOK, j, shareData{})
+}
+
+// renderJob shows a job: what was asked, its state, and once it succeeded its report, its
+// downloads and its share links.
+func (d *Dashboard) renderJob(c *fiber.Ctx, status int, j job.Job, sh shareData) error {
+	data := jobData{Job: j, Request: indent(j.Request), Share: sh, CSRFToken: d.csrfToken(c)}
+	if j.Status == job.Succeeded && len(j.Result) > 0 {
+		rv, err := newReportView(j.Kind, j.Request, j.Result, j.Meta)
+		if err != nil {
+			return err
+		}
+		data.Report, data.CSV = rv, hasCSV(j.Kind)
+		if rv.Audit != nil {
+			rv.Audit.IssueBase = Path + "/jobs/" + j.ID.String() + "/issues/"
+		}
+		if data.Share.Shares, err = d.shares(c, j.ID); err != nil {
+			return err
+		}
+		if data.Share.Days == 0 {
+			data.Share.Days = 7
+		}
 	}
-	if a, ok := report.Lookup(j.Kind); ok && a.CSV && j.Status == job.Succeeded {
-		data.CSV = true
+	title := "Job " + j.ID.String()
+	if data.Report != nil {
+		title = data.Report.Title
+		if data.Report.Subject != "" {
+			title += ": " + data.Report.Subject
+		}
 	}
-	v := view{Title: "Job " + j.ID.String(), Nav: "jobs", Data: data}
+	v := view{Title: title, Nav: "jobs", Data: data}
 	if !j.Done() {
 		v.Refresh = jobRefresh
 	}
-	return d.render(c, fiber.StatusOK, "job", v)
+	return d.render(c, status, "job", v)
+}
+
+// hasCSV reports whether results of the kind download as CSV.
+func hasCSV(kind string) bool {
+	a, ok := report.Lookup(kind)
+	return ok && a.CSV
 }
 
 func indent(raw json.RawMessage) string {
@@ -128,9 +156,7 @@ func (d *Dashboard) jobJSON(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Attachment("job-" + j.ID.String() + ".json")
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
-	return c.Send(j.Result)
+	return sendJSON(c, j)
 }
 
 func (d *Dashboard) jobCSV(c *fiber.Ctx) error {
@@ -138,7 +164,19 @@ func (d *Dashboard) jobCSV(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if a, ok := report.Lookup(j.Kind); !ok || !a.CSV {
+	return sendCSV(c, j)
+}
+
+// sendJSON sends a finished job's result as a JSON download.
+func sendJSON(c *fiber.Ctx, j job.Job) error {
+	c.Attachment("job-" + j.ID.String() + ".json")
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+	return c.Send(j.Result)
+}
+
+// sendCSV sends a finished job's result as a CSV download, for the kinds that have rows.
+func sendCSV(c *fiber.Ctx, j job.Job) error {
+	if !hasCSV(j.Kind) {
 		return apperr.New(apperr.NotFound, "Results of %s have no CSV form; download the JSON.", j.Endpoint)
 	}
 	body, err := report.CSV(j.Kind, j.Result)

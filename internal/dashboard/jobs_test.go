@@ -59,6 +59,10 @@ func TestJobsPages(t *testing.T) {
 	if len(more) != 2 || strings.Contains(second.Body, `rel="next"`) {
 		t.Fatalf("second page: %d jobs: %s", len(more), second.Body)
 	}
+	// Each row says what the job was about, not only its endpoint.
+	if !strings.Contains(first.Body, sample.Domains()[0]+" · “coffee”") {
+		t.Fatalf("the list does not say what the jobs were about: %s", first.Body)
+	}
 	seen := map[string]bool{}
 	for _, m := range append(ids, more...) {
 		seen[m[1]] = true
@@ -85,7 +89,7 @@ func TestJobsPages(t *testing.T) {
 	}
 	page := b.Get("/dashboard/jobs/" + id)
 	if page.Status != http.StatusOK || !strings.Contains(page.Body, `id="job-status">succeeded<`) ||
-		!strings.Contains(page.Body, `id="job-result"`) || !strings.Contains(page.Body, "result.csv") {
+		!strings.Contains(page.Body, `data-kind="research"`) || !strings.Contains(page.Body, "result.csv") {
 		t.Fatalf("job page: %d %s", page.Status, page.Body)
 	}
 	status, apiJob := e.call(t, key, http.MethodGet, "/v1/jobs/"+id, "")

@@ -153,12 +153,12 @@ func TestRunAnalysisOnce(t *testing.T) {
 	}
 	// A page of an unfinished job reloads itself; the finished one does not.
 	if first := pages[0].Body; strings.Contains(first, `id="job-status">queued<`) || strings.Contains(first, `id="job-status">running<`) {
-		if !strings.Contains(first, `<meta http-equiv="refresh"`) || !strings.Contains(first, `id="job-progress"`) {
+		if !strings.Contains(first, `data-refresh="2"`) || !strings.Contains(first, `id="job-progress"`) {
 			t.Fatalf("unfinished job page without refresh: %s", first)
 		}
 	}
 	done := e.waitJobPage(t, b, acct.ID, jobURL)
-	if strings.Contains(done.Body, `http-equiv="refresh"`) || !strings.Contains(done.Body, `id="job-result"`) {
+	if strings.Contains(done.Body, `data-refresh`) || !strings.Contains(done.Body, `id="report"`) {
 		t.Fatalf("finished job page: %s", done.Body)
 	}
 

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -26,6 +27,9 @@ type Summary struct {
 	// StatusURL is GET /v1/jobs/{id}'s address, set by the HTTP layer (which knows the
 	// public base URL).
 	StatusURL string `json:"status_url"`
+	// Subject is what the request was about, its fields that name it (domain, topic,
+	// keywords, focus_topics, competitors) as a JSON object, for lists people read.
+	Subject json.RawMessage `json:"-"`
 }
 
 // CreditStatus is a job's price and what became of its reservation: reserved (the job has
@@ -90,7 +94,10 @@ func (s *Service) List(ctx context.Context, accountID uuid.UUID, q ListQuery) ([
 	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT j.id, j.kind, j.endpoint, j.status, j.created_at, j.finished_at, j.cost,
-			CASE r.status WHEN 'settled' THEN 'charged' ELSE r.status END
+			CASE r.status WHEN 'settled' THEN 'charged' ELSE r.status END,
+			jsonb_strip_nulls(jsonb_build_object('domain', j.request->'domain', 'topic', j.request->'topic',
+				'keywords', j.request->'keywords', 'focus_topics', j.request->'focus_topics',
+				'competitors', j.request->'competitors'))
 		FROM jobs j JOIN reservations r ON r.id = j.reservation_id
 		WHERE j.account_id = $1 AND ($2::text IS NULL OR j.status = $2)
 			AND ($3::timestamptz IS NULL OR (j.created_at, j.id) < ($3, $4))
@@ -101,7 +108,7 @@ func (s *Service) List(ctx context.Context, accountID uuid.UUID, q ListQuery) ([
 	}
 	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Summary, error) {
 		var j Summary
-		err := row.Scan(&j.ID, &j.Kind, &j.Endpoint, &j.Status, &j.CreatedAt, &j.FinishedAt, &j.Credits.Cost, &j.Credits.Status)
+		err := row.Scan(&j.ID, &j.Kind, &j.Endpoint, &j.Status, &j.CreatedAt, &j.FinishedAt, &j.Credits.Cost, &j.Credits.Status, &j.Subject)
 		return j, err
 	})
 	if err != nil {
