@@ -51,7 +51,9 @@ func (s *server) mountMCP(app *fiber.App) {
 	}
 	app.Hooks().OnShutdown(func() error { h.Close(); return nil })
 	serve := streamHTTP(h)
-	app.All(mcpPath, s.mcpOrigin, s.mcpVerify, serve)
+	for _, m := range []string{fiber.MethodPost, fiber.MethodGet, fiber.MethodDelete} {
+		app.Add(m, mcpPath, s.mcpOrigin, s.mcpVerify, serve)
+	}
 }
 
 type mcpPrincipal struct{}
