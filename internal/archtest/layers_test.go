@@ -61,7 +61,7 @@ var frameworks = map[string][]string{
 	// ctl mcp: the worker does not link it.
 	"github.com/modelcontextprotocol/go-sdk": {"internal/mcpserver"},
 	"internal/mcpserver":                     {"internal/httpapi", "internal/app/api", "cmd/api", "cmd/ctl"},
-	"github.com/hibiken/asynq":    {"jobs", "internal/config", "internal/app", "cmd/"},
+	"github.com/hibiken/asynq":               {"jobs", "internal/config", "internal/app", "cmd/"},
 }
 
 func TestImportsRunDownward(t *testing.T) {
