@@ -50,7 +50,10 @@ func (s *server) mountMCP(app *fiber.App) {
 		panic(err)
 	}
 	app.Hooks().OnShutdown(func() error { h.Close(); return nil })
-	serve := streamHTTP(h)
+	// The SDK refuses a request that reached a loopback address with a Host that is not a
+	// loopback name (DNS rebinding of a local server); behind a proxy on the same machine
+	// (TRUSTED_PROXIES) every request does, so the check is left to the Origin one there.
+	serve := streamHTTP(h, len(s.proxies) == 0)
 	for _, m := range []string{fiber.MethodPost, fiber.MethodGet, fiber.MethodDelete} {
 		app.Add(m, mcpPath, s.mcpOrigin, s.mcpVerify, serve)
 	}
@@ -147,7 +150,7 @@ func (p *inProcess) Do(ctx context.Context, call mcpserver.Call) (mcpserver.Answ
 // before the result), where Fiber's adaptor holds the whole answer until the handler
 // returns. The write deadline is renewed at each flush, so a stream may last past
 // WriteTimeout while it keeps sending.
-func streamHTTP(h http.Handler) fiber.Handler {
+func streamHTTP(h http.Handler, localAddr bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		var r http.Request
 		if err := fasthttpadaptor.ConvertRequest(c.Context(), &r, true); err != nil {
@@ -167,7 +170,9 @@ func streamHTTP(h http.Handler) fiber.Handler {
 			r.URL = u
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		ctx = context.WithValue(ctx, http.LocalAddrContextKey, c.Context().LocalAddr())
+		if localAddr {
+			ctx = context.WithValue(ctx, http.LocalAddrContextKey, c.Context().LocalAddr())
+		}
 		if p, ok := c.Locals(localPrincipal).(auth.Principal); ok {
 			ctx = context.WithValue(ctx, mcpPrincipal{}, p)
 		}

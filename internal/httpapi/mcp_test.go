@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -623,4 +624,77 @@ func TestMCPOverStdio(t *testing.T) {
 	if b := s.balanceOf(t, key); b != 45 {
 		t.Fatalf("balance %d, want 45", b)
 	}
+}
+
+// BenchmarkMCPToolCallOverhead measures what a tool call adds to the same HTTP call:
+// keywords_research over Streamable HTTP (the SDK's client) against POST
+// /v1/keywords/research (net/http, keep-alive), both through a real asynq worker with a job
+// that does no work of its own, alternated one call at a time. It reports each side's p50
+// and p99 and the overhead: the difference of the p50s, and the p50 of the paired
+// differences.
+func BenchmarkMCPToolCallOverhead(b *testing.B) {
+	s := startStack(b, stackConfig{runner: trivialRunner{}})
+	key := register(b, s.testServer)
+	acc := accountID(b, s.testServer, key)
+	if err := s.Accounts.SetPlan(context.Background(), acc, "enterprise", 1_000_000_000, 0); err != nil {
+		b.Fatal(err)
+	}
+	now := s.Clock.Now()
+	if _, err := s.Ledger.Grant(context.Background(), credits.Grant{AccountID: acc, Amount: 100_000_000, IssuedAt: now,
+		ExpiresAt: now.Add(24 * time.Hour), Source: credits.SourceOperator, SourceRef: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	cs := mcpClient(b, s.URL, key, nil)
+	args := map[string]any{"domain": "example.com", "topic": "coffee"}
+	body := []byte(`{"domain":"example.com","topic":"coffee"}`)
+	client := &http.Client{}
+	httpCall := func() time.Duration {
+		req, _ := http.NewRequest("POST", s.URL+"/v1/keywords/research", strings.NewReader(string(body)))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		start := time.Now()
+		res, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		_ = res.Body.Close()
+		d := time.Since(start)
+		if res.StatusCode != 200 {
+			b.Fatalf("http call: %d", res.StatusCode)
+		}
+		return d
+	}
+	mcpCall := func() time.Duration {
+		start := time.Now()
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "keywords_research", Arguments: args})
+		d := time.Since(start)
+		if err != nil || r.IsError {
+			b.Fatalf("tool call: %v %+v", err, r)
+		}
+		return d
+	}
+	for range 20 { // warm both paths
+		httpCall()
+		mcpCall()
+	}
+	n := max(b.N, 500)
+	hs, ms, diff := make([]time.Duration, 0, n), make([]time.Duration, 0, n), make([]time.Duration, 0, n)
+	b.ResetTimer()
+	for range n {
+		h, m := httpCall(), mcpCall()
+		hs, ms, diff = append(hs, h), append(ms, m), append(diff, m-h)
+	}
+	b.StopTimer()
+	ms50 := func(d []time.Duration, q int) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)*q/100].Microseconds()) / 1000
+	}
+	hp50, mp50 := ms50(hs, 50), ms50(ms, 50)
+	b.ReportMetric(hp50, "http-p50-ms")
+	b.ReportMetric(ms50(hs, 99), "http-p99-ms")
+	b.ReportMetric(mp50, "mcp-p50-ms")
+	b.ReportMetric(ms50(ms, 99), "mcp-p99-ms")
+	b.ReportMetric(mp50-hp50, "overhead-p50-ms")
+	b.ReportMetric(ms50(diff, 50), "paired-overhead-p50-ms")
 }
