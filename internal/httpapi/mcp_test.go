@@ -234,8 +234,19 @@ func TestMCPToolsOverStreamableHTTP(t *testing.T) {
 	}
 
 	usage := callTool(t, cs, "get_usage", nil)
-	if u := structured(t, usage)["data"].(map[string]any); usage.IsError || u["credits_remaining"] != float64(balance) {
+	u := structured(t, usage)["data"].(map[string]any)
+	if usage.IsError || u["credits_remaining"] != float64(balance) {
 		t.Fatalf("usage: %s", resultText(usage))
+	}
+	// Usage lists the tool calls as the endpoints they called.
+	called := map[string]bool{}
+	for _, c := range u["recent_calls"].([]any) {
+		called[c.(map[string]any)["endpoint"].(string)] = true
+	}
+	for _, a := range report.Catalog {
+		if !called[a.Path] {
+			t.Errorf("usage's recent calls %v lack %s", u["recent_calls"], a.Path)
+		}
 	}
 	job := callTool(t, cs, "get_job", map[string]any{"job_id": researchJob})
 	expectOK(t, "get_job", job, 5)

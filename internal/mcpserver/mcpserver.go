@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -138,7 +139,7 @@ func NewServer(o Options) (*mcp.Server, error) {
 		InputSchema: schemaFor[jobArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.jobTool)
-	names := slices.Sorted(mapsKeys(s.tools))
+	names := slices.Sorted(maps.Keys(s.tools))
 	costSchema := schemaFor[costArgs]()
 	costProps := costSchema["properties"].(map[string]any)
 	costProps["tool"].(map[string]any)["enum"] = names
@@ -157,15 +158,6 @@ func NewServer(o Options) (*mcp.Server, error) {
 
 func ptr[T any](v T) *T { return &v }
 
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
 
 // analysisDescription states what the tool does, what it costs and what it returns.
 func analysisDescription(a report.Analysis) string {
@@ -246,7 +238,7 @@ func (s *server) costTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	}
 	a, ok := s.tools[args.Tool]
 	if !ok {
-		return toolError("VALIDATION_ERROR", fmt.Sprintf("tool must be one of %s", strings.Join(slices.Sorted(mapsKeys(s.tools)), ", ")), ""), nil
+		return toolError("VALIDATION_ERROR", fmt.Sprintf("tool must be one of %s", strings.Join(slices.Sorted(maps.Keys(s.tools)), ", ")), ""), nil
 	}
 	body, _, bad := splitArguments(args.Arguments)
 	if bad != nil {
