@@ -158,7 +158,6 @@ func NewServer(o Options) (*mcp.Server, error) {
 
 func ptr[T any](v T) *T { return &v }
 
-
 // analysisDescription states what the tool does, what it costs and what it returns.
 func analysisDescription(a report.Analysis) string {
 	var b strings.Builder
