@@ -42,6 +42,10 @@ commands:
   import rankings FILE [--country us] [--language en] [--source NAME]
                                             load which domain ranks where for which keyword
   seed-sample [--if-empty]                  load the generated, synthetic sample keyword set
+  mcp [--url URL]                           serve MCP over stdio for desktop assistants, every
+                                            tool call sent to the API at URL (CONTENTAPI_URL,
+                                            default http://localhost:8080) with the key in
+                                            CONTENTAPI_KEY; needs no database
 `
 
 func main() {
@@ -57,6 +61,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(out, usage)
 		return errors.New("no command")
+	}
+	if args[0] == "mcp" { // a client of a running API: no database, no configuration
+		return serveMCP(ctx, args[1:], os.Stdin, nopWriteCloser{out}, os.Getenv)
 	}
 	cfg, err := config.Load(os.Getenv)
 	if err != nil {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,5 +165,29 @@ func TestMigrateWithPoolParametersAndMigrateURL(t *testing.T) {
 	out.Reset()
 	if err := run(context.Background(), []string{"migrate"}, &out); err != nil || strings.Contains(out.String(), "applied 0 migration(s)") {
 		t.Fatalf("migrate on DATABASE_MIGRATE_URL's new database: %q %v", out.String(), err)
+	}
+}
+
+// ctl mcp needs a key and no database; with one it serves until stdin ends.
+func TestMCPCommand(t *testing.T) {
+	t.Setenv("CONTENTAPI_KEY", "")
+	if err := run(context.Background(), []string{"mcp"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "CONTENTAPI_KEY") {
+		t.Fatalf("mcp without a key: %v", err)
+	}
+	env := func(k string) string { return map[string]string{"CONTENTAPI_KEY": "ap_test"}[k] }
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- serveMCP(context.Background(), nil, inR, outW, env) }()
+	go func() {
+		_, _ = io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	}()
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"serverInfo":{"name":"contentapi"`) {
+		t.Fatalf("initialize over stdio: %q %v", line, err)
+	}
+	_ = inW.Close() // the assistant quits: the server ends
+	if err := <-served; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -34,7 +34,7 @@ var floors = [][]string{
 	// 5: configuration and billing (which reads its price ids from it).
 	{"internal/config", "internal/billing"},
 	// 6: adapters: HTTP, the dashboard, asynq handlers.
-	{"internal/httpapi", "internal/dashboard", "jobs"},
+	{"internal/httpapi", "internal/dashboard", "jobs", "internal/mcpserver"},
 	// 7: composition: the binaries, their wiring, examples and deployment checks.
 	{"internal/app", "internal/app/api", "internal/app/worker", "internal/app/apptest", "cmd/*", "examples/*", "deploy"},
 }
@@ -57,7 +57,11 @@ var frameworks = map[string][]string{
 	"internal/httpapi":            {"internal/app/api", "cmd/api"},
 	"internal/dashboard":          {"internal/httpapi", "internal/app/api", "cmd/api"},
 	"github.com/hibiken/asynqmon": {"internal/app/api"},
-	"github.com/hibiken/asynq":    {"jobs", "internal/config", "internal/app", "cmd/"},
+	// The MCP SDK stays in the MCP server, and reaches the api (through the HTTP side) and
+	// ctl mcp: the worker does not link it.
+	"github.com/modelcontextprotocol/go-sdk": {"internal/mcpserver"},
+	"internal/mcpserver":                     {"internal/httpapi", "internal/app/api", "cmd/api", "cmd/ctl"},
+	"github.com/hibiken/asynq":               {"jobs", "internal/config", "internal/app", "cmd/"},
 }
 
 func TestImportsRunDownward(t *testing.T) {

@@ -202,6 +202,48 @@ func (g *Gate) admit(ctx context.Context, p *Principal, now time.Time) (ratelimi
 	return d, nil
 }
 
+// Verify checks the Authorization header as Authenticate does (a well-formed key, not
+// revoked, not expired) without admitting a request in the account's rate limit: the MCP
+// endpoint checks the key of every message it receives, and only its tool calls, each
+// authenticated again as an API call, count against the limit.
+func (g *Gate) Verify(ctx context.Context, header string) (Principal, error) {
+	scheme, key, ok := strings.Cut(strings.TrimSpace(header), " ")
+	key = strings.TrimSpace(key)
+	if strings.TrimSpace(header) == "" {
+		return Principal{}, apperr.New(apperr.MissingAuthHeader, "The Authorization header is missing. Send 'Authorization: Bearer <API_KEY>'.")
+	}
+	if !ok || !strings.EqualFold(scheme, "Bearer") || !WellFormed(key) {
+		return Principal{}, invalidKey()
+	}
+	info, err := g.lookup(ctx, key)
+	if err != nil {
+		return Principal{}, err
+	}
+	if info.revoked {
+		return Principal{}, invalidKey()
+	}
+	if info.expires != nil && !g.clock.Now().Before(*info.expires) {
+		return Principal{}, apperr.New(apperr.ExpiredAPIKey, "This API key has expired. Create a new key and switch your applications to it.")
+	}
+	p := Principal{AccountID: info.account, KeyID: info.id}
+	for attempt := 0; ; attempt++ {
+		st, err := g.rdb.HMGet(ctx, stateKey(info.account), "lim", "rev:"+info.id.String(), "plan").Result()
+		if err != nil {
+			return p, fmt.Errorf("auth: verify: %w", err)
+		}
+		if st[1] != nil {
+			return p, invalidKey()
+		}
+		if st[0] != nil || attempt > 0 {
+			p.Plan, _ = st[2].(string)
+			return p, nil
+		}
+		if err := g.fill(ctx, info.account); err != nil {
+			return p, err
+		}
+	}
+}
+
 // periodEnd reads the period end the gate script returns (a string from the hash).
 func periodEnd(v any) int64 {
 	s, _ := v.(string)

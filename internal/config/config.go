@@ -32,10 +32,12 @@ type Config struct {
 	// when DATABASE_URL goes through a transaction-mode pooler).
 	DatabaseMigrateURL string
 
-	SyncTimeout       time.Duration
-	ShutdownTimeout   time.Duration
-	RegisterLimit     int // registrations per client IP per hour
-	TrustedProxies    []string
+	SyncTimeout     time.Duration
+	ShutdownTimeout time.Duration
+	RegisterLimit   int // registrations per client IP per hour
+	TrustedProxies  []string
+	// MCPAllowedOrigins are browser origins, besides PUBLIC_BASE_URL's, that may use /mcp.
+	MCPAllowedOrigins []string
 	WorkerConcurrency int
 	MetricsAddr       string
 	AdminToken        string
@@ -103,6 +105,7 @@ var vars = []struct {
 	{"SHUTDOWN_TIMEOUT", "30s", false},
 	{"REGISTER_RATE_LIMIT", "10", false},
 	{"TRUSTED_PROXIES", "", false},
+	{"MCP_ALLOWED_ORIGINS", "", false},
 	{"WORKER_CONCURRENCY", "20", false},
 	{"ADMIN_TOKEN", "", true},
 	{"METRICS_ADDR", ":9091", false},
@@ -253,6 +256,16 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 			if !validProxy(p) {
 				errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %q is not an IP address or CIDR prefix", p))
 			}
+		}
+	}
+	for _, o := range strings.Split(get("MCP_ALLOWED_ORIGINS"), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.TrimSuffix(u.Path, "/") != "" {
+				errs = append(errs, fmt.Errorf("MCP_ALLOWED_ORIGINS: %q is not an origin like https://app.example.com", o))
+				continue
+			}
+			c.MCPAllowedOrigins = append(c.MCPAllowedOrigins, strings.ToLower(u.Scheme+"://"+u.Host))
 		}
 	}
 	if !contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {

@@ -55,6 +55,21 @@ func TestTrustedProxies(t *testing.T) {
 	}
 }
 
+func TestMCPAllowedOrigins(t *testing.T) {
+	c, err := Load(env(map[string]string{"MCP_ALLOWED_ORIGINS": " https://App.example.com, http://localhost:3000/ ,"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.MCPAllowedOrigins, " ") != "https://app.example.com http://localhost:3000" {
+		t.Fatalf("origins %q", c.MCPAllowedOrigins)
+	}
+	for _, bad := range []string{"app.example.com", "https://app.example.com/path", "ftp://x.example"} {
+		if _, err := Load(env(map[string]string{"MCP_ALLOWED_ORIGINS": bad})); err == nil || !strings.Contains(err.Error(), "MCP_ALLOWED_ORIGINS") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
 // The dashboard is served at PUBLIC_BASE_URL + /dashboard unless DASHBOARD_URL says where
 // else that path is reached; other paths and bad mail settings are refused.
 func TestDashboardAndMail(t *testing.T) {

@@ -32,7 +32,7 @@ import (
 // status must be documented for the operation, and its headers and body must match that
 // response (strictly: an undocumented property or header fails). Routes the tests mount
 // themselves (/test/...) and the operator routes (/metrics, /admin/...) are not part of the
-// public API and are skipped. do() calls it for every response, so no test can receive an
+// public API, and /mcp is the MCP transport (JSON-RPC, docs/mcp.md): they are skipped. do() calls it for every response, so no test can receive an
 // answer the document does not describe.
 func validateAgainstSpec(t testing.TB, method, rawURL string, r response) {
 	t.Helper()
@@ -41,7 +41,7 @@ func validateAgainstSpec(t testing.TB, method, rawURL string, r response) {
 		t.Errorf("openapi: bad URL %q: %v", rawURL, err)
 		return
 	}
-	if strings.HasPrefix(u.Path, "/test/") || strings.HasPrefix(u.Path, "/admin/") || u.Path == "/admin" || u.Path == "/metrics" {
+	if strings.HasPrefix(u.Path, "/test/") || strings.HasPrefix(u.Path, "/admin/") || u.Path == "/admin" || u.Path == "/metrics" || u.Path == "/mcp" {
 		return
 	}
 	if err := openapitest.ValidateResponse(method, u.Path, r.Status, r.Header, []byte(r.Raw)); err != nil {
@@ -208,7 +208,8 @@ func testRoutesDocumented(t *testing.T) {
 		if path == "/docs/*" {
 			path = "/docs/{file}"
 		}
-		if strings.Contains(path, "*") || path == "/metrics" || strings.HasPrefix(path, "/admin") {
+		// /mcp speaks JSON-RPC (the MCP transport), which docs/mcp.md describes, not REST.
+		if strings.Contains(path, "*") || path == "/metrics" || strings.HasPrefix(path, "/admin") || path == "/mcp" {
 			continue
 		}
 		mounted[rt.Method+" "+path] = true

@@ -84,6 +84,11 @@ type Deps struct {
 	// writing an answer, IdleTimeout the wait for a keep-alive connection's next request.
 	// Zero takes the default: 30 s, 30 s, 120 s.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MCPAllowedOrigins are the browser origins (scheme://host[:port]) besides
+	// PublicBaseURL's that may use the MCP endpoint; MCPProgressInterval is how often a
+	// running tool call reports progress (zero: 2 s).
+	MCPAllowedOrigins   []string
+	MCPProgressInterval time.Duration
 }
 
 // Dashboard is the web dashboard as the API serves it.
@@ -141,7 +146,7 @@ func New(d Deps) *fiber.App {
 	}
 	app := fiber.New(cfg)
 	closeOnReadTimeout(app.Server())
-	app.Use(s.requestID, s.accessLog, s.recoverPanic, limitBody)
+	app.Use(callerContext, s.requestID, s.accessLog, s.recoverPanic, limitBody)
 
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
@@ -171,6 +176,7 @@ func New(d Deps) *fiber.App {
 		app.All("/admin/queues", s.adminOnly, s.sameOrigin, queues)
 		app.All("/admin/queues/*", s.adminOnly, s.sameOrigin, queues)
 	}
+	s.mountMCP(app)
 	app.Get("/v1/openapi.json", s.openapiDocument())
 	app.Get("/docs", s.docsPage())
 	app.Get("/docs/*", s.docsAsset)

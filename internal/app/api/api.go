@@ -57,10 +57,11 @@ func Deps(a *app.App) (httpapi.Deps, error) {
 		Limiter: limiter, Clock: a.Clock, PublicBaseURL: cfg.PublicBaseURL,
 		DashboardURL: cfg.DashboardURL, DocsURL: cfg.DocsURL, RegisterLimit: cfg.RegisterLimit,
 		TrustedProxies: cfg.TrustedProxies, Jobs: a.Jobs, SyncTimeout: cfg.SyncTimeout,
-		AnalysisOptions: report.Options{AllowPrivate: cfg.CrawlerAllowPrivate},
-		Hosts:           a.Crawler,
-		Renderers:       jobs.Browsers{Redis: a.Redis},
-		Metrics:         a.Metrics, AdminToken: cfg.AdminToken,
+		MCPAllowedOrigins: cfg.MCPAllowedOrigins,
+		AnalysisOptions:   report.Options{AllowPrivate: cfg.CrawlerAllowPrivate},
+		Hosts:             a.Crawler,
+		Renderers:         jobs.Browsers{Redis: a.Redis},
+		Metrics:           a.Metrics, AdminToken: cfg.AdminToken,
 		AdminQueues: queues, Billing: a.Billing, Dashboard: dash,
 	}, nil
 }

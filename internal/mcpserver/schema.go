@@ -1,0 +1,203 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/contentapi/contentapi/internal/openapi"
+	"github.com/contentapi/contentapi/internal/report"
+)
+
+// The schema of a tool's input has two sources and no third. Its properties and their JSON
+// types are generated from the analysis's request type (the struct the API decodes strictly
+// and validates), so the tool takes exactly the fields the endpoint takes; their
+// descriptions, bounds, enums, defaults and which are required are read from the API's
+// OpenAPI document, where the endpoint is already described for people.
+
+// annotationKeys are the keywords copied from the OpenAPI document onto a property: the
+// ones that describe a value without changing its JSON type.
+var annotationKeys = []string{"description", "enum", "default", "minimum", "maximum", "minLength", "maxLength",
+	"minItems", "maxItems", "format", "pattern", "examples", "uniqueItems"}
+
+// document is the API's OpenAPI document, parsed once.
+var document = sync.OnceValues(func() (map[string]any, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(openapi.JSON(""), &doc); err != nil {
+		return nil, fmt.Errorf("mcpserver: read the OpenAPI document: %w", err)
+	}
+	return doc, nil
+})
+
+// operation is an endpoint's operation object in the document, or nil.
+func operation(doc map[string]any, method, path string) map[string]any {
+	paths, _ := doc["paths"].(map[string]any)
+	item, _ := paths[path].(map[string]any)
+	op, _ := item[strings.ToLower(method)].(map[string]any)
+	return op
+}
+
+// resolve follows a local $ref ("#/components/schemas/X"); allOf of one schema is read
+// through too.
+func resolve(doc map[string]any, v any) map[string]any {
+	for range 8 {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		if ref, ok := m["$ref"].(string); ok {
+			v = lookupPointer(doc, ref)
+			continue
+		}
+		if all, ok := m["allOf"].([]any); ok && len(all) == 1 && m["properties"] == nil {
+			v = all[0]
+			continue
+		}
+		return m
+	}
+	return nil
+}
+
+func lookupPointer(doc map[string]any, ref string) any {
+	var v any = doc
+	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[part]
+	}
+	return v
+}
+
+// jsonBody is the JSON schema of an operation's request body or of a response's body.
+func jsonBody(doc map[string]any, holder any) map[string]any {
+	h := resolve(doc, holder)
+	content, _ := h["content"].(map[string]any)
+	media, _ := content["application/json"].(map[string]any)
+	return resolve(doc, media["schema"])
+}
+
+// inputSchema is the schema of an analysis tool's arguments: the request type's, annotated
+// from the document, plus idempotency_key.
+func inputSchema(a report.Analysis) (map[string]any, error) {
+	t := reflect.TypeOf(a.NewRequest())
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	generated, err := jsonschema.ForType(t, &jsonschema.ForOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: schema of %s: %w", a.Kind, err)
+	}
+	raw, err := json.Marshal(generated)
+	if err != nil {
+		return nil, err
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		return nil, err
+	}
+	props, _ := schema["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+		schema["properties"] = props
+	}
+	doc, err := document()
+	if err != nil {
+		return nil, err
+	}
+	op := operation(doc, a.Method, a.Path)
+	if body := jsonBody(doc, op["requestBody"]); body != nil {
+		documented, _ := body["properties"].(map[string]any)
+		for name, p := range props {
+			d := resolve(doc, documented[name])
+			prop, _ := p.(map[string]any)
+			if d == nil || prop == nil {
+				continue
+			}
+			for _, k := range annotationKeys {
+				if v, ok := d[k]; ok {
+					prop[k] = v
+				}
+			}
+			if items := resolve(doc, d["items"]); items != nil {
+				if it, ok := prop["items"].(map[string]any); ok {
+					for _, k := range annotationKeys {
+						if v, ok := items[k]; ok {
+							it[k] = v
+						}
+					}
+				}
+			}
+		}
+		if req, ok := body["required"].([]any); ok {
+			var names []string
+			for _, r := range req {
+				if n, ok := r.(string); ok && props[n] != nil {
+					names = append(names, n)
+				}
+			}
+			slices.Sort(names)
+			schema["required"] = names
+		}
+	}
+	props[argIdempotencyKey] = map[string]any{
+		"type":      "string",
+		"minLength": 1,
+		"maxLength": 255,
+		"description": "Optional. The call's Idempotency-Key: a retry with the same key and the same arguments " +
+			"within 24 hours returns the first call's job and result and is charged once.",
+	}
+	return schema, nil
+}
+
+// returns describes what an analysis answers: the fields of its data, from the document's
+// 200 response.
+func returns(a report.Analysis) string {
+	doc, err := document()
+	if err != nil {
+		return ""
+	}
+	responses, _ := operation(doc, a.Method, a.Path)["responses"].(map[string]any)
+	body := jsonBody(doc, responses["200"])
+	if alts, ok := body["oneOf"].([]any); ok && len(alts) > 0 { // the result, or the dry run's answer
+		body = resolve(doc, alts[0])
+	}
+	props, _ := body["properties"].(map[string]any)
+	data := resolve(doc, props["data"])
+	fields, _ := data["properties"].(map[string]any)
+	names := make([]string, 0, len(fields))
+	for n := range fields {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// operationText is the first paragraph of the operation's description in the document.
+func operationText(a report.Analysis) string {
+	doc, err := document()
+	if err != nil {
+		return ""
+	}
+	d, _ := operation(doc, a.Method, a.Path)["description"].(string)
+	first, _, _ := strings.Cut(strings.TrimSpace(d), "\n\n")
+	return strings.Join(strings.Fields(first), " ")
+}
+
+// schemaFor generates a helper tool's input schema from its argument type.
+func schemaFor[T any]() map[string]any {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{})
+	if err != nil {
+		panic(err) // the types are this package's own
+	}
+	raw, _ := json.Marshal(s)
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return m
+}
