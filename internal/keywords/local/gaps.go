@@ -183,6 +183,7 @@ func collectPage(rows pgx.Rows, err error) ([]pageRow, error) {
 		return row, r.Scan(dest...)
 	})
 }
+
 // unrankedSQL lists the competitors ($3) without a single ranking row in the market: one
 // probe of the rankings primary key each.
 const unrankedSQL = `
