@@ -89,6 +89,17 @@ func (p gapPosition) token() string {
 	return base64.RawURLEncoding.EncodeToString(raw)
 }
 
+// metricFiltered reports whether a filter needs the keyword's metrics row: a range on a
+// metric or an intent list.
+func (q gapQuery) metricFiltered() bool {
+	for f := range q.filters.Ranges {
+		if f != keywords.FieldCompetitorPosition {
+			return true
+		}
+	}
+	return len(q.filters.Intents) > 0
+}
+
 // defaultOrder reports whether the order is the providers' default.
 func (q gapQuery) defaultOrder() bool {
 	return len(q.order) == 1 && q.order[0] == defaultGapOrder[0]

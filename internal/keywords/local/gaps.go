@@ -98,7 +98,11 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 		case q.after != nil:
 			total = q.after.Total // counted on the first page
 		case q.filters.Empty():
-			total, err = p.countGaps(ctx, tx, country, language, domain, competitors)
+			var fresh bool
+			total, fresh, err = countBySets(ctx, tx, country, language, domain, competitors)
+			if err == nil && !fresh {
+				total, err = p.countGaps(ctx, tx, country, language, domain, competitors)
+			}
 		default:
 			total, err = countFiltered(ctx, tx, m, q)
 		}
@@ -153,11 +157,18 @@ func metricsJoin(a *sqlArgs, m gapMarket) string {
 		` AND k.language = ` + a.add(m.language)
 }
 
-// countFiltered counts the gaps passing q's filters.
+// countFiltered counts the gaps passing q's filters. A filter on the metrics passes only
+// gaps with a metrics row: they are counted from the keyword table, so the planner can
+// start from the metrics the filter selects (an index range on the volume) and probe the
+// rankings, rather than walk every ranking of the competitors.
 func countFiltered(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery) (int, error) {
 	var a sqlArgs
-	sql := `WITH g AS (` + gapSetSQL(&a, m) + `)
+	sql := `SELECT count(*) FROM keyword_metrics k WHERE ` + gapCondition(&a, m, q)
+	if !q.metricFiltered() {
+		a = sqlArgs{}
+		sql = `WITH g AS (` + gapSetSQL(&a, m) + `)
 SELECT count(*) FROM g ` + metricsJoin(&a, m) + ` WHERE ` + q.allFilters(&a)
+	}
 	var n int
 	err := tx.QueryRow(ctx, sql, a.list...).Scan(&n)
 	return n, err
@@ -269,6 +280,18 @@ func (p *Provider) gapPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQue
 SELECT g.keyword_norm, ` + q.sortValues() + ` FROM g ` + metricsJoin(&a, m) + `
 WHERE ` + q.allFilters(&a) + ` AND ` + q.keyset(&a) + `
 ORDER BY ` + q.orderBy()
+	if q.metricFiltered() {
+		// Only gaps with metrics pass: start from the metrics, as countFiltered does.
+		a = sqlArgs{}
+		cond := gapCondition(&a, m, q)
+		sql = `SELECT g.keyword_norm, ` + q.sortValues() + ` FROM keyword_metrics k
+CROSS JOIN LATERAL (SELECT k.keyword_norm, (
+    SELECT min(r.position) FROM domain_rankings r
+    WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = k.country AND r.language = k.language
+      AND r.keyword_norm = k.keyword_norm) AS cpos) g
+WHERE ` + cond + ` AND ` + q.keyset(&a) + `
+ORDER BY ` + q.orderBy()
+	}
 	if limit > 0 {
 		sql += ` LIMIT ` + a.add(limit+1)
 	}
@@ -282,27 +305,7 @@ ORDER BY ` + q.orderBy()
 // lower volumes, the unknown ones.
 func walkByVolume(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, n int) (pgx.Rows, error) {
 	var a sqlArgs
-	c, l := a.add(m.country), a.add(m.language)
-	comps, dom := a.add(m.competitors), a.add(m.domain)
-	cond := `k.country = ` + c + ` AND k.language = ` + l + `
-  AND EXISTS (
-      SELECT 1 FROM domain_rankings r
-      WHERE r.domain = ANY(` + comps + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
-        AND r.keyword_norm = k.keyword_norm` + positionBound(&a, q) + `)
-  AND NOT EXISTS (
-      SELECT 1 FROM domain_rankings d
-      WHERE d.domain = ` + dom + ` AND d.country = ` + c + ` AND d.language = ` + l + `
-        AND d.keyword_norm = k.keyword_norm)`
-	if r, ok := q.filters.Ranges[keywords.FieldCompetitorPosition]; ok && r.Min != nil {
-		cond += `
-  AND NOT EXISTS (
-      SELECT 1 FROM domain_rankings r
-      WHERE r.domain = ANY(` + comps + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
-        AND r.keyword_norm = k.keyword_norm AND r.position < ` + a.add(*r.Min) + `::float8)`
-	}
-	if f := q.metricFilters(&a, "k.keyword_norm"); f != "" {
-		cond += "\n  AND " + f
-	}
+	cond := gapCondition(&a, m, q)
 	part := func(bound string) string {
 		return `(SELECT k.keyword_norm, k.search_volume::float8 FROM keyword_metrics k
 WHERE ` + bound + ` AND ` + cond + `
@@ -320,6 +323,33 @@ UNION ALL ` + part(`k.search_volume IS NULL`) + `) w
 ORDER BY 2 DESC NULLS LAST, 1 LIMIT ` + a.add(n)
 	}
 	return tx.Query(ctx, sql, a.list...)
+}
+
+// gapCondition is the SQL of "keyword_metrics row k is a gap passing q's filters": a named
+// competitor ranks for it (with its best position in the range), the domain does not.
+func gapCondition(a *sqlArgs, m gapMarket, q gapQuery) string {
+	c, l := a.add(m.country), a.add(m.language)
+	comps, dom := a.add(m.competitors), a.add(m.domain)
+	cond := `k.country = ` + c + ` AND k.language = ` + l + `
+  AND EXISTS (
+      SELECT 1 FROM domain_rankings r
+      WHERE r.domain = ANY(` + comps + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
+        AND r.keyword_norm = k.keyword_norm` + positionBound(a, q) + `)
+  AND NOT EXISTS (
+      SELECT 1 FROM domain_rankings d
+      WHERE d.domain = ` + dom + ` AND d.country = ` + c + ` AND d.language = ` + l + `
+        AND d.keyword_norm = k.keyword_norm)`
+	if r, ok := q.filters.Ranges[keywords.FieldCompetitorPosition]; ok && r.Min != nil {
+		cond += `
+  AND NOT EXISTS (
+      SELECT 1 FROM domain_rankings r
+      WHERE r.domain = ANY(` + comps + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
+        AND r.keyword_norm = k.keyword_norm AND r.position < ` + a.add(*r.Min) + `::float8)`
+	}
+	if f := q.metricFilters(a, "k.keyword_norm"); f != "" {
+		cond += "\n  AND " + f
+	}
+	return cond
 }
 
 // positionBound is the walk's bound on a competitor's position: some named competitor
