@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +127,11 @@ func TestGapsCursorPagingAndMisuse(t *testing.T) {
 			t.Errorf("%s: %d %s", name, r.Status, r.Raw)
 		}
 	}
+	// CSV answers carry the total and the cursor in headers.
+	csvPage := do(t, "POST", s.URL+"/v1/keywords/gaps", key, body("", 5), "Accept", "text/csv")
+	if csvPage.Status != 200 || csvPage.Header.Get("X-Total-Count") != itoa(total) || csvPage.Header.Get("X-Next-Cursor") == "" {
+		t.Errorf("csv page: %d %v", csvPage.Status, csvPage.Header)
+	}
 	// Another limit continues the same query.
 	if r := do(t, "POST", s.URL+"/v1/keywords/gaps", key, body(first, 7)); r.Status != 200 {
 		t.Errorf("another limit: %d %s", r.Status, r.Raw)
@@ -134,7 +140,9 @@ func TestGapsCursorPagingAndMisuse(t *testing.T) {
 	if r := do(t, "POST", s.URL+"/v1/keywords/gaps", key, body(first, 5)); r.Status != 400 || r.errCode() != "INVALID_CURSOR" || !strings.Contains(r.Raw, "expired") {
 		t.Errorf("expired: %d %s", r.Status, r.Raw)
 	}
-	if b := s.balanceOf(t, key); b != before-10 {
-		t.Errorf("balance %d after refused cursors and one page; want %d", b, before-10)
+	if b := s.balanceOf(t, key); b != before-20 {
+		t.Errorf("balance %d after refused cursors and two pages; want %d", b, before-20)
 	}
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
