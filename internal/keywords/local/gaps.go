@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -260,17 +261,19 @@ func (p *Provider) countGaps(ctx context.Context, tx pgx.Tx, country, language, 
 // gapPage returns the gaps of the page after q.after, limit+1 of them when there are more
 // (all with limit 0), with their sort values.
 func (p *Provider) gapPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, limit, total int) ([]pageRow, error) {
-	if limit > 0 && limit < total && q.defaultOrder() && (q.after == nil || q.after.Values[0] != nil) {
+	if limit > 0 && limit < total && q.walkable() && (q.after == nil || q.after.Values[0] != nil) {
 		var keywordRows float64
 		if err := tx.QueryRow(ctx, `SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'keyword_metrics'::regclass`).Scan(&keywordRows); err != nil {
 			return nil, err
 		}
 		if float64(total)*float64(total) > float64(limit)*keywordRows {
-			page, err := collectPage(walkByVolume(ctx, tx, m, q, limit+1))
+			page, err := collectPage(walkMetric(ctx, tx, m, q, limit+1))
 			if err != nil {
 				return nil, err
 			}
-			if len(page) == limit+1 && page[len(page)-1].values[0] != nil {
+			// Past the known values of the first key the walk is exact only when the
+			// filters need a metrics row (gaps without one sort among the unknowns).
+			if len(page) == limit+1 && (page[len(page)-1].values[0] != nil || q.metricFiltered()) {
 				return page, nil
 			}
 		}
@@ -298,31 +301,56 @@ ORDER BY ` + q.orderBy()
 	return collectPage(tx.Query(ctx, sql, a.list...))
 }
 
-// walkByVolume reads the keyword table in volume order (keyword_metrics_volume_idx) from the
-// page's position and keeps the first n keywords a competitor ranks for and the domain does
-// not that pass the filters: with many gaps, few keywords are read. After a position the
-// walk is three ordered parts, each an index range: the rest of the position's volume, the
-// lower volumes, the unknown ones.
-func walkByVolume(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, n int) (pgx.Rows, error) {
+// walkMetric reads the keyword table in the order of the query's first key, a metric with
+// an index (walkIndexes), from the page's position, and keeps the first n keywords that are
+// gaps passing the filters: with many gaps, few keywords are read. Ties of the first key
+// are ordered by the other keys as they come (an incremental sort). After a position the
+// walk is three ordered parts, each an index range: the rest of the position's value of
+// the first key, the values after it, the unknown ones.
+func walkMetric(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, n int) (pgx.Rows, error) {
 	var a sqlArgs
 	cond := gapCondition(&a, m, q)
+	first := q.order[0]
+	col := walkIndexes[first]
+	order := q.orderBy()
+	order = col + " " + strings.SplitN(order, " ", 2)[1] // the raw column leads: its index gives the order
 	part := func(bound string) string {
-		return `(SELECT k.keyword_norm, k.search_volume::float8 FROM keyword_metrics k
+		return `(SELECT g.keyword_norm, ` + q.sortValues() + ` FROM keyword_metrics k
+CROSS JOIN LATERAL (SELECT k.keyword_norm) g
 WHERE ` + bound + ` AND ` + cond + `
-ORDER BY k.search_volume DESC NULLS LAST, k.keyword_norm
-LIMIT ` + a.add(n) + `)`
+ORDER BY ` + order + `
+LIMIT ` + a.add(n) + `::bigint)`
 	}
 	var sql string
 	if q.after == nil {
 		sql = part("true")
 	} else {
-		v := a.add(int64(*q.after.Values[0])) + "::bigint"
-		sql = `SELECT * FROM (` + part(`k.search_volume = `+v+` AND k.keyword_norm > `+a.add(q.after.Key)+`::text`) + `
-UNION ALL ` + part(`k.search_volume < `+v) + `
-UNION ALL ` + part(`k.search_volume IS NULL`) + `) w
-ORDER BY 2 DESC NULLS LAST, 1 LIMIT ` + a.add(n)
+		rest := gapQuery{filters: q.filters, order: q.order[1:],
+			after: &gapPosition{Values: q.after.Values[1:], Key: q.after.Key}}
+		var v string
+		if first.Field == keywords.FieldSearchVolume { // compared as bigint, so the index serves
+			v = a.add(int64(*q.after.Values[0])) + "::bigint"
+		} else {
+			v = a.add(*q.after.Values[0]) + "::float8"
+		}
+		beyond := col + " > " + v
+		if first.Desc {
+			beyond = col + " < " + v
+		}
+		sql = `SELECT * FROM (` + part(col+` = `+v+` AND `+rest.keyset(&a)) + `
+UNION ALL ` + part(beyond) + `
+UNION ALL ` + part(col+` IS NULL`) + `) w
+ORDER BY ` + q.outerOrder() + ` LIMIT ` + a.add(n) + `::bigint`
 	}
 	return tx.Query(ctx, sql, a.list...)
+}
+
+// walkIndexes are the first keys a walk can follow, each an index of keyword_metrics
+// (migrations 00013 and 00029): the column, ordered NULLS LAST then by keyword.
+var walkIndexes = map[keywords.OrderKey]string{
+	{Field: keywords.FieldSearchVolume, Desc: true}: "k.search_volume",
+	{Field: keywords.FieldDifficulty}:               "k.keyword_difficulty",
+	{Field: keywords.FieldCPC, Desc: true}:          "k.cpc",
 }
 
 // gapCondition is the SQL of "keyword_metrics row k is a gap passing q's filters": a named

@@ -33,7 +33,17 @@ $$;
 CREATE TRIGGER domain_rankings_sets_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON domain_rankings
     FOR EACH STATEMENT EXECUTE FUNCTION keyword_sets_changed();
 
+-- Gaps in an order other than by volume read the keyword table in that order, as they do
+-- by volume (keyword_metrics_volume_idx, 00013): by difficulty, easiest first, and by CPC,
+-- highest first (package local, gaps.go: walkMetric).
+CREATE INDEX keyword_metrics_difficulty_idx
+    ON keyword_metrics (keyword_difficulty ASC NULLS LAST, keyword_norm, country, language);
+CREATE INDEX keyword_metrics_cpc_idx
+    ON keyword_metrics (cpc DESC NULLS LAST, keyword_norm, country, language);
+
 -- +goose Down
+DROP INDEX keyword_metrics_cpc_idx;
+DROP INDEX keyword_metrics_difficulty_idx;
 DROP TRIGGER domain_rankings_sets_changed ON domain_rankings;
 DROP FUNCTION keyword_sets_changed();
 DROP TABLE keyword_sets_state;
