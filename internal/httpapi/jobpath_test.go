@@ -122,7 +122,7 @@ func TestAnalysisValidationChargesNothing(t *testing.T) {
 		{"/v1/keywords/gaps", map[string]any{"domain": "example.com"}, "competitors is required"},
 		{"/v1/keywords/gaps", map[string]any{"domain": "example.com", "competitors": []string{"a.com", "b.com", "c.com", "d.com"}}, "at most 3"},
 		{"/v1/keywords/gaps", map[string]any{"domain": "example.com", "competitors": []string{"example.com"}}, "the domain itself"},
-		{"/v1/keywords/gaps", map[string]any{"domain": "example.com", "competitors": []string{"a.com"}, "limit": 201}, "limit must be from 1 to 200"},
+		{"/v1/keywords/gaps", map[string]any{"domain": "example.com", "competitors": []string{"a.com"}, "limit": 1001}, "limit must be from 1 to 1000"},
 		{"/v1/content/audit", map[string]any{"domain": "example.com", "max_pages": 501}, "max_pages must be from 1 to 500"},
 		{"/v1/content/audit", map[string]any{"domain": "example.com", "check_external": "yes"}, "check_external must be true or false"},
 		{"/v1/content/recommend", map[string]any{"focus_topics": []string{"x"}}, "domain is required"},
