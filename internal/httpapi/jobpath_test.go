@@ -115,7 +115,7 @@ func TestAnalysisValidationChargesNothing(t *testing.T) {
 		{"/v1/keywords/research", map[string]any{"topic": "coffee"}, "domain is required"},
 		{"/v1/keywords/research", map[string]any{"domain": "example.com", "country": "zz"}, "country must be one of"},
 		{"/v1/keywords/research", map[string]any{"domain": "example.com", "language": "xx"}, "language must be one of"},
-		{"/v1/keywords/research", map[string]any{"domain": "example.com", "limit": 0}, "limit must be from 1 to 100"},
+		{"/v1/keywords/research", map[string]any{"domain": "example.com", "limit": 0}, "limit must be from 1 to 1000"},
 		{"/v1/keywords/research", map[string]any{"domain": "example.com", "limit": "ten"}, "limit must be a number"},
 		{"/v1/keywords/research", map[string]any{"domain": "example.com", "keywords": "coffee"}, "keywords must be an array"},
 		{"/v1/keywords/research", map[string]any{"domain": "example.com", "topic": strings.Repeat("t", 201)}, "topic must be at most 200"},
