@@ -101,18 +101,23 @@ func (q gapQuery) metricFiltered() bool {
 	return len(q.filters.Intents) > 0
 }
 
+// ordersBy reports whether the order has a key on the field.
+func (q gapQuery) ordersBy(f keywords.Field) bool {
+	for _, o := range q.order {
+		if o.Field == f {
+			return true
+		}
+	}
+	return false
+}
+
 // walkable reports whether the order can be followed on a keyword_metrics index: its first
 // key has one, and no key needs the competitors' positions.
 func (q gapQuery) walkable() bool {
 	if _, ok := walkIndexes[q.order[0]]; !ok {
 		return false
 	}
-	for _, o := range q.order {
-		if o.Field == keywords.FieldCompetitorPosition {
-			return false
-		}
-	}
-	return true
+	return !q.ordersBy(keywords.FieldCompetitorPosition)
 }
 
 // outerOrder is orderBy over the columns of a page's rows: (keyword_norm, sort values...).

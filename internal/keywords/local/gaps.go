@@ -288,7 +288,7 @@ func generalPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, limit 
 		values += ", count(*) OVER ()"
 	}
 	var a sqlArgs
-	sql := `WITH g AS (` + gapSetSQL(&a, m) + `)
+	sql := `WITH g AS MATERIALIZED (` + gapSetSQL(&a, m) + `)
 SELECT g.keyword_norm, ` + values + ` FROM g ` + metricsJoin(&a, m) + `
 WHERE ` + q.allFilters(&a) + ` AND ` + q.keyset(&a) + `
 ORDER BY ` + q.orderBy()
@@ -296,15 +296,24 @@ ORDER BY ` + q.orderBy()
 		// A filter on the metrics passes only gaps with a metrics row: start from the
 		// metrics, so the planner can begin with the rows the filter selects (an index
 		// range on the volume) and probe the rankings, rather than walk every ranking of
-		// the competitors.
+		// the competitors. The gaps passing the filters are gathered first (MATERIALIZED: the page's LIMIT
+		// must not lead the planner into probing the rankings row by row in sort order,
+		// when every passing gap is read anyway), then sorted; the competitors' best
+		// position is read only when the order needs it.
 		a = sqlArgs{}
 		cond := gapCondition(&a, m, q)
-		sql = `SELECT g.keyword_norm, ` + values + ` FROM keyword_metrics k
-CROSS JOIN LATERAL (SELECT k.keyword_norm, (
-    SELECT min(r.position) FROM domain_rankings r
-    WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = k.country AND r.language = k.language
-      AND r.keyword_norm = k.keyword_norm) AS cpos) g
-WHERE ` + cond + ` AND ` + q.keyset(&a) + `
+		cpos := "NULL::int"
+		if q.ordersBy(keywords.FieldCompetitorPosition) {
+			cpos = `(SELECT min(r.position) FROM domain_rankings r
+        WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = k.country AND r.language = k.language
+          AND r.keyword_norm = k.keyword_norm)`
+		}
+		sql = `WITH f AS MATERIALIZED (
+    SELECT k.keyword_norm, k.search_volume, k.keyword_difficulty, k.cpc, ` + cpos + ` AS cpos
+    FROM keyword_metrics k WHERE ` + cond + `)
+SELECT g.keyword_norm, ` + values + ` FROM f k
+CROSS JOIN LATERAL (SELECT k.keyword_norm, k.cpos) g
+WHERE ` + q.keyset(&a) + `
 ORDER BY ` + q.orderBy()
 	}
 	if limit > 0 {
