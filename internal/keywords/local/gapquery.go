@@ -161,6 +161,15 @@ func (q gapQuery) metricFilters(a *sqlArgs, kn string) string {
 	if len(q.filters.Intents) > 0 {
 		conds = append(conds, "k.search_intent = ANY("+a.add(q.filters.Intents)+"::text[])")
 	}
+	if w := q.wordFilters(a, kn); w != "" {
+		conds = append(conds, w)
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// wordFilters is the SQL of the include and exclude words on the key kn, "" for none.
+func (q gapQuery) wordFilters(a *sqlArgs, kn string) string {
+	var conds []string
 	for _, w := range q.filters.Include {
 		conds = append(conds, "position(' ' || "+a.add(w)+"::text || ' ' in ' ' || "+kn+" || ' ') > 0")
 	}

@@ -146,11 +146,16 @@ type gapMarket struct {
 }
 
 // gapSetSQL is the set of gaps, g(keyword_norm, cpos): the keywords a competitor ($comps)
-// ranks for and the domain ($domain) does not, with the competitors' best position.
-func gapSetSQL(a *sqlArgs, m gapMarket) string {
+// ranks for and the domain ($domain) does not, with the competitors' best position. The
+// words of q's filters, which need only the key, apply to the rankings before grouping.
+func gapSetSQL(a *sqlArgs, m gapMarket, q gapQuery) string {
 	c, l := a.add(m.country), a.add(m.language)
+	words := ""
+	if w := q.wordFilters(a, "r.keyword_norm"); w != "" {
+		words = " AND " + w
+	}
 	return `SELECT r.keyword_norm, min(r.position) AS cpos FROM domain_rankings r
-    WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
+    WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + words + `
       AND NOT EXISTS (
           SELECT 1 FROM domain_rankings d
           WHERE d.domain = ` + a.add(m.domain) + ` AND d.country = ` + c + ` AND d.language = ` + l + `
@@ -288,7 +293,7 @@ func generalPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, limit 
 		values += ", count(*) OVER ()"
 	}
 	var a sqlArgs
-	sql := `WITH g AS MATERIALIZED (` + gapSetSQL(&a, m) + `)
+	sql := `WITH g AS MATERIALIZED (` + gapSetSQL(&a, m, q) + `)
 SELECT g.keyword_norm, ` + values + ` FROM g ` + metricsJoin(&a, m) + `
 WHERE ` + q.allFilters(&a) + ` AND ` + q.keyset(&a) + `
 ORDER BY ` + q.orderBy()
