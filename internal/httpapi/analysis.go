@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"strconv"
@@ -46,6 +47,9 @@ func (s *server) analysis(spec report.Analysis) fiber.Handler {
 			return err
 		}
 		if err := req.Normalize(s.AnalysisOptions); err != nil {
+			return err
+		}
+		if err := s.checkCursor(c, spec.Kind, req); err != nil {
 			return err
 		}
 		if err := s.preflight(c.UserContext(), spec, req); err != nil {
@@ -150,6 +154,20 @@ func (s *server) checkHosts(ctx context.Context, kind report.Kind, req report.Re
 		}
 	}
 	return nil
+}
+
+// checkCursor refuses, before anything is charged, a cursor that is altered, expired, issued
+// to another account or sent with another query (report.Cursors).
+func (s *server) checkCursor(c *fiber.Ctx, kind report.Kind, req report.Request) error {
+	p, ok := req.(report.PagedRequest)
+	if !ok || p.PageQuery().Cursor == "" {
+		return nil
+	}
+	if s.Cursors == nil {
+		return apperr.New(apperr.InvalidCursor, "cursor is not accepted: this service has no cursor key")
+	}
+	_, err := s.Cursors.Open(kind, principalOf(c).AccountID.String(), p, s.Clock.Now())
+	return err
 }
 
 // checkRendering refuses, before anything is charged, a request for JavaScript rendering
@@ -267,6 +285,7 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 			c.Set("X-Credits-Used", strconv.Itoa(j.Cost))
 			c.Set("X-Credits-Remaining", strconv.Itoa(balance))
 			c.Set("X-Job-ID", j.ID.String())
+			pagingHeaders(c, j.Result)
 			c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
 			c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+strings.ReplaceAll(strings.TrimPrefix(spec.Path, "/v1/"), "/", "-")+`.csv"`)
 			return c.Send(body)
@@ -301,6 +320,24 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 		}})
 	}
 	return s.jobPending(c, j)
+}
+
+// pagingHeaders carries a paged keyword list's total and next_cursor into a CSV answer's
+// headers (X-Total-Count, X-Next-Cursor), which its rows cannot hold.
+func pagingHeaders(c *fiber.Ctx, result []byte) {
+	var p struct {
+		Total      *int    `json:"total"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	if json.Unmarshal(result, &p) != nil {
+		return
+	}
+	if p.Total != nil {
+		c.Set("X-Total-Count", strconv.Itoa(*p.Total))
+	}
+	if p.NextCursor != nil {
+		c.Set("X-Next-Cursor", *p.NextCursor)
+	}
 }
 
 // wantsCSV reports whether the caller asked for CSV (Accept: text/csv) over JSON.

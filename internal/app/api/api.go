@@ -60,6 +60,7 @@ func Deps(a *app.App) (httpapi.Deps, error) {
 		MCPAllowedOrigins: cfg.MCPAllowedOrigins,
 		AnalysisOptions:   report.Options{AllowPrivate: cfg.CrawlerAllowPrivate},
 		Hosts:             a.Crawler,
+		Cursors:           a.Cursors,
 		Renderers:         jobs.Browsers{Redis: a.Redis},
 		Metrics:           a.Metrics, AdminToken: cfg.AdminToken,
 		AdminQueues: queues, Billing: a.Billing, Dashboard: dash,
