@@ -159,13 +159,3 @@ func NormalizeDomain(s string) string { return keywords.Domain(s) }
 func CleanKeyword(s string) string {
 	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
 }
-
-// Rankings is not built yet (issue 20): it says so rather than answer wrongly.
-func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (keywords.RankingList, error) {
-	return keywords.RankingList{}, fmt.Errorf("rankings: %w", keywords.ErrUnsupported)
-}
-
-// Competitors is not built yet (issue 20): it says so rather than answer wrongly.
-func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequest) (keywords.CompetitorList, error) {
-	return keywords.CompetitorList{}, fmt.Errorf("competitors: %w", keywords.ErrUnsupported)
-}
