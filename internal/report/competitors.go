@@ -1,0 +1,83 @@
+package report
+
+import (
+	"context"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// CompetitorsRequest is the body of POST /v1/keywords/competitors.
+type CompetitorsRequest struct {
+	Domain   string `json:"domain"`
+	Country  string `json:"country"`
+	Language string `json:"language,omitempty"`
+	Limit    *int   `json:"limit,omitempty"`
+	Callback
+}
+
+func (r *CompetitorsRequest) defaults() {
+	market(&r.Country, &r.Language)
+	r.Limit = orDefault(r.Limit, defaultCompetitorsLimit)
+}
+
+// Normalize checks the request and fills defaults.
+func (r *CompetitorsRequest) Normalize(o Options) (err error) {
+	if err := r.normalizeCallback(o); err != nil {
+		return err
+	}
+	r.defaults()
+	if r.Domain, err = NormalizeDomain("domain", r.Domain, o); err != nil {
+		return err
+	}
+	if r.Country, r.Language, err = checkMarket(r.Country, r.Language); err != nil {
+		return err
+	}
+	return intRange("limit", *r.Limit, 1, maxCompetitorsLimit)
+}
+
+// CompetitorRecord is a domain sharing ranked keywords with the asked domain.
+type CompetitorRecord struct {
+	Domain string `json:"domain"`
+	// SharedKeywords counts the keywords both rank for; AvgPosition is the competitor's
+	// average position over them, DomainAvgPosition the asked domain's.
+	SharedKeywords    int     `json:"shared_keywords"`
+	AvgPosition       float64 `json:"avg_position"`
+	DomainAvgPosition float64 `json:"domain_avg_position"`
+	// TotalKeywords counts every keyword the competitor ranks for in the market.
+	TotalKeywords int `json:"total_keywords"`
+}
+
+// CompetitorsResult is the data of a competitor-discovery answer.
+type CompetitorsResult struct {
+	Domain      string             `json:"domain"`
+	Country     string             `json:"country"`
+	Language    string             `json:"language"`
+	Competitors []CompetitorRecord `json:"competitors"`
+	// Total counts every domain sharing at least one keyword (passing the filters).
+	Total      int     `json:"total"`
+	NextCursor *string `json:"next_cursor"`
+	Source     string  `json:"source"`
+	described
+}
+
+// Competitors lists the domains sharing the most ranked keywords with the domain, most
+// shared first. A domain without rankings in the market is NO_DATA, refunded.
+func (b *Builder) Competitors(ctx context.Context, r CompetitorsRequest) (CompetitorsResult, error) {
+	req := keywords.CompetitorsRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language,
+		Page: keywords.Page{Limit: *r.Limit}}
+	list, err := b.Keywords.Competitors(ctx, req)
+	if err != nil {
+		return CompetitorsResult{}, queryError("competitors", err)
+	}
+	if list.Total == 0 && req.Filters.Empty() && req.Page.After == "" {
+		return CompetitorsResult{}, noCompetitorsFound(r.Domain, r.Country, r.Language)
+	}
+	res := CompetitorsResult{Domain: r.Domain, Country: r.Country, Language: r.Language, Competitors: []CompetitorRecord{},
+		Total: list.Total, Source: b.Keywords.Name()}
+	for _, c := range list.Competitors {
+		res.Competitors = append(res.Competitors, CompetitorRecord{Domain: c.Domain, SharedKeywords: c.Shared,
+			AvgPosition: c.AvgPosition, DomainAvgPosition: c.DomainAvgPosition, TotalKeywords: c.Total})
+	}
+	res.meta = b.meta(rows{}, nil)
+	return res, nil
+}
