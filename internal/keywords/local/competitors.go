@@ -16,12 +16,14 @@ import (
 // Competitor discovery counts, for every other domain of the market, the keywords it shares
 // with the asked domain (both rank for them, the shared keywords passing the filters), its
 // average position and the domain's over those keywords (each domain's best position per
-// keyword), and how many keywords it ranks for in all. It is one statement: the domain's
-// keywords, filtered, in a hash table; every ranking of the market read once in primary-key
-// order (domain, keyword), each domain's best position per keyword taken on the way, and
-// looked up in it. The answer has one row per domain sharing a keyword (a market has a few
-// thousand domains), ordered most shared keywords first, then by domain name; pages are
-// cut from it here.
+// keyword), and, for the domains of the page, how many keywords each ranks for in all. The
+// domain's keywords are read from the rankings' primary key, filtered, and the domains
+// ranking for each from the index by keyword (migration 00030), grouped by keyword and
+// domain as the index orders them: a probe per keyword for a small domain, one merge of the
+// two indexes for a large one (hash joins are off: a hash table of the whole market's
+// rankings is what the index is there to avoid). The answer has one row per domain sharing
+// a keyword (a market has a few thousand domains), ordered most shared keywords first, then
+// by domain name; pages are cut from it here.
 
 // competitorColumns are the fields competitor discovery filters the shared keywords on:
 // the keyword's metrics, the domain's position (position) and the competitor's
@@ -32,35 +34,40 @@ var competitorColumns = columns{
 		keywords.FieldDifficulty:         "k.keyword_difficulty",
 		keywords.FieldCPC:                "k.cpc",
 		keywords.FieldPosition:           "d.position",
-		keywords.FieldCompetitorPosition: "c.position",
+		keywords.FieldCompetitorPosition: "s.position",
 	},
 	intent: "k.search_intent",
 	words:  "d.keyword_norm",
 	key:    "d.keyword_norm",
 }
 
-// competitorsSQL: %[1]s the keyword join (or nothing), %[2]s the conditions on the shared
-// keywords. $1 domain, $2 country, $3 language.
+// competitorsSQL: %[1]s the domain's keyword side (a join of the keyword table and
+// conditions, or nothing), %[2]s the conditions on the competitor's position. $1 domain, $2
+// country, $3 language.
 const competitorsSQL = `
-WITH d AS MATERIALIZED (
+WITH d AS (
     SELECT d.keyword_norm, d.position FROM (
         SELECT keyword_norm, min(position) AS position FROM domain_rankings
         WHERE domain = $1 AND country = $2 AND language = $3
         GROUP BY keyword_norm) d
     %[1]s
-), c AS (
-    SELECT domain, keyword_norm, min(position) AS position FROM domain_rankings
-    WHERE country = $2 AND language = $3 AND domain <> $1
-    GROUP BY domain, keyword_norm
+), s AS (
+    SELECT r.domain, min(r.position) AS position, min(d.position) AS dpos
+    FROM d JOIN domain_rankings r
+      ON r.keyword_norm = d.keyword_norm AND r.country = $2 AND r.language = $3 AND r.domain <> $1
+    GROUP BY d.keyword_norm, r.domain
 )
-SELECT c.domain,
-       count(d.keyword_norm) FILTER (WHERE %[2]s) AS shared,
-       coalesce(avg(c.position) FILTER (WHERE d.keyword_norm IS NOT NULL AND %[2]s), 0)::float8,
-       coalesce(avg(d.position) FILTER (WHERE d.keyword_norm IS NOT NULL AND %[2]s), 0)::float8,
-       count(*) AS total
-FROM c LEFT JOIN d ON d.keyword_norm = c.keyword_norm
-GROUP BY c.domain
-HAVING count(d.keyword_norm) FILTER (WHERE %[2]s) > 0`
+SELECT s.domain, count(*), avg(s.position)::float8, avg(s.dpos)::float8
+FROM s
+WHERE %[2]s
+GROUP BY s.domain`
+
+// competitorTotalsSQL counts the keywords each of the domains $1 ranks for in the market.
+const competitorTotalsSQL = `
+SELECT c.domain, (SELECT count(*) FROM (
+    SELECT DISTINCT r.keyword_norm FROM domain_rankings r
+    WHERE r.domain = c.domain AND r.country = $2 AND r.language = $3) x)
+FROM unnest($1::text[]) AS c(domain)`
 
 // Competitors returns one page of the domains sharing the most keywords with the domain.
 func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequest) (keywords.CompetitorList, error) {
@@ -109,9 +116,9 @@ func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequ
 		}
 		q.args, shared = cq.args, cq.whereSQL()
 	}
-	var all []keywords.Competitor
-	err = pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL jit = off; SET LOCAL work_mem = '64MB'"); err != nil {
+	var all, page []keywords.Competitor
+	err = pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL jit = off; SET LOCAL work_mem = '64MB'; SET LOCAL enable_hashjoin = off"); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, fmt.Sprintf(competitorsSQL, join, shared), q.args...)
@@ -120,16 +127,53 @@ func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequ
 		}
 		all, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (keywords.Competitor, error) {
 			var c keywords.Competitor
-			err := r.Scan(&c.Domain, &c.Shared, &c.AvgPosition, &c.DomainAvgPosition, &c.Total)
+			err := r.Scan(&c.Domain, &c.Shared, &c.AvgPosition, &c.DomainAvgPosition)
 			return c, err
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(all, compareCompetitors)
+		out.Total = len(all)
+		page = pageOf(all, after, req.Page.Limit)
+		if len(page) == 0 {
+			return nil
+		}
+		domains := make([]string, len(page))
+		for i, c := range page {
+			domains[i] = c.Domain
+		}
+		totals := map[string]int{}
+		rows, err = tx.Query(ctx, competitorTotalsSQL, domains, country, language)
+		if err != nil {
+			return err
+		}
+		var d string
+		var n int
+		if _, err := pgx.ForEachRow(rows, []any{&d, &n}, func() error { totals[d] = n; return nil }); err != nil {
+			return err
+		}
+		for i := range page {
+			page[i].Total = totals[page[i].Domain]
+		}
+		return nil
 	})
 	if err != nil {
 		return keywords.CompetitorList{}, fmt.Errorf("local: competitors: %w", err)
 	}
-	slices.SortFunc(all, compareCompetitors)
-	out.Total = len(all)
+	for _, c := range page {
+		c.AvgPosition = round2(c.AvgPosition)
+		c.DomainAvgPosition = round2(c.DomainAvgPosition)
+		out.Competitors = append(out.Competitors, c)
+	}
+	if n := len(page); n > 0 && compareCompetitors(page[n-1], all[len(all)-1]) != 0 {
+		out.Next = strconv.Itoa(page[n-1].Shared) + ":" + page[n-1].Domain
+	}
+	return out, nil
+}
+
+// pageOf returns the limit competitors after the token's (all sorted).
+func pageOf(all []keywords.Competitor, after *keywords.Competitor, limit int) []keywords.Competitor {
 	start := 0
 	if after != nil {
 		start, _ = slices.BinarySearchFunc(all, *after, compareCompetitors)
@@ -137,22 +181,10 @@ func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequ
 			start++
 		}
 	}
-	limit := req.Page.Limit
 	if limit <= 0 {
 		limit = 20
 	}
-	end := min(start+limit, len(all))
-	for i := start; i < end; i++ {
-		c := all[i]
-		c.AvgPosition = round2(c.AvgPosition)
-		c.DomainAvgPosition = round2(c.DomainAvgPosition)
-		out.Competitors = append(out.Competitors, c)
-	}
-	if end < len(all) {
-		last := all[end-1]
-		out.Next = strconv.Itoa(last.Shared) + ":" + last.Domain
-	}
-	return out, nil
+	return all[start:min(start+limit, len(all))]
 }
 
 // compareCompetitors orders competitors by shared keywords, most first, then by domain.
