@@ -15,7 +15,8 @@ type question struct {
 
 // questions is the fixed list asked at every size. The domains are chosen by rank, so the
 // same question is asked of the same kind of site at every size: site0300 is a typical
-// small site, site0004 a large competitor, bigpublisher the domain with the most rankings.
+// small site, site0004 a large competitor, bigpublisher the domain with the most rankings
+// (43% of them in the skewed shape), site0001 and site0002 the next biggest.
 func questions(d *dataset) []question {
 	const site, rival, rival2 = "site0300.example", "site0004.example", "site0020.example"
 	big := d.domains[0]
@@ -57,6 +58,7 @@ func questions(d *dataset) []question {
 	gaps("gaps typical pair", rival)
 	gaps("gaps vs big domain", big)
 	gaps("gaps three competitors", big, rival, rival2)
+	gaps("gaps three biggest", big, d.domains[1], d.domains[2])
 	qs = append(qs, question{"recommend", "seeded, one competitor", func(ctx context.Context, b *report.Builder) (string, error) {
 		r := report.RecommendRequest{Domain: site, Competitors: []string{rival}}
 		if err := r.Normalize(report.Options{}); err != nil {

@@ -55,7 +55,27 @@ func TestRankingsAndCompetitorsEndpoints(t *testing.T) {
 	expect(t, "competitors job", call(t, "GET", u+"/v1/jobs/"+id, key, nil), 200, "")
 	expect(t, "competitors job csv", call(t, "GET", u+"/v1/jobs/"+id, key, nil, "Accept", "text/csv"), 200, "")
 
+	// Filters, order and a cursor: the next page continues the same query only.
+	q := map[string]any{"domain": doms[0], "limit": 2, "order_by": []string{"estimated_traffic.desc"},
+		"filters": map[string]any{"position": map[string]any{"max": 50}}}
+	r = expect(t, "rankings filtered", call(t, "POST", u+"/v1/keywords/rankings", key, q), 200, "")
+	next, _ := r.data()["next_cursor"].(string)
+	if next == "" || r.data()["total"].(float64) <= 2 {
+		t.Fatalf("rankings filtered %s", r.Raw)
+	}
+	q["cursor"] = next
+	expect(t, "rankings next page", call(t, "POST", u+"/v1/keywords/rankings", key, q), 200, "")
+	q["order_by"] = []string{"keyword.asc"}
+	expect(t, "rankings cursor of another query", call(t, "POST", u+"/v1/keywords/rankings", key, q), 400, "INVALID_CURSOR")
+
+	n := 0
 	for _, c := range []struct{ path, body, msg string }{
+		{"/v1/keywords/rankings", `{"domain":"a.com","filters":{"competitor_position":{"max":3}}}`, "filters.competitor_position does not apply"},
+		{"/v1/keywords/rankings", `{"domain":"a.com","filters":{"volume":{"max":3}}}`, "filters.volume"},
+		{"/v1/keywords/rankings", `{"domain":"a.com","filters":{"cpc":{"min":3,"max":1}}}`, "filters.cpc.min"},
+		{"/v1/keywords/rankings", `{"domain":"a.com","order_by":["position.asc","traffic.desc"]}`, "order_by[1]"},
+		{"/v1/keywords/competitors", `{"domain":"a.com","order_by":["search_volume.desc"]}`, "order_by[0]"},
+		{"/v1/keywords/competitors", `{"domain":"a.com","filters":{"estimated_traffic":{"min":1}}}`, "filters.estimated_traffic"},
 		{"/v1/keywords/rankings", `{}`, "domain is required"},
 		{"/v1/keywords/rankings", `{"domain":"a.com","limit":0}`, "limit must be from 1 to 1000"},
 		{"/v1/keywords/rankings", `{"domain":"a.com","limit":1001}`, "limit must be from 1 to 1000"},
@@ -64,6 +84,10 @@ func TestRankingsAndCompetitorsEndpoints(t *testing.T) {
 		{"/v1/keywords/competitors", `{"domain":"b..com"}`, "domain is not a valid domain name"},
 		{"/v1/keywords/competitors", `{"domain":"a.com","limit":101}`, "limit must be from 1 to 100"},
 	} {
+		if n++; n%8 == 0 { // a free account's rate limit is 10 calls a minute
+			expectNothingCharged(t, s, free)
+			free = register(t, s.testServer)
+		}
 		expectInvalid(t, c.path+" "+c.body, call(t, "POST", u+c.path, free, c.body), c.msg)
 	}
 	expectNothingCharged(t, s, free)

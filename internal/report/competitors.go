@@ -12,8 +12,12 @@ type CompetitorsRequest struct {
 	Country  string `json:"country"`
 	Language string `json:"language,omitempty"`
 	Limit    *int   `json:"limit,omitempty"`
+	Query
 	Callback
 }
+
+// PageLimit is the request's limit.
+func (r *CompetitorsRequest) PageLimit() int { return *orDefault(r.Limit, defaultCompetitorsLimit) }
 
 func (r *CompetitorsRequest) defaults() {
 	market(&r.Country, &r.Language)
@@ -32,8 +36,27 @@ func (r *CompetitorsRequest) Normalize(o Options) (err error) {
 	if r.Country, r.Language, err = checkMarket(r.Country, r.Language); err != nil {
 		return err
 	}
-	return intRange("limit", *r.Limit, 1, maxCompetitorsLimit)
+	if err := intRange("limit", *r.Limit, 1, maxCompetitorsLimit); err != nil {
+		return err
+	}
+	return r.Query.normalize(CompetitorsShape)
 }
+
+// CompetitorsShape: competitor discovery filters the shared keywords (by their metrics, the
+// domain's position and the competitor's) and lists competitors by shared keywords only.
+var CompetitorsShape = func() QueryShape {
+	why := "competitors are listed by shared keywords, most first, then by domain"
+	return QueryShape{
+		Ranges: []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC,
+			keywords.FieldPosition, keywords.FieldCompetitorPosition},
+		Why: map[keywords.Field]string{
+			keywords.FieldKeyword: why, keywords.FieldSearchVolume: why, keywords.FieldDifficulty: why, keywords.FieldCPC: why,
+			keywords.FieldPosition: why, keywords.FieldCompetitorPosition: why,
+			keywords.FieldOpportunity: "competitor discovery counts shared keywords, which carry no opportunity score",
+			keywords.FieldTraffic:     "competitor discovery counts shared keywords, not their traffic",
+		},
+	}
+}()
 
 // CompetitorRecord is a domain sharing ranked keywords with the asked domain.
 type CompetitorRecord struct {
@@ -63,17 +86,25 @@ type CompetitorsResult struct {
 // Competitors lists the domains sharing the most ranked keywords with the domain, most
 // shared first. A domain without rankings in the market is NO_DATA, refunded.
 func (b *Builder) Competitors(ctx context.Context, r CompetitorsRequest) (CompetitorsResult, error) {
+	after, err := b.pageToken(ctx, KindCompetitors, &r)
+	if err != nil {
+		return CompetitorsResult{}, err
+	}
 	req := keywords.CompetitorsRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language,
-		Page: keywords.Page{Limit: *r.Limit}}
+		Filters: r.KeywordFilters(), Page: keywords.Page{Limit: *r.Limit, After: after}}
 	list, err := b.Keywords.Competitors(ctx, req)
 	if err != nil {
 		return CompetitorsResult{}, queryError("competitors", err)
+	}
+	next, err := b.nextCursor(ctx, KindCompetitors, &r, list.Next)
+	if err != nil {
+		return CompetitorsResult{}, err
 	}
 	if list.Total == 0 && req.Filters.Empty() && req.Page.After == "" {
 		return CompetitorsResult{}, noCompetitorsFound(r.Domain, r.Country, r.Language)
 	}
 	res := CompetitorsResult{Domain: r.Domain, Country: r.Country, Language: r.Language, Competitors: []CompetitorRecord{},
-		Total: list.Total, Source: b.Keywords.Name()}
+		Total: list.Total, NextCursor: next, Source: b.Keywords.Name()}
 	for _, c := range list.Competitors {
 		res.Competitors = append(res.Competitors, CompetitorRecord{Domain: c.Domain, SharedKeywords: c.Shared,
 			AvgPosition: c.AvgPosition, DomainAvgPosition: c.DomainAvgPosition, TotalKeywords: c.Total})

@@ -23,8 +23,12 @@ type RankingsRequest struct {
 	Country  string `json:"country"`
 	Language string `json:"language,omitempty"`
 	Limit    *int   `json:"limit,omitempty"`
+	Query
 	Callback
 }
+
+// PageLimit is the request's limit.
+func (r *RankingsRequest) PageLimit() int { return *orDefault(r.Limit, defaultRankingsLimit) }
 
 func (r *RankingsRequest) defaults() {
 	market(&r.Country, &r.Language)
@@ -43,7 +47,22 @@ func (r *RankingsRequest) Normalize(o Options) (err error) {
 	if r.Country, r.Language, err = checkMarket(r.Country, r.Language); err != nil {
 		return err
 	}
-	return intRange("limit", *r.Limit, 1, 1000)
+	if err := intRange("limit", *r.Limit, 1, MaxPageRows); err != nil {
+		return err
+	}
+	return r.Query.normalize(RankingsShape)
+}
+
+// RankingsShape: a domain's rankings filter and sort on the keyword's metrics, the
+// domain's position and the estimated traffic.
+var RankingsShape = QueryShape{
+	Ranges: []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC, keywords.FieldPosition, keywords.FieldTraffic},
+	Order: []keywords.Field{keywords.FieldPosition, keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC,
+		keywords.FieldTraffic, keywords.FieldKeyword},
+	Why: map[keywords.Field]string{
+		keywords.FieldCompetitorPosition: "a domain's rankings name no competitor (competitor discovery and gaps do)",
+		keywords.FieldOpportunity:        "rankings carry no opportunity score (research and recommendations do)",
+	},
 }
 
 // RankingRecord is one keyword the domain ranks for: its best position and the URL holding
@@ -87,20 +106,29 @@ type RankingsResult struct {
 }
 
 // Rankings lists the keywords the domain ranks for with their metrics and estimated
-// traffic, best position first. A domain the provider holds no ranking for in the market
+// traffic, best position first (or in the request's order), filtered, one page at a time;
+// total and position_bands count every ranking passing the filters. A domain the provider holds no ranking for in the market
 // is NO_DATA, refunded.
 func (b *Builder) Rankings(ctx context.Context, r RankingsRequest) (RankingsResult, error) {
+	after, err := b.pageToken(ctx, KindRankings, &r)
+	if err != nil {
+		return RankingsResult{}, err
+	}
 	req := keywords.RankingsRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language,
-		Page: keywords.Page{Limit: *r.Limit}}
+		Filters: r.KeywordFilters(), Order: r.KeywordOrder(), Page: keywords.Page{Limit: *r.Limit, After: after}}
 	list, err := b.Keywords.Rankings(ctx, req)
 	if err != nil {
 		return RankingsResult{}, queryError("rankings", err)
+	}
+	next, err := b.nextCursor(ctx, KindRankings, &r, list.Next)
+	if err != nil {
+		return RankingsResult{}, err
 	}
 	if list.Total == 0 && req.Filters.Empty() && req.Page.After == "" {
 		return RankingsResult{}, noRankingData(r.Domain, r.Country, r.Language)
 	}
 	res := RankingsResult{Domain: r.Domain, Country: r.Country, Language: r.Language, Rankings: []RankingRecord{},
-		Total: list.Total, PositionBands: bandsOf(list.Bands), Source: b.Keywords.Name()}
+		Total: list.Total, PositionBands: bandsOf(list.Bands), NextCursor: next, Source: b.Keywords.Name()}
 	for _, k := range list.Rankings {
 		rec := RankingRecord{Keyword: k.Keyword.Keyword, Position: k.Position, SearchVolume: k.SearchVolume,
 			Difficulty: k.Difficulty, CPC: k.CPC, SearchIntent: analysis.Intent(k.Keyword), EstimatedTraffic: k.EstimatedTraffic}

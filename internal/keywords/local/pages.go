@@ -3,7 +3,6 @@ package local
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -177,31 +176,54 @@ func (q *sqlQuery) after(keys []sortKey, token string) error {
 	return nil
 }
 
-// ErrBadToken is a page token that does not continue the query it came with.
-var ErrBadToken = errors.New("local: the page token does not continue this query")
+// ErrBadToken is a page token that does not continue the query it came with (the API's
+// signed cursor makes that a tampered or foreign token): a part of the query this provider
+// cannot answer.
+var ErrBadToken = fmt.Errorf("local: the page token does not continue this query: %w", keywords.ErrUnsupported)
 
-// encodeToken writes the last row's key values: numbers in Go's shortest exact form
-// (±Inf included), texts as they are.
-func encodeToken(vals []any) string {
-	s := make([]string, len(vals))
+// pageToken is a page token: the last row's key values (numbers in Go's shortest exact
+// form, ±Inf included; texts as they are) and the counts the first page made, which later
+// pages repeat rather than count again.
+type pageToken struct {
+	Values []string `json:"v"`
+	Counts []int    `json:"c,omitempty"`
+}
+
+// encodeToken writes a page token.
+func encodeToken(vals []any, counts []int) string {
+	t := pageToken{Values: make([]string, len(vals)), Counts: counts}
 	for i, v := range vals {
 		switch v := v.(type) {
 		case float64:
-			s[i] = strconv.FormatFloat(v, 'g', -1, 64)
+			t.Values[i] = strconv.FormatFloat(v, 'g', -1, 64)
 		case string:
-			s[i] = v
+			t.Values[i] = v
 		}
 	}
-	b, _ := json.Marshal(s) // strings only: cannot fail
+	b, _ := json.Marshal(t) // strings and numbers only: cannot fail
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// tokenCounts returns the counts a page token carries (nil without a token).
+func tokenCounts(token string, n int) ([]int, error) {
+	if token == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	var t pageToken
+	if err != nil || json.Unmarshal(b, &t) != nil || len(t.Counts) != n {
+		return nil, ErrBadToken
+	}
+	return t.Counts, nil
 }
 
 func decodeToken(keys []sortKey, token string) ([]any, error) {
 	b, err := base64.RawURLEncoding.DecodeString(token)
-	var s []string
-	if err != nil || json.Unmarshal(b, &s) != nil || len(s) != len(keys) {
+	var t pageToken
+	if err != nil || json.Unmarshal(b, &t) != nil || len(t.Values) != len(keys) {
 		return nil, ErrBadToken
 	}
+	s := t.Values
 	out := make([]any, len(keys))
 	for i, k := range keys {
 		if k.text {

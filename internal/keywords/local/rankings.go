@@ -18,6 +18,7 @@ import (
 //  1. Count: how many keywords pass the filters, in all and by position band. The domain's
 //     best positions come from the rankings' primary key alone (it includes the position),
 //     in keyword order; the keyword table is joined only when a filter needs its metrics.
+//     Only the first page counts: its token carries the counts to the next pages.
 //  2. Page: the keys of the first Limit rows after the page token, in the query's order.
 //  3. Read: those keywords' metrics, URL and synthetic flag.
 
@@ -129,13 +130,20 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 		if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
 			return err
 		}
-		counts := make([]int, 1+len(keywords.Bands))
-		targets := make([]any, len(counts))
-		for i := range counts {
-			targets[i] = &counts[i]
-		}
-		if err := tx.QueryRow(ctx, countSQL, countArgs...).Scan(targets...); err != nil {
+		// A later page repeats the counts of the first (its token carries them).
+		counts, err := tokenCounts(req.Page.After, 1+len(keywords.Bands))
+		if err != nil {
 			return err
+		}
+		if counts == nil {
+			counts = make([]int, 1+len(keywords.Bands))
+			targets := make([]any, len(counts))
+			for i := range counts {
+				targets[i] = &counts[i]
+			}
+			if err := tx.QueryRow(ctx, countSQL, countArgs...).Scan(targets...); err != nil {
+				return err
+			}
 		}
 		out.Total = counts[0]
 		for i, b := range keywords.Bands {
@@ -157,7 +165,7 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 				return err
 			}
 			if len(page) == limit {
-				out.Next = encodeToken(last)
+				out.Next = encodeToken(last, counts)
 				break
 			}
 			last = values()
