@@ -209,7 +209,9 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (r
 		return res, err
 	}
 	b := &report.Builder{Keywords: local.New(pool), Clock: clock.Real{},
-		Crawler: crawler.New(crawler.Config{Timeout: time.Millisecond, RequestTimeout: time.Millisecond})}
+		Crawler: crawler.New(crawler.Config{Timeout: time.Millisecond, RequestTimeout: time.Millisecond}),
+		Cursors: report.NewCursors([]byte("benchscale cursor key, 32 bytes or more"))}
+	ctx = report.WithAccount(ctx, "benchscale")
 	for _, q := range questions(d) {
 		if !strings.Contains(q.kind, only) {
 			continue
@@ -228,7 +230,54 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (r
 			res.timings[q.kind] = append(res.timings[q.kind], took)
 		}
 	}
+	if strings.Contains(pagingKind, only) {
+		if err := pageAll(ctx, b, &res, "site0300.example", d.domains[0]); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
+}
+
+// pagingKind names the timings of pageAll.
+const pagingKind = "gaps paging 1000 a page"
+
+// pageAll pages through every gap of the domain against the competitor, 1,000 a page with
+// next_cursor, timing each page, and checks that each gap comes back exactly once.
+func pageAll(ctx context.Context, b *report.Builder, res *result, domain, competitor string) error {
+	limit := 1000
+	seen := map[string]bool{}
+	cursor := ""
+	pages, total := 0, 0
+	for {
+		r := report.GapsRequest{Domain: domain, Competitors: []string{competitor}, Limit: &limit}
+		r.Cursor = cursor
+		if err := r.Normalize(report.Options{}); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		page, err := b.Gaps(ctx, r)
+		res.timings[pagingKind] = append(res.timings[pagingKind], time.Since(t0))
+		if err != nil {
+			return fmt.Errorf("%s, page %d: %w", pagingKind, pages+1, err)
+		}
+		pages++
+		total = page.Total
+		for _, g := range page.Gaps {
+			if seen[g.Keyword] {
+				return fmt.Errorf("%s: %q came back twice (page %d)", pagingKind, g.Keyword, pages)
+			}
+			seen[g.Keyword] = true
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = *page.NextCursor
+	}
+	if len(seen) != total {
+		return fmt.Errorf("%s: %d gaps came back, total %d", pagingKind, len(seen), total)
+	}
+	res.answers[pagingKind] = fmt.Sprintf("%d pages, %d distinct gaps = total %d", pages, len(seen), total)
+	return nil
 }
 
 // reuse and only are the -reuse and -only flags.

@@ -211,7 +211,16 @@ func importFile(ctx context.Context, pool *pgxpool.Pool, rep *Report, stage func
 	if slices.Contains(tables, "keyword_metrics") {
 		tables = append(tables, "keyword_words") // the words of the keywords written (migration 00021)
 	}
-	return analyze(ctx, pool, tables...)
+	if err := analyze(ctx, pool, tables...); err != nil {
+		return err
+	}
+	if slices.Contains(tables, "domain_rankings") {
+		// Gaps count their totals on each domain's keyword set (package local, sets.go).
+		if err := local.BuildKeywordSets(ctx, pool); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writersLock is the advisory lock of the writers of keyword data.

@@ -89,9 +89,46 @@ func (p gapPosition) token() string {
 	return base64.RawURLEncoding.EncodeToString(raw)
 }
 
-// defaultOrder reports whether the order is the providers' default.
-func (q gapQuery) defaultOrder() bool {
-	return len(q.order) == 1 && q.order[0] == defaultGapOrder[0]
+// metricFiltered reports whether a filter needs the keyword's metrics row: a range on a
+// metric or an intent list.
+func (q gapQuery) metricFiltered() bool {
+	for f := range q.filters.Ranges {
+		if f != keywords.FieldCompetitorPosition {
+			return true
+		}
+	}
+	return len(q.filters.Intents) > 0
+}
+
+// walkable reports whether the order can be followed on a keyword_metrics index: its first
+// key has one, and no key needs the competitors' positions.
+func (q gapQuery) walkable() bool {
+	if _, ok := walkIndexes[q.order[0]]; !ok {
+		return false
+	}
+	for _, o := range q.order {
+		if o.Field == keywords.FieldCompetitorPosition {
+			return false
+		}
+	}
+	return true
+}
+
+// outerOrder is orderBy over the columns of a page's rows: (keyword_norm, sort values...).
+func (q gapQuery) outerOrder() string {
+	var parts []string
+	for i, o := range q.order {
+		dir := " ASC NULLS LAST"
+		if o.Desc {
+			dir = " DESC NULLS LAST"
+		}
+		if o.Field == keywords.FieldKeyword {
+			parts = append(parts, "1"+strings.Replace(dir, " NULLS LAST", "", 1))
+			continue
+		}
+		parts = append(parts, strconv.Itoa(i+2)+dir)
+	}
+	return strings.Join(append(parts, "1"), ", ")
 }
 
 // metricFilters is the SQL of the filters on the keyword's metrics and words (alias k and

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -98,7 +99,11 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 		case q.after != nil:
 			total = q.after.Total // counted on the first page
 		case q.filters.Empty():
-			total, err = p.countGaps(ctx, tx, country, language, domain, competitors)
+			var fresh bool
+			total, fresh, err = countBySets(ctx, tx, country, language, domain, competitors)
+			if err == nil && !fresh {
+				total, err = p.countGaps(ctx, tx, country, language, domain, competitors)
+			}
 		default:
 			total, err = countFiltered(ctx, tx, m, q)
 		}
@@ -153,11 +158,18 @@ func metricsJoin(a *sqlArgs, m gapMarket) string {
 		` AND k.language = ` + a.add(m.language)
 }
 
-// countFiltered counts the gaps passing q's filters.
+// countFiltered counts the gaps passing q's filters. A filter on the metrics passes only
+// gaps with a metrics row: they are counted from the keyword table, so the planner can
+// start from the metrics the filter selects (an index range on the volume) and probe the
+// rankings, rather than walk every ranking of the competitors.
 func countFiltered(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery) (int, error) {
 	var a sqlArgs
-	sql := `WITH g AS (` + gapSetSQL(&a, m) + `)
+	sql := `SELECT count(*) FROM keyword_metrics k WHERE ` + gapCondition(&a, m, q)
+	if !q.metricFiltered() {
+		a = sqlArgs{}
+		sql = `WITH g AS (` + gapSetSQL(&a, m) + `)
 SELECT count(*) FROM g ` + metricsJoin(&a, m) + ` WHERE ` + q.allFilters(&a)
+	}
 	var n int
 	err := tx.QueryRow(ctx, sql, a.list...).Scan(&n)
 	return n, err
@@ -249,17 +261,19 @@ func (p *Provider) countGaps(ctx context.Context, tx pgx.Tx, country, language, 
 // gapPage returns the gaps of the page after q.after, limit+1 of them when there are more
 // (all with limit 0), with their sort values.
 func (p *Provider) gapPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, limit, total int) ([]pageRow, error) {
-	if limit > 0 && limit < total && q.defaultOrder() && (q.after == nil || q.after.Values[0] != nil) {
+	if limit > 0 && limit < total && q.walkable() && (q.after == nil || q.after.Values[0] != nil) {
 		var keywordRows float64
 		if err := tx.QueryRow(ctx, `SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'keyword_metrics'::regclass`).Scan(&keywordRows); err != nil {
 			return nil, err
 		}
 		if float64(total)*float64(total) > float64(limit)*keywordRows {
-			page, err := collectPage(walkByVolume(ctx, tx, m, q, limit+1))
+			page, err := collectPage(walkMetric(ctx, tx, m, q, limit+1))
 			if err != nil {
 				return nil, err
 			}
-			if len(page) == limit+1 && page[len(page)-1].values[0] != nil {
+			// Past the known values of the first key the walk is exact only when the
+			// filters need a metrics row (gaps without one sort among the unknowns).
+			if len(page) == limit+1 && (page[len(page)-1].values[0] != nil || q.metricFiltered()) {
 				return page, nil
 			}
 		}
@@ -269,26 +283,86 @@ func (p *Provider) gapPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQue
 SELECT g.keyword_norm, ` + q.sortValues() + ` FROM g ` + metricsJoin(&a, m) + `
 WHERE ` + q.allFilters(&a) + ` AND ` + q.keyset(&a) + `
 ORDER BY ` + q.orderBy()
+	if q.metricFiltered() {
+		// Only gaps with metrics pass: start from the metrics, as countFiltered does.
+		a = sqlArgs{}
+		cond := gapCondition(&a, m, q)
+		sql = `SELECT g.keyword_norm, ` + q.sortValues() + ` FROM keyword_metrics k
+CROSS JOIN LATERAL (SELECT k.keyword_norm, (
+    SELECT min(r.position) FROM domain_rankings r
+    WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = k.country AND r.language = k.language
+      AND r.keyword_norm = k.keyword_norm) AS cpos) g
+WHERE ` + cond + ` AND ` + q.keyset(&a) + `
+ORDER BY ` + q.orderBy()
+	}
 	if limit > 0 {
 		sql += ` LIMIT ` + a.add(limit+1)
 	}
 	return collectPage(tx.Query(ctx, sql, a.list...))
 }
 
-// walkByVolume reads the keyword table in volume order (keyword_metrics_volume_idx) from the
-// page's position and keeps the first n keywords a competitor ranks for and the domain does
-// not that pass the filters: with many gaps, few keywords are read. After a position the
-// walk is three ordered parts, each an index range: the rest of the position's volume, the
-// lower volumes, the unknown ones.
-func walkByVolume(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, n int) (pgx.Rows, error) {
+// walkMetric reads the keyword table in the order of the query's first key, a metric with
+// an index (walkIndexes), from the page's position, and keeps the first n keywords that are
+// gaps passing the filters: with many gaps, few keywords are read. Ties of the first key
+// are ordered by the other keys as they come (an incremental sort). After a position the
+// walk is three ordered parts, each an index range: the rest of the position's value of
+// the first key, the values after it, the unknown ones.
+func walkMetric(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, n int) (pgx.Rows, error) {
 	var a sqlArgs
+	cond := gapCondition(&a, m, q)
+	first := q.order[0]
+	col := walkIndexes[first]
+	order := q.orderBy()
+	order = col + " " + strings.SplitN(order, " ", 2)[1] // the raw column leads: its index gives the order
+	part := func(bound string) string {
+		return `(SELECT g.keyword_norm, ` + q.sortValues() + ` FROM keyword_metrics k
+CROSS JOIN LATERAL (SELECT k.keyword_norm) g
+WHERE ` + bound + ` AND ` + cond + `
+ORDER BY ` + order + `
+LIMIT ` + a.add(n) + `::bigint)`
+	}
+	var sql string
+	if q.after == nil {
+		sql = part("true")
+	} else {
+		rest := gapQuery{filters: q.filters, order: q.order[1:],
+			after: &gapPosition{Values: q.after.Values[1:], Key: q.after.Key}}
+		var v string
+		if first.Field == keywords.FieldSearchVolume { // compared as bigint, so the index serves
+			v = a.add(int64(*q.after.Values[0])) + "::bigint"
+		} else {
+			v = a.add(*q.after.Values[0]) + "::float8"
+		}
+		beyond := col + " > " + v
+		if first.Desc {
+			beyond = col + " < " + v
+		}
+		sql = `SELECT * FROM (` + part(col+` = `+v+` AND `+rest.keyset(&a)) + `
+UNION ALL ` + part(beyond) + `
+UNION ALL ` + part(col+` IS NULL`) + `) w
+ORDER BY ` + q.outerOrder() + ` LIMIT ` + a.add(n) + `::bigint`
+	}
+	return tx.Query(ctx, sql, a.list...)
+}
+
+// walkIndexes are the first keys a walk can follow, each an index of keyword_metrics
+// (migrations 00013 and 00029): the column, ordered NULLS LAST then by keyword.
+var walkIndexes = map[keywords.OrderKey]string{
+	{Field: keywords.FieldSearchVolume, Desc: true}: "k.search_volume",
+	{Field: keywords.FieldDifficulty}:               "k.keyword_difficulty",
+	{Field: keywords.FieldCPC, Desc: true}:          "k.cpc",
+}
+
+// gapCondition is the SQL of "keyword_metrics row k is a gap passing q's filters": a named
+// competitor ranks for it (with its best position in the range), the domain does not.
+func gapCondition(a *sqlArgs, m gapMarket, q gapQuery) string {
 	c, l := a.add(m.country), a.add(m.language)
 	comps, dom := a.add(m.competitors), a.add(m.domain)
 	cond := `k.country = ` + c + ` AND k.language = ` + l + `
   AND EXISTS (
       SELECT 1 FROM domain_rankings r
       WHERE r.domain = ANY(` + comps + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
-        AND r.keyword_norm = k.keyword_norm` + positionBound(&a, q) + `)
+        AND r.keyword_norm = k.keyword_norm` + positionBound(a, q) + `)
   AND NOT EXISTS (
       SELECT 1 FROM domain_rankings d
       WHERE d.domain = ` + dom + ` AND d.country = ` + c + ` AND d.language = ` + l + `
@@ -300,26 +374,10 @@ func walkByVolume(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, n int
       WHERE r.domain = ANY(` + comps + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
         AND r.keyword_norm = k.keyword_norm AND r.position < ` + a.add(*r.Min) + `::float8)`
 	}
-	if f := q.metricFilters(&a, "k.keyword_norm"); f != "" {
+	if f := q.metricFilters(a, "k.keyword_norm"); f != "" {
 		cond += "\n  AND " + f
 	}
-	part := func(bound string) string {
-		return `(SELECT k.keyword_norm, k.search_volume::float8 FROM keyword_metrics k
-WHERE ` + bound + ` AND ` + cond + `
-ORDER BY k.search_volume DESC NULLS LAST, k.keyword_norm
-LIMIT ` + a.add(n) + `)`
-	}
-	var sql string
-	if q.after == nil {
-		sql = part("true")
-	} else {
-		v := a.add(int64(*q.after.Values[0])) + "::bigint"
-		sql = `SELECT * FROM (` + part(`k.search_volume = `+v+` AND k.keyword_norm > `+a.add(q.after.Key)+`::text`) + `
-UNION ALL ` + part(`k.search_volume < `+v) + `
-UNION ALL ` + part(`k.search_volume IS NULL`) + `) w
-ORDER BY 2 DESC NULLS LAST, 1 LIMIT ` + a.add(n)
-	}
-	return tx.Query(ctx, sql, a.list...)
+	return cond
 }
 
 // positionBound is the walk's bound on a competitor's position: some named competitor

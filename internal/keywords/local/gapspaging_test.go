@@ -7,8 +7,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contentapi/contentapi/internal/keywords"
@@ -31,6 +33,20 @@ type pagingGap struct {
 // competitors (some keywords with two URLs), and returns the gaps of ours against both.
 func pagingFixture(t *testing.T, pool *pgxpool.Pool) []pagingGap {
 	t.Helper()
+	pagingOnce.Do(func() { pagingGaps, pagingErr = fillPagingFixture(pool) })
+	if pagingErr != nil {
+		t.Fatal(pagingErr)
+	}
+	return pagingGaps
+}
+
+var (
+	pagingOnce sync.Once
+	pagingGaps []pagingGap
+	pagingErr  error
+)
+
+func fillPagingFixture(pool *pgxpool.Pool) ([]pagingGap, error) {
 	r := rand.New(rand.NewPCG(20, 1))
 	words := []string{"alpha", "beta", "gamma", "delta", "omega"}
 	var metrics, rankings strings.Builder
@@ -100,10 +116,8 @@ func pagingFixture(t *testing.T, pool *pgxpool.Pool) []pagingGap {
 			gaps = append(gaps, g)
 		}
 	}
-	if _, err := pool.Exec(context.Background(), metrics.String()+"; "+rankings.String()); err != nil {
-		t.Fatal(err)
-	}
-	return gaps
+	_, err := pool.Exec(context.Background(), metrics.String()+"; "+rankings.String())
+	return gaps, err
 }
 
 func fptr(v float64) *float64 { return &v }
@@ -273,4 +287,67 @@ func TestGapsTokenOfAnotherOrder(t *testing.T) {
 	if _, err := p.Gaps(context.Background(), req); err == nil {
 		t.Fatal("a token of another order was accepted")
 	}
+}
+
+// Without filters the total is counted on the keyword sets once they are built, the same
+// number SQL counts; a write to the rankings makes them stale (SQL counts again) until the
+// next build.
+func TestGapsCountOnKeywordSets(t *testing.T) {
+	pool := db(t)
+	pagingFixture(t, pool)
+	p := local.New(pool)
+	ctx := context.Background()
+	total := func(competitors ...string) int {
+		t.Helper()
+		list, err := p.Gaps(ctx, keywords.GapsRequest{Domain: "ours.example", Competitors: competitors, Country: "pg", Language: "en", Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list.Total
+	}
+	combos := [][]string{{"comp1.example"}, {"comp2.example"}, {"comp1.example", "comp2.example"}, {"comp2.example", "nobody.example"}}
+	var inSQL []int
+	for _, c := range combos {
+		inSQL = append(inSQL, total(c...))
+	}
+	if err := local.BuildKeywordSets(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range combos {
+		if n := total(c...); n != inSQL[i] || n == 0 {
+			t.Errorf("%v: %d on the sets, %d in SQL", c, n, inSQL[i])
+		}
+	}
+	// The sets are what is read: emptying one shows in the total.
+	if _, err := pool.Exec(ctx, `UPDATE domain_keyword_sets SET ids = $1 WHERE country = 'pg' AND domain = 'comp2.example'`, emptySet(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := total("comp2.example"); n != 0 {
+		t.Errorf("an emptied set counts %d", n)
+	}
+	// A ranking written after the build: the sets are stale, SQL counts it.
+	if _, err := pool.Exec(ctx, `INSERT INTO domain_rankings (domain, keyword, country, language, position, source)
+		VALUES ('comp2.example', 'brand new gap', 'pg', 'en', 4, 'test')`); err != nil {
+		t.Fatal(err)
+	}
+	if n := total("comp2.example"); n != inSQL[1]+1 {
+		t.Errorf("after a write: %d, want %d", n, inSQL[1]+1)
+	}
+	if err := local.BuildKeywordSets(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if n := total("comp2.example"); n != inSQL[1]+1 {
+		t.Errorf("rebuilt: %d, want %d", n, inSQL[1]+1)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM domain_rankings WHERE keyword = 'brand new gap'`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func emptySet(t *testing.T) []byte {
+	b, err := roaring.New().ToBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
