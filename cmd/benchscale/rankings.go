@@ -56,7 +56,7 @@ func rankingQuestions(d *dataset) []question {
 		}})
 	}
 	qs = append(qs, question{"rankings report, small site", "site0300", func(ctx context.Context, b *report.Builder) (string, error) {
-		r := report.RankingsRequest{Domain: "site0300.example"}
+		r := report.RankingsRequest{DomainQuery: report.DomainQuery{Domain: "site0300.example"}}
 		if err := r.Normalize(report.Options{}); err != nil {
 			return "", err
 		}
@@ -66,7 +66,7 @@ func rankingQuestions(d *dataset) []question {
 	for _, dom := range []string{"site0300.example", "site0004.example", big} {
 		qs = append(qs, question{"competitors " + map[bool]string{true: "biggest domain", false: "small/large site"}[dom == big], dom,
 			func(ctx context.Context, b *report.Builder) (string, error) {
-				r := report.CompetitorsRequest{Domain: dom}
+				r := report.CompetitorsRequest{DomainQuery: report.DomainQuery{Domain: dom}}
 				if err := r.Normalize(report.Options{}); err != nil {
 					return "", err
 				}

@@ -7,39 +7,16 @@ import (
 )
 
 // CompetitorsRequest is the body of POST /v1/keywords/competitors.
-type CompetitorsRequest struct {
-	Domain   string `json:"domain"`
-	Country  string `json:"country"`
-	Language string `json:"language,omitempty"`
-	Limit    *int   `json:"limit,omitempty"`
-	Query
-	Callback
-}
+type CompetitorsRequest struct{ DomainQuery }
 
 // PageLimit is the request's limit.
 func (r *CompetitorsRequest) PageLimit() int { return *orDefault(r.Limit, defaultCompetitorsLimit) }
 
-func (r *CompetitorsRequest) defaults() {
-	market(&r.Country, &r.Language)
-	r.Limit = orDefault(r.Limit, defaultCompetitorsLimit)
-}
+func (r *CompetitorsRequest) defaults() { r.fill(defaultCompetitorsLimit) }
 
 // Normalize checks the request and fills defaults.
-func (r *CompetitorsRequest) Normalize(o Options) (err error) {
-	if err := r.normalizeCallback(o); err != nil {
-		return err
-	}
-	r.defaults()
-	if r.Domain, err = NormalizeDomain("domain", r.Domain, o); err != nil {
-		return err
-	}
-	if r.Country, r.Language, err = checkMarket(r.Country, r.Language); err != nil {
-		return err
-	}
-	if err := intRange("limit", *r.Limit, 1, maxCompetitorsLimit); err != nil {
-		return err
-	}
-	return r.Query.normalize(CompetitorsShape)
+func (r *CompetitorsRequest) Normalize(o Options) error {
+	return r.normalize(o, defaultCompetitorsLimit, maxCompetitorsLimit, CompetitorsShape)
 }
 
 // CompetitorsShape: competitor discovery filters the shared keywords (by their metrics, the

@@ -17,8 +17,9 @@ const (
 	maxCompetitorsLimit     = 100
 )
 
-// RankingsRequest is the body of POST /v1/keywords/rankings.
-type RankingsRequest struct {
+// DomainQuery is the body of the keyword lists about one domain: its rankings and its
+// competitors.
+type DomainQuery struct {
 	Domain   string `json:"domain"`
 	Country  string `json:"country"`
 	Language string `json:"language,omitempty"`
@@ -27,30 +28,40 @@ type RankingsRequest struct {
 	Callback
 }
 
-// PageLimit is the request's limit.
-func (r *RankingsRequest) PageLimit() int { return *orDefault(r.Limit, defaultRankingsLimit) }
-
-func (r *RankingsRequest) defaults() {
+func (r *DomainQuery) fill(limit int) {
 	market(&r.Country, &r.Language)
-	r.Limit = orDefault(r.Limit, defaultRankingsLimit)
+	r.Limit = orDefault(r.Limit, limit)
 }
 
-// Normalize checks the request and fills defaults.
-func (r *RankingsRequest) Normalize(o Options) (err error) {
+// normalize checks the body (limit 1 to max, the query against shape) and fills defaults.
+func (r *DomainQuery) normalize(o Options, limit, max int, shape QueryShape) (err error) {
 	if err := r.normalizeCallback(o); err != nil {
 		return err
 	}
-	r.defaults()
+	r.fill(limit)
 	if r.Domain, err = NormalizeDomain("domain", r.Domain, o); err != nil {
 		return err
 	}
 	if r.Country, r.Language, err = checkMarket(r.Country, r.Language); err != nil {
 		return err
 	}
-	if err := intRange("limit", *r.Limit, 1, MaxPageRows); err != nil {
+	if err := intRange("limit", *r.Limit, 1, max); err != nil {
 		return err
 	}
-	return r.Query.normalize(RankingsShape)
+	return r.Query.normalize(shape)
+}
+
+// RankingsRequest is the body of POST /v1/keywords/rankings.
+type RankingsRequest struct{ DomainQuery }
+
+// PageLimit is the request's limit.
+func (r *RankingsRequest) PageLimit() int { return *orDefault(r.Limit, defaultRankingsLimit) }
+
+func (r *RankingsRequest) defaults() { r.fill(defaultRankingsLimit) }
+
+// Normalize checks the request and fills defaults.
+func (r *RankingsRequest) Normalize(o Options) error {
+	return r.normalize(o, defaultRankingsLimit, MaxPageRows, RankingsShape)
 }
 
 // RankingsShape: a domain's rankings filter and sort on the keyword's metrics, the

@@ -66,17 +66,9 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var r keywords.Ranking
-		var intent, u *string
-		if err := rows.Scan(&r.Keyword.Keyword, &r.SearchVolume, &r.Difficulty, &r.CPC, &r.Competition,
-			&intent, &r.SERPURLs, &r.Position, &u, &r.Synthetic); err != nil {
+		r, err := scanRanking(rows)
+		if err != nil {
 			return nil, fmt.Errorf("local: ranked: %w", err)
-		}
-		if intent != nil {
-			r.Intent = *intent
-		}
-		if u != nil {
-			r.URL = *u
 		}
 		out = append(out, r)
 	}
@@ -84,6 +76,23 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 		return nil, fmt.Errorf("local: ranked: %w", err)
 	}
 	return out, nil
+}
+
+// scanRanking reads a row of keyword, metrics, position, URL and synthetic flag.
+func scanRanking(rows pgx.Rows) (keywords.Ranking, error) {
+	var r keywords.Ranking
+	var intent, u *string
+	if err := rows.Scan(&r.Keyword.Keyword, &r.SearchVolume, &r.Difficulty, &r.CPC, &r.Competition,
+		&intent, &r.SERPURLs, &r.Position, &u, &r.Synthetic); err != nil {
+		return r, err
+	}
+	if intent != nil {
+		r.Intent = *intent
+	}
+	if u != nil {
+		r.URL = *u
+	}
+	return r, nil
 }
 
 // syntheticSQL picks, of the keywords $3, those whose row in the market is made up: one

@@ -221,17 +221,9 @@ func readRankings(ctx context.Context, tx pgx.Tx, domain, country, language stri
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var r keywords.Ranking
-		var intent, u *string
-		if err := rows.Scan(&r.Keyword.Keyword, &r.SearchVolume, &r.Difficulty, &r.CPC, &r.Competition,
-			&intent, &r.SERPURLs, &r.Position, &u, &r.Synthetic); err != nil {
+		r, err := scanRanking(rows)
+		if err != nil {
 			return nil, err
-		}
-		if intent != nil {
-			r.Intent = *intent
-		}
-		if u != nil {
-			r.URL = *u
 		}
 		r.EstimatedTraffic = keywords.EstimatedTraffic(r.SearchVolume, r.Position)
 		out = append(out, r)
