@@ -62,12 +62,19 @@ FROM s
 WHERE %[2]s
 GROUP BY s.domain`
 
-// competitorTotalsSQL counts the keywords each of the domains $1 ranks for in the market.
+// competitorTotalsSQL counts the keywords each of the domains $1 ranks for in the market:
+// read from the keyword sets (migration 00029, sets.go) when they are as new as the
+// rankings, else counted from the rankings' primary key.
 const competitorTotalsSQL = `
+SELECT s.domain, s.keywords FROM domain_keyword_sets s
+WHERE s.domain = ANY($1::text[]) AND s.country = $2 AND s.language = $3
+  AND (SELECT generation = built FROM keyword_sets_state)
+UNION ALL
 SELECT c.domain, (SELECT count(*) FROM (
     SELECT DISTINCT r.keyword_norm FROM domain_rankings r
     WHERE r.domain = c.domain AND r.country = $2 AND r.language = $3) x)
-FROM unnest($1::text[]) AS c(domain)`
+FROM unnest($1::text[]) AS c(domain)
+WHERE NOT (SELECT generation = built FROM keyword_sets_state)`
 
 // Competitors returns one page of the domains sharing the most keywords with the domain.
 func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequest) (keywords.CompetitorList, error) {

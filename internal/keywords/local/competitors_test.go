@@ -109,3 +109,29 @@ func withoutCompetitor(f keywords.Filters) keywords.Filters {
 	}
 	return out
 }
+
+// The competitors' totals read from the keyword sets, once built, equal the counts.
+func TestCompetitorTotalsFromKeywordSets(t *testing.T) {
+	all := pagedMarket(t)
+	pool := db(t)
+	p := local.New(pool)
+	totals := map[string]int{}
+	for _, r := range all {
+		totals[r.domain]++
+	}
+	if err := local.BuildKeywordSets(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	list, err := p.Competitors(context.Background(), keywords.CompetitorsRequest{Domain: "big.example", Country: "au", Language: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Competitors) != 3 {
+		t.Fatalf("competitors %+v", list.Competitors)
+	}
+	for _, c := range list.Competitors {
+		if c.Total != totals[c.Domain] {
+			t.Errorf("%s: total %d, want %d", c.Domain, c.Total, totals[c.Domain])
+		}
+	}
+}
