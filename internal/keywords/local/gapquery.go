@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -100,18 +101,23 @@ func (q gapQuery) metricFiltered() bool {
 	return len(q.filters.Intents) > 0
 }
 
+// ordersBy reports whether the order has a key on the field.
+func (q gapQuery) ordersBy(f keywords.Field) bool {
+	for _, o := range q.order {
+		if o.Field == f {
+			return true
+		}
+	}
+	return false
+}
+
 // walkable reports whether the order can be followed on a keyword_metrics index: its first
 // key has one, and no key needs the competitors' positions.
 func (q gapQuery) walkable() bool {
 	if _, ok := walkIndexes[q.order[0]]; !ok {
 		return false
 	}
-	for _, o := range q.order {
-		if o.Field == keywords.FieldCompetitorPosition {
-			return false
-		}
-	}
-	return true
+	return !q.ordersBy(keywords.FieldCompetitorPosition)
 }
 
 // outerOrder is orderBy over the columns of a page's rows: (keyword_norm, sort values...).
@@ -135,7 +141,16 @@ func (q gapQuery) outerOrder() string {
 // the key kn), "" for none. Positions are left to the caller.
 func (q gapQuery) metricFilters(a *sqlArgs, kn string) string {
 	var conds []string
-	for _, f := range []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC} {
+	if r, ok := q.filters.Ranges[keywords.FieldSearchVolume]; ok {
+		// The column itself against whole numbers, so that its index can serve the range.
+		if r.Min != nil {
+			conds = append(conds, "k.search_volume >= "+a.add(wholeVolume(math.Ceil(*r.Min)))+"::bigint")
+		}
+		if r.Max != nil {
+			conds = append(conds, "k.search_volume <= "+a.add(wholeVolume(math.Floor(*r.Max)))+"::bigint")
+		}
+	}
+	for _, f := range []keywords.Field{keywords.FieldDifficulty, keywords.FieldCPC} {
 		r, ok := q.filters.Ranges[f]
 		if !ok {
 			continue
@@ -153,6 +168,11 @@ func (q gapQuery) metricFilters(a *sqlArgs, kn string) string {
 		conds = append(conds, "position(' ' || "+a.add(w)+"::text || ' ' in ' ' || "+kn+" || ' ') = 0")
 	}
 	return strings.Join(conds, " AND ")
+}
+
+// wholeVolume is a whole number bound of a volume as a bigint, clamped to its range.
+func wholeVolume(v float64) int64 {
+	return int64(math.Max(-1, math.Min(v, 1<<62)))
 }
 
 func rangeSQL(a *sqlArgs, col string, r keywords.Range) string {

@@ -95,6 +95,7 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 			return err
 		}
 		total := 0
+		var page []pageRow
 		switch {
 		case q.after != nil:
 			total = q.after.Total // counted on the first page
@@ -105,15 +106,20 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 				total, err = p.countGaps(ctx, tx, country, language, domain, competitors)
 			}
 		default:
-			total, err = countFiltered(ctx, tx, m, q)
+			// The first page of a filtered question: one pass over the gaps passing the
+			// filters counts them and sorts out the page.
+			if page, err = generalPage(ctx, tx, m, q, req.Limit, true); err == nil && len(page) > 0 {
+				total = page[0].total
+			}
 		}
 		if err != nil || total == 0 {
 			return err
 		}
 		out.Total = total
-		page, err := p.gapPage(ctx, tx, m, q, req.Limit, total)
-		if err != nil {
-			return err
+		if page == nil {
+			if page, err = p.gapPage(ctx, tx, m, q, req.Limit, total); err != nil {
+				return err
+			}
 		}
 		if req.Limit > 0 && len(page) > req.Limit {
 			page = page[:req.Limit]
@@ -158,39 +164,31 @@ func metricsJoin(a *sqlArgs, m gapMarket) string {
 		` AND k.language = ` + a.add(m.language)
 }
 
-// countFiltered counts the gaps passing q's filters. A filter on the metrics passes only
-// gaps with a metrics row: they are counted from the keyword table, so the planner can
-// start from the metrics the filter selects (an index range on the volume) and probe the
-// rankings, rather than walk every ranking of the competitors.
-func countFiltered(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery) (int, error) {
-	var a sqlArgs
-	sql := `SELECT count(*) FROM keyword_metrics k WHERE ` + gapCondition(&a, m, q)
-	if !q.metricFiltered() {
-		a = sqlArgs{}
-		sql = `WITH g AS (` + gapSetSQL(&a, m) + `)
-SELECT count(*) FROM g ` + metricsJoin(&a, m) + ` WHERE ` + q.allFilters(&a)
-	}
-	var n int
-	err := tx.QueryRow(ctx, sql, a.list...).Scan(&n)
-	return n, err
-}
-
-// pageRow is a gap of a page: its key and sort values.
+// pageRow is a gap of a page: its key and sort values, and (counted pages) the number of
+// gaps passing the filters.
 type pageRow struct {
 	key    string
 	values []*float64
+	total  int
 }
 
-func collectPage(rows pgx.Rows, err error) ([]pageRow, error) {
+// collectPage reads rows of (key, sort values..., [count]).
+func collectPage(rows pgx.Rows, err error, counted bool) ([]pageRow, error) {
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (pageRow, error) {
-		vals := r.RawValues()
-		row := pageRow{values: make([]*float64, len(vals)-1)}
+		n := len(r.RawValues()) - 1
+		if counted {
+			n--
+		}
+		row := pageRow{values: make([]*float64, n)}
 		dest := []any{&row.key}
 		for i := range row.values {
 			dest = append(dest, &row.values[i])
+		}
+		if counted {
+			dest = append(dest, &row.total)
 		}
 		return row, r.Scan(dest...)
 	})
@@ -267,7 +265,8 @@ func (p *Provider) gapPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQue
 			return nil, err
 		}
 		if float64(total)*float64(total) > float64(limit)*keywordRows {
-			page, err := collectPage(walkMetric(ctx, tx, m, q, limit+1))
+			rows, err := walkMetric(ctx, tx, m, q, limit+1)
+			page, err := collectPage(rows, err, false)
 			if err != nil {
 				return nil, err
 			}
@@ -278,27 +277,50 @@ func (p *Provider) gapPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQue
 			}
 		}
 	}
+	return generalPage(ctx, tx, m, q, limit, false)
+}
+
+// generalPage sorts out the page from every gap passing the filters; counted adds their
+// number to each row (a window count over the same pass).
+func generalPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, limit int, counted bool) ([]pageRow, error) {
+	values := q.sortValues()
+	if counted {
+		values += ", count(*) OVER ()"
+	}
 	var a sqlArgs
-	sql := `WITH g AS (` + gapSetSQL(&a, m) + `)
-SELECT g.keyword_norm, ` + q.sortValues() + ` FROM g ` + metricsJoin(&a, m) + `
+	sql := `WITH g AS MATERIALIZED (` + gapSetSQL(&a, m) + `)
+SELECT g.keyword_norm, ` + values + ` FROM g ` + metricsJoin(&a, m) + `
 WHERE ` + q.allFilters(&a) + ` AND ` + q.keyset(&a) + `
 ORDER BY ` + q.orderBy()
 	if q.metricFiltered() {
-		// Only gaps with metrics pass: start from the metrics, as countFiltered does.
+		// A filter on the metrics passes only gaps with a metrics row: start from the
+		// metrics, so the planner can begin with the rows the filter selects (an index
+		// range on the volume) and probe the rankings, rather than walk every ranking of
+		// the competitors. The gaps passing the filters are gathered first (MATERIALIZED: the page's LIMIT
+		// must not lead the planner into probing the rankings row by row in sort order,
+		// when every passing gap is read anyway), then sorted; the competitors' best
+		// position is read only when the order needs it.
 		a = sqlArgs{}
 		cond := gapCondition(&a, m, q)
-		sql = `SELECT g.keyword_norm, ` + q.sortValues() + ` FROM keyword_metrics k
-CROSS JOIN LATERAL (SELECT k.keyword_norm, (
-    SELECT min(r.position) FROM domain_rankings r
-    WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = k.country AND r.language = k.language
-      AND r.keyword_norm = k.keyword_norm) AS cpos) g
-WHERE ` + cond + ` AND ` + q.keyset(&a) + `
+		cpos := "NULL::int"
+		if q.ordersBy(keywords.FieldCompetitorPosition) {
+			cpos = `(SELECT min(r.position) FROM domain_rankings r
+        WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = k.country AND r.language = k.language
+          AND r.keyword_norm = k.keyword_norm)`
+		}
+		sql = `WITH f AS MATERIALIZED (
+    SELECT k.keyword_norm, k.search_volume, k.keyword_difficulty, k.cpc, ` + cpos + ` AS cpos
+    FROM keyword_metrics k WHERE ` + cond + `)
+SELECT g.keyword_norm, ` + values + ` FROM f k
+CROSS JOIN LATERAL (SELECT k.keyword_norm, k.cpos) g
+WHERE ` + q.keyset(&a) + `
 ORDER BY ` + q.orderBy()
 	}
 	if limit > 0 {
 		sql += ` LIMIT ` + a.add(limit+1)
 	}
-	return collectPage(tx.Query(ctx, sql, a.list...))
+	rows, err := tx.Query(ctx, sql, a.list...)
+	return collectPage(rows, err, counted)
 }
 
 // walkMetric reads the keyword table in the order of the query's first key, a metric with
