@@ -18,11 +18,13 @@ type Operation string
 
 // The analysis operations, with their credit costs.
 const (
-	OpKeywordResearch  Operation = "/v1/keywords/research" // 5 credits
-	OpKeywordGaps      Operation = "/v1/keywords/gaps"     // 10 credits
-	OpContentAudit     Operation = "/v1/content/audit"     // 15 credits
-	OpContentRecommend Operation = "/v1/content/recommend" // 15 credits
-	OpContentMap       Operation = "/v1/content-map"       // 25 credits
+	OpKeywordResearch    Operation = "/v1/keywords/research"    // 5 credits
+	OpKeywordGaps        Operation = "/v1/keywords/gaps"        // 10 credits
+	OpKeywordRankings    Operation = "/v1/keywords/rankings"    // 5 credits
+	OpKeywordCompetitors Operation = "/v1/keywords/competitors" // 10 credits
+	OpContentAudit       Operation = "/v1/content/audit"        // 15 credits
+	OpContentRecommend   Operation = "/v1/content/recommend"    // 15 credits
+	OpContentMap         Operation = "/v1/content-map"          // 25 credits
 )
 
 // CallOption adjusts one analysis call.
@@ -122,6 +124,30 @@ func (c *Client) KeywordResearch(ctx context.Context, req ResearchRequest, opts 
 func (c *Client) KeywordGaps(ctx context.Context, req GapsRequest, opts ...CallOption) (*GapsResult, error) {
 	var out GapsResult
 	m, err := c.analysis(ctx, OpKeywordGaps, req, &out, opts)
+	if err != nil {
+		return nil, err
+	}
+	out.Meta = m
+	return &out, nil
+}
+
+// KeywordRankings lists the keywords a domain ranks for, with estimated traffic and counts
+// by position band. 5 credits.
+func (c *Client) KeywordRankings(ctx context.Context, req RankingsRequest, opts ...CallOption) (*RankingsResult, error) {
+	var out RankingsResult
+	m, err := c.analysis(ctx, OpKeywordRankings, req, &out, opts)
+	if err != nil {
+		return nil, err
+	}
+	out.Meta = m
+	return &out, nil
+}
+
+// KeywordCompetitors lists the domains sharing the most ranked keywords with a domain.
+// 10 credits.
+func (c *Client) KeywordCompetitors(ctx context.Context, req CompetitorsRequest, opts ...CallOption) (*CompetitorsResult, error) {
+	var out CompetitorsResult
+	m, err := c.analysis(ctx, OpKeywordCompetitors, req, &out, opts)
 	if err != nil {
 		return nil, err
 	}

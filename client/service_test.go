@@ -79,7 +79,7 @@ func startService(t *testing.T, sc serviceConfig) *service {
 	d := httpapi.Deps{Log: log, Pool: pool, Redis: rdb, Accounts: a.Accounts, Gate: a.Gate, Ledger: a.Ledger,
 		Limiter: ratelimit.New(rdb), Clock: clk, PublicBaseURL: "http://api.test", DashboardURL: "https://dash.test",
 		DocsURL: "https://docs.test", RegisterLimit: 1000, Jobs: a.Jobs, SyncTimeout: sc.sync,
-		AnalysisOptions: report.Options{AllowPrivate: true}, Hosts: a.Crawler}
+		AnalysisOptions: report.Options{AllowPrivate: true}, Hosts: a.Crawler, Cursors: a.Cursors}
 	if sc.stripe != "" {
 		d.Billing = a.Billing
 	}
@@ -101,7 +101,8 @@ func startService(t *testing.T, sc serviceConfig) *service {
 				RetryDelayFunc: func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond },
 			})
 			mux := asynq.NewServeMux()
-			runner := &report.Builder{Keywords: local.New(pool), Crawler: crawler.New(crawler.Config{AllowPrivate: true}), Clock: clk, ThinWords: 300}
+			runner := &report.Builder{Keywords: local.New(pool), Crawler: crawler.New(crawler.Config{AllowPrivate: true}), Clock: clk, ThinWords: 300,
+				Cursors: a.Cursors}
 			(&jobs.Analysis{Jobs: a.Jobs, Runner: runner, MaxAttempts: a.JobConfig.MaxAttempts, Log: log}).Register(mux)
 			if sc.callbacks {
 				worker.ScheduleCallbacks(a)

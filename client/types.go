@@ -241,6 +241,74 @@ type GapsResult struct {
 	Meta       Meta    `json:"-"`
 }
 
+// RankingsRequest is the body of KeywordRankings.
+type RankingsRequest struct {
+	Domain   string `json:"domain"`
+	Country  string `json:"country,omitempty"`
+	Language string `json:"language,omitempty"`
+	Limit    int    `json:"limit,omitempty"` // 1 to 1000; 100 when 0; above 200 costs 5 per started 200
+	Query
+	CallbackURL string `json:"callback_url,omitempty"`
+}
+
+// Ranking is a keyword the domain ranks for: its best position and URL, the keyword's
+// metrics (nil when unknown) and the estimated monthly traffic.
+type Ranking struct {
+	Keyword           string   `json:"keyword"`
+	Position          int      `json:"position"`
+	URL               *string  `json:"url"`
+	SearchVolume      *int64   `json:"search_volume"`
+	KeywordDifficulty *float64 `json:"keyword_difficulty"`
+	CPC               *float64 `json:"cpc"`
+	SearchIntent      string   `json:"search_intent"`
+	EstimatedTraffic  *int64   `json:"estimated_traffic"`
+}
+
+// RankingsResult is the answer of KeywordRankings.
+type RankingsResult struct {
+	Domain   string    `json:"domain"`
+	Country  string    `json:"country"`
+	Language string    `json:"language"`
+	Rankings []Ranking `json:"rankings"`
+	Total    int       `json:"total"`
+	// PositionBands counts the rankings by band: "1-3", "4-10", "11-20", "21-50", "51-100".
+	PositionBands map[string]int `json:"position_bands"`
+	NextCursor    *string        `json:"next_cursor"`
+	Source        string         `json:"source"`
+	Meta          Meta           `json:"-"`
+}
+
+// CompetitorsRequest is the body of KeywordCompetitors.
+type CompetitorsRequest struct {
+	Domain      string `json:"domain"`
+	Country     string `json:"country,omitempty"`
+	Language    string `json:"language,omitempty"`
+	Limit       int    `json:"limit,omitempty"` // 1 to 100; 20 when 0
+	Query              // filters and cursor; competitors take no order_by
+	CallbackURL string `json:"callback_url,omitempty"`
+}
+
+// Competitor is a domain sharing ranked keywords with the asked domain.
+type Competitor struct {
+	Domain            string  `json:"domain"`
+	SharedKeywords    int     `json:"shared_keywords"`
+	AvgPosition       float64 `json:"avg_position"`
+	DomainAvgPosition float64 `json:"domain_avg_position"`
+	TotalKeywords     int     `json:"total_keywords"`
+}
+
+// CompetitorsResult is the answer of KeywordCompetitors.
+type CompetitorsResult struct {
+	Domain      string       `json:"domain"`
+	Country     string       `json:"country"`
+	Language    string       `json:"language"`
+	Competitors []Competitor `json:"competitors"`
+	Total       int          `json:"total"`
+	NextCursor  *string      `json:"next_cursor"`
+	Source      string       `json:"source"`
+	Meta        Meta         `json:"-"`
+}
+
 // AuditRequest is the body of ContentAudit.
 type AuditRequest struct {
 	Domain     string `json:"domain"`

@@ -100,5 +100,6 @@ func questions(d *dataset) []question {
 		res, err := b.ContentMap(ctx, r)
 		return fmt.Sprintf("current_rankings %d, gaps %d", res.CurrentRankings.Count, res.CompetitorGaps.Count), err
 	}})
+	qs = append(qs, rankingQuestions(d)...) // rankings.go
 	return qs
 }

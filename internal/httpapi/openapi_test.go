@@ -324,6 +324,11 @@ func testEveryEndpoint(t *testing.T) {
 	expect(t, "gaps", call(t, "POST", u+"/v1/keywords/gaps", busy, gaps), 200, "")
 	expect(t, "gaps csv", call(t, "POST", u+"/v1/keywords/gaps", busy, gaps, "Accept", "text/csv"), 200, "")
 	expect(t, "gaps invalid", call(t, "POST", u+"/v1/keywords/gaps", busy, map[string]any{"domain": doms[0]}), 400, "VALIDATION_ERROR")
+	for _, path := range []string{"/v1/keywords/rankings", "/v1/keywords/competitors"} {
+		expect(t, path, call(t, "POST", u+path, busy, map[string]any{"domain": doms[0], "limit": 5}), 200, "")
+		expect(t, path+" csv", call(t, "POST", u+path, busy, map[string]any{"domain": doms[0]}, "Accept", "text/csv"), 200, "")
+		expect(t, path+" invalid", call(t, "POST", u+path, busy, map[string]any{"domain": doms[0], "limit": 0}), 400, "VALIDATION_ERROR")
+	}
 	_, site := testSite(t)
 	expect(t, "audit", call(t, "POST", u+"/v1/content/audit", busy, map[string]any{"domain": site, "max_pages": 20}), 200, "")
 	expect(t, "audit csv", call(t, "POST", u+"/v1/content/audit", busy, map[string]any{"domain": site}, "Accept", "text/csv"), 200, "")

@@ -38,6 +38,9 @@ type Ranking struct {
 	Keyword
 	Position int    `json:"position"`
 	URL      string `json:"url,omitempty"`
+	// EstimatedTraffic is the monthly visits the ranking earns by the CTR curve
+	// (EstimatedTraffic in traffic.go); set by Rankings, nil where the volume is unknown.
+	EstimatedTraffic *int64 `json:"estimated_traffic,omitempty"`
 }
 
 // Gap is a keyword at least one competitor ranks for and the domain does not.

@@ -12,11 +12,13 @@ type Kind string
 
 // The analyses.
 const (
-	KindResearch   Kind = "keywords:research"
-	KindGaps       Kind = "keywords:gaps"
-	KindAudit      Kind = "content:audit"
-	KindRecommend  Kind = "content:recommend"
-	KindContentMap Kind = "contentmap:build"
+	KindResearch    Kind = "keywords:research"
+	KindGaps        Kind = "keywords:gaps"
+	KindRankings    Kind = "keywords:rankings"
+	KindCompetitors Kind = "keywords:competitors"
+	KindAudit       Kind = "content:audit"
+	KindRecommend   Kind = "content:recommend"
+	KindContentMap  Kind = "contentmap:build"
 )
 
 // Analysis is one paid analysis: its endpoint and price, its request, and how its answer is
@@ -61,6 +63,22 @@ var Catalog = []Analysis{
 		NewRequest: func() Request { return &GapsRequest{} },
 		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
 			return b.Gaps(ctx, *req.(*GapsRequest))
+		},
+	},
+	{
+		Kind: KindRankings, Method: http.MethodPost, Path: "/v1/keywords/rankings", Cost: 5, PageRows: 200, CSV: true,
+		Summary:    "A domain's rankings with estimated traffic",
+		NewRequest: func() Request { return &RankingsRequest{} },
+		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
+			return b.Rankings(ctx, *req.(*RankingsRequest))
+		},
+	},
+	{
+		Kind: KindCompetitors, Method: http.MethodPost, Path: "/v1/keywords/competitors", Cost: 10, PageRows: 100, CSV: true,
+		Summary:    "Competitor discovery: domains sharing the most ranked keywords",
+		NewRequest: func() Request { return &CompetitorsRequest{} },
+		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
+			return b.Competitors(ctx, *req.(*CompetitorsRequest))
 		},
 	},
 	{

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// CSV renders a stored result of a kind that has rows (research, gaps, audit) as CSV with a
+// CSV renders a stored result of a kind that has rows (research, gaps, rankings, competitors, audit) as CSV with a
 // header line. Unknown metrics are empty cells. Cells that a spreadsheet would run as a
 // formula (starting with = + - @) are prefixed with a quote.
 func CSV(kind string, result []byte) ([]byte, error) {
@@ -50,6 +50,30 @@ func CSV(kind string, result []byte) ([]byte, error) {
 				}
 			}
 			rows = append(rows, row)
+		}
+	case KindRankings:
+		var r RankingsResult
+		if err := json.Unmarshal(result, &r); err != nil {
+			return nil, fmt.Errorf("report: csv: %w", err)
+		}
+		rows = append(rows, []string{"keyword", "position", "url", "search_volume", "keyword_difficulty", "cpc", "search_intent", "estimated_traffic"})
+		for _, k := range r.Rankings {
+			u := ""
+			if k.URL != nil {
+				u = *k.URL
+			}
+			rows = append(rows, []string{k.Keyword, strconv.Itoa(k.Position), u, intCell(k.SearchVolume), floatCell(k.Difficulty),
+				floatCell(k.CPC), k.SearchIntent, intCell(k.EstimatedTraffic)})
+		}
+	case KindCompetitors:
+		var r CompetitorsResult
+		if err := json.Unmarshal(result, &r); err != nil {
+			return nil, fmt.Errorf("report: csv: %w", err)
+		}
+		rows = append(rows, []string{"domain", "shared_keywords", "avg_position", "domain_avg_position", "total_keywords"})
+		for _, c := range r.Competitors {
+			rows = append(rows, []string{c.Domain, strconv.Itoa(c.SharedKeywords), floatCell(&c.AvgPosition),
+				floatCell(&c.DomainAvgPosition), strconv.Itoa(c.TotalKeywords)})
 		}
 	case KindAudit:
 		var r AuditResult

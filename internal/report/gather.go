@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -35,12 +36,19 @@ type gathered struct {
 
 	competitorPages []crawler.Page // content pages of every competitor crawled
 	competitorWarn  []string
+
+	// discoveryWarn says which competitors were discovered for a plan given none, or why
+	// none were ("" when competitors were given).
+	discoveryWarn string
 }
 
 // warnings says what the answer lacks because a part failed. Provider errors are named by
 // part only: their text may carry the provider's internals.
 func (g *gathered) warnings() []string {
 	out := []string{}
+	if g.discoveryWarn != "" {
+		out = append(out, g.discoveryWarn)
+	}
 	if g.siteErr != nil {
 		out = append(out, crawlWarning(domainOfErr(g.siteErr), g.siteErr)+"; the plan was made without its pages")
 	}
@@ -81,6 +89,10 @@ func domainOfErr(err error) string {
 // not returned; only a cancelled ctx is an error.
 func (b *Builder) gather(ctx context.Context, r planRequest, withCompetitorPages bool) (*gathered, error) {
 	g := &gathered{}
+	crawled := r.Competitors // discovered competitors are compared by keywords, not crawled
+	if len(r.Competitors) == 0 {
+		r.Competitors, g.discoveryWarn = b.discoverCompetitors(ctx, r)
+	}
 	var eg errgroup.Group
 	eg.SetLimit(parallelParts)
 
@@ -150,9 +162,9 @@ func (b *Builder) gather(ctx context.Context, r planRequest, withCompetitorPages
 	var competitorResults []*crawler.Result
 	var competitorErrs []error
 	if withCompetitorPages {
-		competitorResults = make([]*crawler.Result, len(r.Competitors))
-		competitorErrs = make([]error, len(r.Competitors))
-		for i, c := range r.Competitors {
+		competitorResults = make([]*crawler.Result, len(crawled))
+		competitorErrs = make([]error, len(crawled))
+		for i, c := range crawled {
 			eg.Go(func() error {
 				competitorResults[i], competitorErrs[i] = b.Crawler.Crawl(ctx, crawler.Request{Domain: c, MaxPages: competitorPages})
 				return nil
@@ -180,7 +192,7 @@ func (b *Builder) gather(ctx context.Context, r planRequest, withCompetitorPages
 			g.ideasWarn = nil
 		}
 	}
-	for i, c := range r.Competitors {
+	for i, c := range crawled {
 		if !withCompetitorPages {
 			break
 		}
@@ -217,3 +229,29 @@ func seedRankings(ranked []keywords.Ranking) []keywords.Ranking {
 	})
 	return list
 }
+
+// discoverCompetitors returns, for a plan given no competitors, the domains sharing the most
+// ranked keywords with its domain (at most maxPlanCompetitors, as competitor discovery lists
+// them) and the warning saying so, or why there are none.
+func (b *Builder) discoverCompetitors(ctx context.Context, r planRequest) ([]string, string) {
+	market := r.Country + "/" + r.Language
+	list, err := b.Keywords.Competitors(ctx, keywords.CompetitorsRequest{Domain: stripWWW(r.Domain), Country: r.Country,
+		Language: r.Language, Page: keywords.Page{Limit: maxPlanCompetitors}})
+	switch {
+	case errors.Is(err, keywords.ErrUnsupported):
+		return nil, "no competitors were given and the keyword data source cannot discover them: the plan has no competitor gaps (name up to 3 competitors)"
+	case err != nil:
+		return nil, "no competitors were given and competitor discovery is unavailable: the plan has no competitor gaps (name up to 3 competitors)"
+	case len(list.Competitors) == 0:
+		return nil, fmt.Sprintf("no competitors were given and no domain shares a ranked keyword with %s in %s: the plan has no competitor gaps", r.Domain, market)
+	}
+	var out []string
+	for _, c := range list.Competitors {
+		out = append(out, c.Domain)
+	}
+	return out, fmt.Sprintf("no competitors were given: the plan compares %s with the %d domain(s) sharing the most ranked keywords with it in %s "+
+		"(competitor discovery, as POST /v1/keywords/competitors lists them): %s", r.Domain, len(out), market, strings.Join(out, ", "))
+}
+
+// maxPlanCompetitors is how many competitors a plan compares with: the most a request may name.
+const maxPlanCompetitors = 3

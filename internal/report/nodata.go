@@ -74,3 +74,12 @@ func (b *Builder) noPlanData(ctx context.Context, r planRequest, g *gathered) er
 	}
 	return b.noData(ctx, r.Country, r.Language, "focus_topics", what+".")
 }
+
+// noCompetitorsFound is the NO_DATA error of competitor discovery: the domain has no
+// rankings in the market, or no other domain ranks for any of its keywords.
+func noCompetitorsFound(domain, country, language string) error {
+	return apperr.New(apperr.NoData, "No domain shares a ranked keyword with %q in %s/%s: this service holds no ranking "+
+		"data for it there, or no other domain ranks for its keywords. Check the spelling of the domain, choose the market "+
+		"it ranks in, or have the operator import rankings with `ctl import rankings FILE.csv`. Nothing was charged.",
+		domain, country, language)
+}

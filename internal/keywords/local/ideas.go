@@ -627,6 +627,13 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keyw
 	if limit <= 0 {
 		limit = DefaultIdeasLimit
 	}
+	queried := !req.Filters.Empty() || len(req.Order) > 0
+	if queried {
+		if err := checkIdeasQuery(req); err != nil {
+			return nil, err
+		}
+		limit = ideasPool(limit)
+	}
 	keys, err := p.candidates(ctx, country, language, texts, limit)
 	if err != nil {
 		return nil, fmt.Errorf("local: ideas: %w", err)
@@ -659,5 +666,111 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keyw
 	if err != nil {
 		return nil, fmt.Errorf("local: ideas: %w", err)
 	}
+	if queried {
+		out = filterIdeas(out, req)
+	}
 	return out, nil
+}
+
+// Filters and order_by on ideas apply to a pool of the most relevant matches,
+// ideasPool(limit) of them: the filters keep what passes, the order (relevance when none)
+// sorts it, and the first limit are the answer. Ideas are matches of a topic, found by
+// relevance; a filter narrows them, it does not widen the search to keywords that match the
+// topic less (a filter on volume over a whole market is a different question). The pool is
+// ranked by the same bounded look-ups as an unfiltered call with a larger limit.
+
+// ideasPool is how many of the most relevant matches a filtered or ordered call considers.
+func ideasPool(limit int) int { return min(max(10*limit, 500), 2000) }
+
+// checkIdeasQuery refuses the fields ideas cannot filter or sort on here: the opportunity
+// score depends on the asking domain's positions, which the provider does not know.
+func checkIdeasQuery(req keywords.IdeasRequest) error {
+	ok := func(f keywords.Field) bool {
+		return f == keywords.FieldSearchVolume || f == keywords.FieldDifficulty || f == keywords.FieldCPC
+	}
+	for _, f := range sortedFields(req.Filters.Ranges) {
+		if !ok(f) {
+			return fmt.Errorf("filters.%s: %w", f, keywords.ErrUnsupported)
+		}
+	}
+	for i, k := range req.Order {
+		if !ok(k.Field) && k.Field != keywords.FieldKeyword {
+			return fmt.Errorf("order_by[%d] %s: %w", i, k.Field, keywords.ErrUnsupported)
+		}
+	}
+	return nil
+}
+
+// ideaValue is an idea's value of a field, nil when unknown.
+func ideaValue(k keywords.Keyword, f keywords.Field) *float64 {
+	switch f {
+	case keywords.FieldSearchVolume:
+		if k.SearchVolume == nil {
+			return nil
+		}
+		v := float64(*k.SearchVolume)
+		return &v
+	case keywords.FieldDifficulty:
+		return k.Difficulty
+	case keywords.FieldCPC:
+		return k.CPC
+	}
+	return nil
+}
+
+// filterIdeas keeps the ideas passing req's filters, sorts them by its order (unknowns last,
+// then the keyword; relevance order when it has none) and cuts them to its limit.
+func filterIdeas(ks []keywords.Keyword, req keywords.IdeasRequest) []keywords.Keyword {
+	f := req.Filters
+	out := ks[:0]
+	for _, k := range ks {
+		pass := len(f.Intents) == 0 || slices.Contains(f.Intents, k.Intent)
+		for field, r := range f.Ranges {
+			v := ideaValue(k, field)
+			pass = pass && v != nil && (r.Min == nil || *v >= *r.Min) && (r.Max == nil || *v <= *r.Max)
+		}
+		words := strings.Fields(strings.ToLower(k.Keyword))
+		for _, w := range f.Include {
+			pass = pass && slices.Contains(words, strings.ToLower(w))
+		}
+		for _, w := range f.Exclude {
+			pass = pass && !slices.Contains(words, strings.ToLower(w))
+		}
+		if pass {
+			out = append(out, k)
+		}
+	}
+	if len(req.Order) > 0 {
+		slices.SortStableFunc(out, func(a, b keywords.Keyword) int {
+			for _, o := range req.Order {
+				var c int
+				if o.Field == keywords.FieldKeyword {
+					c = strings.Compare(strings.ToLower(a.Keyword), strings.ToLower(b.Keyword))
+				} else {
+					va, vb := ideaValue(a, o.Field), ideaValue(b, o.Field)
+					switch {
+					case va == nil && vb == nil:
+						continue
+					case va == nil:
+						return 1
+					case vb == nil:
+						return -1
+					}
+					c = cmp.Compare(*va, *vb)
+				}
+				if o.Desc {
+					c = -c
+				}
+				if c != 0 {
+					return c
+				}
+			}
+			return strings.Compare(strings.ToLower(a.Keyword), strings.ToLower(b.Keyword))
+		})
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = DefaultIdeasLimit
+	}
+	return out[:min(len(out), limit)]
 }

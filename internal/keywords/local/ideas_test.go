@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -154,5 +155,34 @@ func TestIdeasTopicByWords(t *testing.T) {
 	// The phrase's own trigram match ranks before the keywords found by the head word alone.
 	if len(phrase) == 0 || phrase[0] != "container gardening ideas" {
 		t.Errorf("home gardening: %q, want container gardening ideas first", phrase)
+	}
+}
+
+// Filters and order_by on ideas: every idea passes the filters, in the order asked, and
+// they are among the unfiltered call's pool of matches.
+func TestIdeasFiltersAndOrder(t *testing.T) {
+	p := local.New(db(t))
+	ctx := context.Background()
+	lo, hi := 100.0, 40.0
+	got, err := p.Ideas(ctx, keywords.IdeasRequest{Topic: "coffee", Country: "us", Language: "en", Limit: 10,
+		Filters: keywords.Filters{Ranges: map[keywords.Field]keywords.Range{keywords.FieldSearchVolume: {Min: &lo},
+			keywords.FieldDifficulty: {Max: &hi}}, Exclude: []string{"cold"}},
+		Order: []keywords.OrderKey{{Field: keywords.FieldCPC, Desc: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 {
+		t.Fatal("no idea passes")
+	}
+	for i, k := range got {
+		if k.SearchVolume == nil || *k.SearchVolume < 100 || k.Difficulty == nil || *k.Difficulty > 40 || strings.Contains(k.Keyword, "cold") {
+			t.Fatalf("%q does not pass the filters", k.Keyword)
+		}
+		if i > 0 && k.CPC != nil && (got[i-1].CPC == nil || *got[i-1].CPC < *k.CPC) {
+			t.Fatalf("not by cpc descending: %v", keywordsOf(got))
+		}
+	}
+	if _, err := p.Ideas(ctx, keywords.IdeasRequest{Topic: "coffee", Order: []keywords.OrderKey{{Field: keywords.FieldOpportunity}}}); !errors.Is(err, keywords.ErrUnsupported) {
+		t.Fatalf("order by opportunity: %v", err)
 	}
 }

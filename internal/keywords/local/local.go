@@ -66,17 +66,9 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var r keywords.Ranking
-		var intent, u *string
-		if err := rows.Scan(&r.Keyword.Keyword, &r.SearchVolume, &r.Difficulty, &r.CPC, &r.Competition,
-			&intent, &r.SERPURLs, &r.Position, &u, &r.Synthetic); err != nil {
+		r, err := scanRanking(rows)
+		if err != nil {
 			return nil, fmt.Errorf("local: ranked: %w", err)
-		}
-		if intent != nil {
-			r.Intent = *intent
-		}
-		if u != nil {
-			r.URL = *u
 		}
 		out = append(out, r)
 	}
@@ -84,6 +76,23 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 		return nil, fmt.Errorf("local: ranked: %w", err)
 	}
 	return out, nil
+}
+
+// scanRanking reads a row of keyword, metrics, position, URL and synthetic flag.
+func scanRanking(rows pgx.Rows) (keywords.Ranking, error) {
+	var r keywords.Ranking
+	var intent, u *string
+	if err := rows.Scan(&r.Keyword.Keyword, &r.SearchVolume, &r.Difficulty, &r.CPC, &r.Competition,
+		&intent, &r.SERPURLs, &r.Position, &u, &r.Synthetic); err != nil {
+		return r, err
+	}
+	if intent != nil {
+		r.Intent = *intent
+	}
+	if u != nil {
+		r.URL = *u
+	}
+	return r, nil
 }
 
 // syntheticSQL picks, of the keywords $3, those whose row in the market is made up: one
@@ -158,14 +167,4 @@ func NormalizeDomain(s string) string { return keywords.Domain(s) }
 // its case; keyword_normalize in SQL then only has to lower-case it.
 func CleanKeyword(s string) string {
 	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
-}
-
-// Rankings is not built yet (issue 20): it says so rather than answer wrongly.
-func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (keywords.RankingList, error) {
-	return keywords.RankingList{}, fmt.Errorf("rankings: %w", keywords.ErrUnsupported)
-}
-
-// Competitors is not built yet (issue 20): it says so rather than answer wrongly.
-func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequest) (keywords.CompetitorList, error) {
-	return keywords.CompetitorList{}, fmt.Errorf("competitors: %w", keywords.ErrUnsupported)
 }
