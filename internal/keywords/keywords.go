@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"golang.org/x/net/idna"
 )
@@ -31,6 +32,16 @@ type Keyword struct {
 	// Synthetic marks a made-up row (the generated sample set): its numbers are not search
 	// data. A ranking or gap is synthetic when its keyword row or a ranking row behind it is.
 	Synthetic bool `json:"synthetic,omitempty"`
+	// MonthlySearches are the monthly search volumes the data source gives, oldest first;
+	// nil when it gives none (see Trend).
+	MonthlySearches []MonthlyVolume `json:"monthly_searches,omitempty"`
+}
+
+// MonthlyVolume is one month's search volume.
+type MonthlyVolume struct {
+	Year         int   `json:"year"`
+	Month        int   `json:"month"`
+	SearchVolume int64 `json:"search_volume"`
 }
 
 // Ranking is a keyword a domain ranks for, with its position and ranking URL.
@@ -145,6 +156,10 @@ type GapList struct {
 	Unranked []string `json:"unranked,omitempty"`
 	// Next is the provider's token for the page after this one; "" on the last page.
 	Next string `json:"next,omitempty"`
+	// Estimated is set when Total is not an exact count: the provider counts each
+	// competitor's gaps exactly but cannot count the overlap of several beyond the gaps it
+	// fetched (DataForSEO with more than one competitor), so Total is an upper bound.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // LocalName is the Name of the provider over this service's own keyword database (package
@@ -205,20 +220,39 @@ func Ideas(ctx context.Context, p Provider, req IdeasRequest) ([]Keyword, error)
 // the provider refuses). Other errors are treated as temporary.
 var ErrPermanent = errors.New("permanent provider error")
 
+// ErrRateLimited marks a provider refusing because the account's request rate is used up:
+// retrying at once cannot help, retrying after RetryAfter can.
+var ErrRateLimited = errors.New("provider rate limit exceeded")
+
 // ProviderError is an error reported by a provider, with its own status code.
 type ProviderError struct {
 	Provider  string
 	Code      int
 	Message   string
 	Permanent bool
+	// RateLimited is set when the provider refused for its rate limit; RetryAfter then says
+	// when to try again (0: unknown).
+	RateLimited bool
+	RetryAfter  time.Duration
 }
 
 func (e *ProviderError) Error() string {
 	return fmt.Sprintf("%s: status %d: %s", e.Provider, e.Code, e.Message)
 }
 
-// Is lets errors.Is(err, ErrPermanent) report permanent provider errors.
-func (e *ProviderError) Is(target error) bool { return target == ErrPermanent && e.Permanent }
+// Is lets errors.Is(err, ErrPermanent) report permanent provider errors and
+// errors.Is(err, ErrRateLimited) rate-limit refusals.
+func (e *ProviderError) Is(target error) bool {
+	return (target == ErrPermanent && e.Permanent) || (target == ErrRateLimited && e.RateLimited)
+}
+
+// SeedMinimum is implemented by providers that refuse seed keywords shorter than some
+// number of characters (DataForSEO: 3). Callers leave such seeds out, and say so, rather
+// than have the whole call refused.
+type SeedMinimum interface {
+	// MinSeedChars is the fewest characters (runes) a seed keyword must have; 0: any.
+	MinSeedChars() int
+}
 
 // Domain reduces a domain, host or URL to the form keyword data is keyed by: the lower-case
 // ASCII (IDNA) host without a port, a trailing dot or a leading "www." —

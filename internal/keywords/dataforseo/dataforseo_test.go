@@ -412,7 +412,7 @@ func TestErrors(t *testing.T) {
 		f := newFake(t)
 		c := f.client(dataforseo.Config{})
 		f.srv.Close()
-		_, err := c.Ideas(ctx, keywords.IdeasRequest{Topic: "x"})
+		_, err := c.Ideas(ctx, keywords.IdeasRequest{Topic: "cold brew"})
 		if err == nil || errors.Is(err, keywords.ErrPermanent) {
 			t.Errorf("err = %v, want a temporary error", err)
 		}
@@ -505,7 +505,7 @@ func TestCancelWhileWaiting(t *testing.T) {
 	<-f.arrived // the only slot is taken
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := c.Ideas(ctx, keywords.IdeasRequest{Topic: "x"}); !errors.Is(err, context.Canceled) {
+	if _, err := c.Ideas(ctx, keywords.IdeasRequest{Topic: "cold brew"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled while waiting for a slot", err)
 	}
 	f.release <- struct{}{}
