@@ -31,6 +31,7 @@ var fixtureOf = map[string]string{
 	"domain_intersection":     "domain_intersection_beanery",
 	"search_intent":           "search_intent",
 	"bulk_keyword_difficulty": "bulk_keyword_difficulty",
+	"competitors_domain":      "competitors_domain",
 }
 
 func newFakeDataForSEO(t testing.TB) *fakeDataForSEO {

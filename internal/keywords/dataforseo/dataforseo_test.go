@@ -43,6 +43,8 @@ type fake struct {
 
 	// answer, when set, replaces the fixtures: it returns the HTTP status and body.
 	answer func(path string, task map[string]any) (int, []byte)
+	// header, when set, is added to every answer.
+	header map[string]string
 
 	// When release is set, every request waits for a value from it; arrived receives one
 	// value per request that reached the handler, and inflight counts those in it.
@@ -110,6 +112,9 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	if len(tasks) == 1 {
 		task = tasks[0]
 	}
+	for k, v := range f.header {
+		w.Header().Set(k, v)
+	}
 	if f.answer != nil {
 		status, b := f.answer(r.URL.Path, task)
 		w.WriteHeader(status)
@@ -129,6 +134,8 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 		name = "search_intent.json"
 	case dataforseo.PathBulkKeywordDifficulty:
 		name = "bulk_keyword_difficulty.json"
+	case dataforseo.PathCompetitorsDomain:
+		name = "competitors_domain.json"
 	default:
 		http.NotFound(w, r)
 		return
