@@ -268,6 +268,10 @@ func classify(err error) (code, message string, permanent bool) {
 	switch {
 	case errors.Is(err, report.ErrBadJob):
 		return apperr.JobFailed, "The job could not be run. Nothing was charged.", true
+	case errors.Is(err, keywords.ErrRateLimited):
+		// Retrying within the job's few seconds of backoff only meets the limit again.
+		return apperr.ProviderRateLimited, fmt.Sprintf("The keyword data provider's rate limit is reached; retry after %d seconds. Nothing was charged.",
+			apperr.RetryAfterProviderRateLimit), true
 	case errors.Is(err, keywords.ErrPermanent):
 		return apperr.ProviderError, "The keyword data provider refused the request. Nothing was charged.", true
 	case errors.Is(err, crawler.ErrForbiddenAddress), errors.Is(err, crawler.ErrInvalidDomain):

@@ -125,6 +125,14 @@ func (p *Provider) Popular(ctx context.Context, country, language string, n int)
 	return nil, nil
 }
 
+// MinSeedChars is the wrapped provider's, when it is a keywords.SeedMinimum; else 0.
+func (p *Provider) MinSeedChars() int {
+	if m, ok := p.next.(keywords.SeedMinimum); ok {
+		return m.MinSeedChars()
+	}
+	return 0
+}
+
 // Key returns the Redis key of a request to the named provider's method.
 func Key(provider, method string, req any) (string, error) {
 	b, err := json.Marshal(req) // struct fields in declaration order: canonical
