@@ -35,6 +35,9 @@ type Keyword struct {
 	// MonthlySearches are the monthly search volumes the data source gives, oldest first;
 	// nil when it gives none (see Trend).
 	MonthlySearches []MonthlyVolume `json:"monthly_searches,omitempty"`
+	// Trend is the data source's trend when it gives one without monthly volumes
+	// (Semrush's relative Trend); with MonthlySearches, Trend(MonthlySearches) rules.
+	Trend string `json:"trend,omitempty"`
 }
 
 // MonthlyVolume is one month's search volume.
@@ -201,8 +204,18 @@ type SyntheticLabeler interface {
 	LabelSynthetic(ctx context.Context, country, language string, ks []Keyword) error
 }
 
+// TrendLabeler is implemented by a provider that keeps monthly volumes and trends apart
+// from its answers' queries (the local provider: they are read for the few keywords of an
+// answer). Callers get them through the package functions Ideas and Gaps.
+type TrendLabeler interface {
+	// LabelTrends sets MonthlySearches and Trend on the keywords of the market it has
+	// them for.
+	LabelTrends(ctx context.Context, country, language string, ks []*Keyword) error
+}
+
 // Ideas asks p for ideas and, when p is a SyntheticLabeler, labels the synthetic ones, so
-// every idea carries its flag whichever provider answered.
+// every idea carries its flag whichever provider answered; when p is a TrendLabeler, it
+// reads their trends.
 func Ideas(ctx context.Context, p Provider, req IdeasRequest) ([]Keyword, error) {
 	ks, err := p.Ideas(ctx, req)
 	if err != nil || len(ks) == 0 {
@@ -213,7 +226,34 @@ func Ideas(ctx context.Context, p Provider, req IdeasRequest) ([]Keyword, error)
 			return nil, err
 		}
 	}
+	if l, ok := p.(TrendLabeler); ok {
+		ptrs := make([]*Keyword, len(ks))
+		for i := range ks {
+			ptrs[i] = &ks[i]
+		}
+		if err := l.LabelTrends(ctx, req.Country, req.Language, ptrs); err != nil {
+			return nil, err
+		}
+	}
 	return ks, nil
+}
+
+// Gaps asks p for gaps and, when p is a TrendLabeler, reads their trends.
+func Gaps(ctx context.Context, p Provider, req GapsRequest) (GapList, error) {
+	list, err := p.Gaps(ctx, req)
+	if err != nil || len(list.Gaps) == 0 {
+		return list, err
+	}
+	if l, ok := p.(TrendLabeler); ok {
+		ptrs := make([]*Keyword, len(list.Gaps))
+		for i := range list.Gaps {
+			ptrs[i] = &list.Gaps[i].Keyword
+		}
+		if err := l.LabelTrends(ctx, req.Country, req.Language, ptrs); err != nil {
+			return GapList{}, err
+		}
+	}
+	return list, nil
 }
 
 // ErrPermanent marks provider failures that retrying cannot fix (bad credentials, a request

@@ -64,7 +64,7 @@ func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
 // unranked), as they were looked up: "https://www.GrindHouse.example/" is queried, and
 // labelled, "grindhouse.example".
 func (b *Builder) gaps(ctx context.Context, domain string, competitors []string, country, language string, limit int) (keywords.GapList, error) {
-	list, err := b.Keywords.Gaps(ctx, keywords.GapsRequest{Domain: stripWWW(domain), Competitors: competitorKeys(competitors),
+	list, err := keywords.Gaps(ctx, b.Keywords, keywords.GapsRequest{Domain: stripWWW(domain), Competitors: competitorKeys(competitors),
 		Country: country, Language: language, Limit: limit})
 	if err != nil {
 		return keywords.GapList{}, fmt.Errorf("keyword gaps: %w", err)

@@ -44,6 +44,9 @@ func trendsOf(k keywords.Keyword) Trends {
 		if tr := keywords.Trend(k.MonthlySearches); tr != "" {
 			t.Trend = &tr
 		}
+	} else if k.Trend != "" {
+		tr := k.Trend
+		t.Trend = &tr
 	}
 	return t
 }
