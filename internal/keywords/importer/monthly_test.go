@@ -90,8 +90,8 @@ func TestImportMonthlySearches(t *testing.T) {
 				months []keywords.MonthlyVolume
 				trend  string
 			}{
-				"cold brew": {[]keywords.MonthlyVolume{mv(2025, 8, 100), mv(2025, 9, 100), mv(2025, 10, 100), mv(2025, 11, 200), mv(2025, 12, 200), mv(2026, 1, 200)}, keywords.TrendIncreasing},
-				"iced latte": {[]keywords.MonthlyVolume{mv(2025, 8, 500), mv(2025, 9, 500), mv(2025, 10, 500), mv(2025, 11, 500), mv(2025, 12, 520), mv(2026, 1, 480)}, keywords.TrendStable},
+				"cold brew":     {[]keywords.MonthlyVolume{mv(2025, 8, 100), mv(2025, 9, 100), mv(2025, 10, 100), mv(2025, 11, 200), mv(2025, 12, 200), mv(2026, 1, 200)}, keywords.TrendIncreasing},
+				"iced latte":    {[]keywords.MonthlyVolume{mv(2025, 8, 500), mv(2025, 9, 500), mv(2025, 10, 500), mv(2025, 11, 500), mv(2025, 12, 520), mv(2026, 1, 480)}, keywords.TrendStable},
 				"pumpkin spice": {[]keywords.MonthlyVolume{mv(2025, 8, 900), mv(2025, 9, 900), mv(2025, 10, 900), mv(2025, 11, 100), mv(2026, 1, 50)}, ""},
 				"mocha":         {nil, ""},
 				"espresso":      {[]keywords.MonthlyVolume{mv(2025, 8, 2000), mv(2025, 9, 2000), mv(2025, 10, 2000), mv(2025, 11, 1000), mv(2025, 12, 1000), mv(2026, 1, 1000)}, keywords.TrendDecreasing},
