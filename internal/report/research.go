@@ -161,6 +161,22 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 	if len(ideas) > *r.Limit {
 		ideas = ideas[:*r.Limit]
 	}
+	// Relevance before volume: ideas sharing with the topic only generic words ("remote work
+	// tools" for "seo tools") are not about it; an answer of nothing else is NO_DATA.
+	var off []keywords.Keyword
+	var generic []string
+	if topic != "" && len(seeds) == 0 {
+		ideas, off, generic = analysis.SplitOffTopic(topic, r.Language, ideas)
+	}
+	if len(ideas) == 0 && len(off) > 0 {
+		names := make([]string, 0, min(len(off), 3))
+		for _, k := range off[:min(len(off), 3)] {
+			names = append(names, k.Keyword)
+		}
+		return ResearchResult{}, b.noData(ctx, r.Country, r.Language, "a more specific topic, or seed keywords",
+			fmt.Sprintf("No keyword data was found for %q in %s/%s: the only matches (%s) share with it just the generic word %s, so they are not about it.",
+				topic, r.Country, r.Language, quotedList(names), quotedList(generic)))
+	}
 	if len(ideas) == 0 {
 		asked := seeds
 		if topic != "" {
