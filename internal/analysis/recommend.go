@@ -257,7 +257,8 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 		if !english {
 			title = UpperFirst(readablePhrase(k.Keyword))
 		}
-		outline := dropRepeated(BuildOutline(k, cluster, s.c.CompetitorH2s, brand, intent), usedSections, lang)
+		outline := dropRepeated(BuildOutline(k, cluster, s.c.CompetitorH2s, brand, intent), usedSections, lang,
+			standardSections(NormalizeIntent(intent), readablePhrase(k.Keyword), k.Keyword))
 		if h2s, ok := pageH2s(site.Pages, s.url); ok && s.action == ActionImprove {
 			markExisting(outline, h2s, lang)
 		}
@@ -326,19 +327,40 @@ func withMerged(merged []keywords.Keyword, related []string, lang string) []stri
 // dropRepeated leaves out of an outline the sections a higher-priority recommendation's
 // outline already has (same normalised H2), and records the others in used. The stock
 // sections every article of its kind has (isStockHeading) may repeat; the first section
-// left takes the talking points of a dropped first one; an outline is never emptied.
-func dropRepeated(outline []Section, used map[string]bool, lang string) []Section {
+// left takes the talking points of a dropped first one. An outline that falls below
+// MinSections is topped up, before its FAQ, with the target's stock sections (stock) it
+// lacks and no earlier item has.
+func dropRepeated(outline []Section, used map[string]bool, lang string, stock []stockSection) []Section {
 	out := make([]Section, 0, len(outline))
 	var carried []string
+	dropped := false
 	for i, sec := range outline {
 		key := stem.Normalize(sec.H2, lang)
-		if used[key] && !isStockHeading(sec.H2) && len(outline)-i+len(out) > 1 {
+		if used[key] && !IsStockHeading(sec.H2) {
 			if i == 0 {
 				carried = sec.TalkingPoints
 			}
+			dropped = true
 			continue
 		}
 		out = append(out, sec)
+	}
+	if dropped && len(out) < MinSections {
+		var faq []Section
+		if n := len(out); n > 0 && out[n-1].H2 == faqHeading {
+			out, faq = out[:n-1], out[n-1:]
+		}
+		for _, st := range stock {
+			if len(out)+len(faq) >= MinSections {
+				break
+			}
+			key := stem.Normalize(st.H2, lang)
+			if (used[key] && !IsStockHeading(st.H2)) || slices.ContainsFunc(out, func(s Section) bool { return stem.Normalize(s.H2, lang) == key }) {
+				continue
+			}
+			out = append(out, Section{H2: st.H2, TalkingPoints: slices.Clone(st.TalkingPoints)})
+		}
+		out = append(out, faq...)
 	}
 	for _, sec := range out {
 		used[stem.Normalize(sec.H2, lang)] = true
@@ -366,7 +388,10 @@ var stockHeadings = func() map[string]bool {
 	return m
 }()
 
-func isStockHeading(h2 string) bool { return stockHeadings[h2] }
+// IsStockHeading reports whether an H2 is a stock section every article of its kind has
+// ("How We Chose", "Key Takeaways", "Frequently Asked Questions" …): recommendations may
+// repeat those.
+func IsStockHeading(h2 string) bool { return stockHeadings[h2] }
 
 // improveNote says which page an improvement works on and why that page.
 func improveNote(url, standing string) string {
