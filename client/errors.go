@@ -43,6 +43,7 @@ const (
 	CodeAlreadySubscribed      = "ALREADY_SUBSCRIBED"
 	CodeNoBillingAccount       = "NO_BILLING_ACCOUNT"
 	CodeBillingNotConfigured   = "BILLING_NOT_CONFIGURED"
+	CodeInvalidCursor          = "INVALID_CURSOR" // altered, expired, foreign or mismatched cursor
 )
 
 // Error is an error answer of the API, whichever of its three shapes it came in.

@@ -133,13 +133,44 @@ type NewAPIKey struct {
 // ResearchRequest is the body of KeywordResearch. Zero fields take the API's defaults
 // (country us, language en, limit 50).
 type ResearchRequest struct {
-	Domain      string   `json:"domain"`
-	Topic       string   `json:"topic,omitempty"`
-	Keywords    []string `json:"keywords,omitempty"`
-	Country     string   `json:"country,omitempty"`
-	Language    string   `json:"language,omitempty"`
-	Limit       int      `json:"limit,omitempty"`
-	CallbackURL string   `json:"callback_url,omitempty"`
+	Domain   string   `json:"domain"`
+	Topic    string   `json:"topic,omitempty"`
+	Keywords []string `json:"keywords,omitempty"`
+	Country  string   `json:"country,omitempty"`
+	Language string   `json:"language,omitempty"`
+	Limit    int      `json:"limit,omitempty"` // 1 to 1000; above 100 costs 5 per started 100
+	Query
+	CallbackURL string `json:"callback_url,omitempty"`
+}
+
+// Range bounds a metric, both ends inclusive; set at least one.
+type Range struct {
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
+}
+
+// Filters narrow a keyword list. Each endpoint takes the ranges that apply to it (research:
+// no positions; gaps: competitor_position, no position or opportunity_score).
+type Filters struct {
+	SearchVolume       *Range   `json:"search_volume,omitempty"`
+	KeywordDifficulty  *Range   `json:"keyword_difficulty,omitempty"`
+	CPC                *Range   `json:"cpc,omitempty"`
+	OpportunityScore   *Range   `json:"opportunity_score,omitempty"`
+	CompetitorPosition *Range   `json:"competitor_position,omitempty"`
+	Position           *Range   `json:"position,omitempty"`
+	EstimatedTraffic   *Range   `json:"estimated_traffic,omitempty"`
+	Intent             []string `json:"intent,omitempty"`
+	Include            []string `json:"include,omitempty"` // single words that must all appear
+	Exclude            []string `json:"exclude,omitempty"` // single words none of which may appear
+}
+
+// Query is the filters, order and cursor of a keyword request. OrderBy holds up to three
+// "<field>.asc" or "<field>.desc" keys; Cursor is the NextCursor of the previous page, sent
+// with the same request fields (only Limit may change).
+type Query struct {
+	Filters *Filters `json:"filters,omitempty"`
+	OrderBy []string `json:"order_by,omitempty"`
+	Cursor  string   `json:"cursor,omitempty"`
 }
 
 // Keyword is a keyword record. Unknown metrics are nil.
@@ -198,8 +229,9 @@ type GapsRequest struct {
 	Competitors []string `json:"competitors"` // 1 to 3
 	Country     string   `json:"country,omitempty"`
 	Language    string   `json:"language,omitempty"`
-	Limit       int      `json:"limit,omitempty"`
-	CallbackURL string   `json:"callback_url,omitempty"`
+	Limit       int      `json:"limit,omitempty"` // 1 to 1000; above 200 costs 10 per started 200
+	Query
+	CallbackURL string `json:"callback_url,omitempty"`
 }
 
 // Gap is a keyword competitors rank for and the domain does not.
@@ -219,8 +251,11 @@ type GapsResult struct {
 	Competitors []string `json:"competitors"`
 	Gaps        []Gap    `json:"gaps"`
 	TotalGaps   int      `json:"total_gaps"`
-	Source      string   `json:"source"`
-	Meta        Meta     `json:"-"`
+	// Total equals TotalGaps; NextCursor continues the list (nil on its last page).
+	Total      int     `json:"total"`
+	NextCursor *string `json:"next_cursor"`
+	Source     string  `json:"source"`
+	Meta       Meta    `json:"-"`
 }
 
 // AuditRequest is the body of ContentAudit.

@@ -157,7 +157,7 @@ func (a *Analysis) handle(ctx context.Context, t *asynq.Task) error {
 	stop := a.Jobs.KeepAlive(bg, j.ID)
 	defer stop()
 	start := time.Now()
-	result, runErr := a.Runner.Run(ctx, j.Kind, j.ID.String(), j.Request)
+	result, runErr := a.Runner.Run(report.WithAccount(ctx, j.AccountID.String()), j.Kind, j.ID.String(), j.Request)
 	log := a.Log.With("job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts, "duration_ms", time.Since(start).Milliseconds())
 	if runErr == nil {
 		return a.store(bg, j, result, stop, start, log)

@@ -7,6 +7,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/internal/metrics"
 	"github.com/contentapi/contentapi/internal/postgres"
+	"github.com/contentapi/contentapi/internal/report"
 	"github.com/contentapi/contentapi/jobs"
 )
 
@@ -47,6 +49,8 @@ type App struct {
 	Crawler *crawler.Crawler
 	// JobConfig is the job path's tuning the job service was built with.
 	JobConfig job.Config
+	// Cursors signs and checks keyword answers' cursors, alike in the API and the worker.
+	Cursors *report.Cursors
 
 	closers []func()
 }
@@ -115,6 +119,11 @@ func (a *App) open(ctx context.Context, opts Options) error {
 		a.OnClose(func() { _ = rdb.Close() })
 	}
 
+	cursors, err := cursorKey(ctx, cfg, a.Pool)
+	if err != nil {
+		return err
+	}
+	a.Cursors = cursors
 	a.Metrics = metrics.New()
 	a.Ledger = credits.NewLedger(a.Pool, a.Clock)
 	a.Gate = auth.NewGate(a.Pool, a.Redis, a.Ledger, a.Clock, a.Log)
@@ -201,4 +210,20 @@ func BillingConfig(c *config.Config) billing.Config {
 		Prices: billing.Prices{ProMonthly: c.StripePriceProMonthly, ProAnnual: c.StripePriceProAnnual,
 			ScaleMonthly: c.StripePriceScaleMonthly, ScaleAnnual: c.StripePriceScaleAnnual},
 	}
+}
+
+// cursorKey is CURSOR_SECRET when set (at least 32 bytes), else the key the database made
+// once (migration 00028), which every process on the database shares.
+func cursorKey(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool) (*report.Cursors, error) {
+	if cfg.CursorSecret != "" {
+		if len(cfg.CursorSecret) < 32 {
+			return nil, fmt.Errorf("CURSOR_SECRET must be at least 32 characters")
+		}
+		return report.NewCursors([]byte(cfg.CursorSecret)), nil
+	}
+	var key []byte
+	if err := pool.QueryRow(ctx, `SELECT key FROM service_keys WHERE name = 'cursor'`).Scan(&key); err != nil {
+		return nil, fmt.Errorf("cursor key: %w", err)
+	}
+	return report.NewCursors(key), nil
 }

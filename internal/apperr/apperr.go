@@ -54,6 +54,9 @@ const (
 	ProviderRateLimited = "PROVIDER_RATE_LIMITED"
 	// NoBillingAccount: a billing-portal request from an account that never checked out.
 	NoBillingAccount = "NO_BILLING_ACCOUNT"
+	// InvalidCursor: a keyword call's cursor was altered, has expired, was issued to another
+	// account or continues another query; nothing is charged.
+	InvalidCursor = "INVALID_CURSOR"
 )
 
 // Error is an error with a code and a message for the caller.

@@ -66,8 +66,10 @@ type Config struct {
 	WorkerPollInterval time.Duration
 
 	CrawlerAllowPrivate bool
-	CrawlerUserAgent    string
-	ThinContentWords    int
+	// CursorSecret signs keyword answers' cursors; empty: the key the database keeps.
+	CursorSecret     string
+	CrawlerUserAgent string
+	ThinContentWords int
 
 	// ChromePath names the browser rendered audits use; "" looks for chromium,
 	// chromium-browser or google-chrome on the PATH.
@@ -108,6 +110,7 @@ var vars = []struct {
 	{"TRUSTED_PROXIES", "", false},
 	{"WORKER_CONCURRENCY", "20", false},
 	{"ADMIN_TOKEN", "", true},
+	{"CURSOR_SECRET", "", true},
 	{"METRICS_ADDR", ":9091", false},
 	{"KEYWORD_PROVIDER", "local", false},
 	{"KEYWORD_CACHE_TTL", "24h", false},
@@ -237,6 +240,7 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		JobRetention:            dur("JOB_RETENTION", 24*time.Hour),
 		WorkerPollInterval:      dur("WORKER_POLL_INTERVAL", time.Millisecond),
 		CrawlerAllowPrivate:     boolean("CRAWLER_ALLOW_PRIVATE"),
+		CursorSecret:            get("CURSOR_SECRET"),
 		CrawlerUserAgent:        get("CRAWLER_USER_AGENT"),
 		ThinContentWords:        integer("THIN_CONTENT_WORDS", 1, 100000),
 		ChromePath:              get("CHROME_PATH"),

@@ -48,6 +48,9 @@ func (s *server) analysis(spec report.Analysis) fiber.Handler {
 		if err := req.Normalize(s.AnalysisOptions); err != nil {
 			return err
 		}
+		if err := s.checkCursor(c, spec.Kind, req); err != nil {
+			return err
+		}
 		if err := s.checkHosts(c.UserContext(), spec.Kind, req); err != nil {
 			return err
 		}
@@ -143,6 +146,20 @@ func (s *server) checkHosts(ctx context.Context, kind report.Kind, req report.Re
 		}
 	}
 	return nil
+}
+
+// checkCursor refuses, before anything is charged, a cursor that is altered, expired, issued
+// to another account or sent with another query (report.Cursors).
+func (s *server) checkCursor(c *fiber.Ctx, kind report.Kind, req report.Request) error {
+	p, ok := req.(report.PagedRequest)
+	if !ok || p.PageQuery().Cursor == "" {
+		return nil
+	}
+	if s.Cursors == nil {
+		return apperr.New(apperr.InvalidCursor, "cursor is not accepted: this service has no cursor key")
+	}
+	_, err := s.Cursors.Open(kind, principalOf(c).AccountID.String(), p, s.Clock.Now())
+	return err
 }
 
 // checkRendering refuses, before anything is charged, a request for JavaScript rendering

@@ -56,6 +56,7 @@ var statusOf = map[string]int{
 	apperr.JobFailed:            http.StatusBadGateway,
 	// An account with no Stripe customer cannot open the billing portal.
 	apperr.NoBillingAccount: http.StatusConflict,
+	apperr.InvalidCursor:    http.StatusBadRequest,
 }
 
 // retryAfter is the Retry-After, in seconds, of the codes that say "not now": a browser

@@ -65,7 +65,7 @@ func startServerWith(t testing.TB, sc serverConfig, opts ...serverOption) *testS
 	a := apptest.New(t, sc.graph)
 	d := httpapi.Deps{Log: log, Pool: a.Pool, Redis: a.Redis, Accounts: a.Accounts, Gate: a.Gate, Ledger: a.Ledger,
 		Limiter: ratelimit.New(a.Redis), Clock: clk, PublicBaseURL: "http://api.test", DashboardURL: "https://dash.test",
-		DocsURL: "https://docs.test", RegisterLimit: 1000}
+		DocsURL: "https://docs.test", RegisterLimit: 1000, Cursors: a.Cursors}
 	if sc.jobs {
 		d.Jobs, d.Metrics = a.Jobs, a.Metrics
 	}

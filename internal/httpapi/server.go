@@ -70,6 +70,9 @@ type Deps struct {
 	// Renderers says whether a worker can render JavaScript, checked before a rendered
 	// audit is charged; nil refuses every rendered audit.
 	Renderers RenderChecker
+	// Cursors checks a keyword call's cursor before anything is charged; nil refuses every
+	// cursor.
+	Cursors *report.Cursors
 	// Metrics is exposed at /metrics and fed by every request; AdminToken guards it and
 	// AdminQueues (the asynq dashboard, mounted at /admin/queues). With no token both are off.
 	Metrics     *metrics.Metrics

@@ -86,7 +86,7 @@ func startStack(t testing.TB, sc stackConfig) *stack {
 		runner := sc.runner
 		if runner == nil {
 			runner = &report.Builder{Keywords: sc.provider, Crawler: crawler.New(crawler.Config{AllowPrivate: true}),
-				Clock: st.Clock, ThinWords: 300, History: jobs.AuditHistory{Jobs: st.Jobs}}
+				Clock: st.Clock, ThinWords: 300, History: jobs.AuditHistory{Jobs: st.Jobs}, Cursors: st.Graph.Cursors}
 		}
 		srv = asynq.NewServerFromRedisClient(st.Graph.Redis, asynq.Config{
 			Concurrency: 20, Queues: jobs.Queues, TaskCheckInterval: time.Millisecond,

@@ -142,8 +142,13 @@ func TestRequestSchemasMatchValidation(t *testing.T) {
 			}
 			if n, ok := p["maxItems"].(float64); ok {
 				item := func(i int) any { return fmt.Sprintf("topic %d", i) }
-				if name == "competitors" {
+				switch name {
+				case "competitors":
 					item = func(i int) any { return fmt.Sprintf("rival%d.example.org", i) }
+				case "order_by":
+					item = func(i int) any {
+						return []string{"search_volume.desc", "keyword_difficulty.asc", "cpc.desc", "keyword.asc"}[i]
+					}
 				}
 				list := func(k int) []any {
 					out := make([]any, k)

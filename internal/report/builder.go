@@ -22,6 +22,9 @@ type Builder struct {
 	// History, when set, gives an audit its changes since the account's previous audit of
 	// the same domain; without it changes is null.
 	History AuditHistory
+	// Cursors seals the next_cursor of keyword answers and checks the cursor of a request;
+	// without it answers carry no next_cursor and a request with a cursor fails.
+	Cursors *Cursors
 }
 
 // Run builds the answer of a job from its stored request with the catalogue's run function

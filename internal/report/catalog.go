@@ -31,8 +31,12 @@ type Analysis struct {
 	// pages' JavaScript to be rendered (an audit's render: javascript): a browser renders
 	// every page, several times the work of reading its HTML.
 	RenderCost int
-	Summary    string // what it does, for the service information document
-	CSV        bool   // its rows can be returned as CSV (see CSV)
+	// PageRows, when set, is the number of rows a call's price covers: a request whose limit
+	// is larger costs the price once per started PageRows rows (a limit of 1,000 on gaps,
+	// PageRows 200, costs 5 × 10 credits). Limits up to PageRows cost the price.
+	PageRows int
+	Summary  string // what it does, for the service information document
+	CSV      bool   // its rows can be returned as CSV (see CSV)
 	// NewRequest returns an empty request, for the API to decode a body into and the worker
 	// a stored request.
 	NewRequest func() Request
@@ -44,7 +48,7 @@ type Analysis struct {
 // Catalog lists the analyses; one entry per endpoint.
 var Catalog = []Analysis{
 	{
-		Kind: KindResearch, Method: http.MethodPost, Path: "/v1/keywords/research", Cost: 5, CSV: true,
+		Kind: KindResearch, Method: http.MethodPost, Path: "/v1/keywords/research", Cost: 5, PageRows: 100, CSV: true,
 		Summary:    "Keyword research with clusters",
 		NewRequest: func() Request { return &ResearchRequest{} },
 		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
@@ -52,7 +56,7 @@ var Catalog = []Analysis{
 		},
 	},
 	{
-		Kind: KindGaps, Method: http.MethodPost, Path: "/v1/keywords/gaps", Cost: 10, CSV: true,
+		Kind: KindGaps, Method: http.MethodPost, Path: "/v1/keywords/gaps", Cost: 10, PageRows: 200, CSV: true,
 		Summary:    "Competitor keyword gaps",
 		NewRequest: func() Request { return &GapsRequest{} },
 		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
@@ -109,18 +113,33 @@ func Renders(req Request) bool {
 }
 
 // CostOf is the credits a request of this analysis costs: RenderCost when it asks for
-// rendering, else Cost.
+// rendering, else Cost, once per started PageRows rows of its limit.
 func (a Analysis) CostOf(req Request) int {
 	if a.RenderCost > 0 && Renders(req) {
 		return a.RenderCost
 	}
+	if p, ok := req.(PagedRequest); ok && a.PageRows > 0 {
+		return a.Cost * a.Pages(p.PageLimit())
+	}
 	return a.Cost
+}
+
+// Pages is how many times the price a call with this limit costs: once per started
+// PageRows rows, at least once.
+func (a Analysis) Pages(limit int) int {
+	if a.PageRows <= 0 || limit <= a.PageRows {
+		return 1
+	}
+	return (limit + a.PageRows - 1) / a.PageRows
 }
 
 // CostText is the price as the service information document states it.
 func (a Analysis) CostText() string {
 	if a.RenderCost > 0 {
 		return fmt.Sprintf("%d credits; %d with \"render\": \"javascript\"", a.Cost, a.RenderCost)
+	}
+	if a.PageRows > 0 {
+		return fmt.Sprintf("%d credits per page of up to %d rows; a larger limit costs %d per started %d", a.Cost, a.PageRows, a.Cost, a.PageRows)
 	}
 	return fmt.Sprintf("%d credits", a.Cost)
 }

@@ -22,7 +22,11 @@ type GapsResult struct {
 	Competitors []string    `json:"competitors"`
 	Gaps        []GapRecord `json:"gaps"`
 	TotalGaps   int         `json:"total_gaps"`
-	Source      string      `json:"source"`
+	// Total is total_gaps under the name every paged keyword answer uses; NextCursor
+	// continues the list (null on its last page).
+	Total      int     `json:"total"`
+	NextCursor *string `json:"next_cursor"`
+	Source     string  `json:"source"`
 	described
 }
 
@@ -32,7 +36,16 @@ type GapsResult struct {
 // to compare: NO_DATA, refunded. A domain that ranks for every competitor keyword has no gap,
 // which is a finding (total_gaps 0), not NO_DATA.
 func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
-	list, err := b.gaps(ctx, r.Domain, r.Competitors, r.Country, r.Language, *r.Limit)
+	after, err := b.pageToken(ctx, KindGaps, &r)
+	if err != nil {
+		return GapsResult{}, err
+	}
+	list, err := b.gaps(ctx, r.Domain, r.Competitors, keywords.GapsRequest{Country: r.Country, Language: r.Language,
+		Limit: *r.Limit, Filters: r.KeywordFilters(), Order: r.KeywordOrder(), After: after})
+	if err != nil {
+		return GapsResult{}, err
+	}
+	next, err := b.nextCursor(ctx, KindGaps, &r, list.Next)
 	if err != nil {
 		return GapsResult{}, err
 	}
@@ -40,7 +53,7 @@ func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
 		return GapsResult{}, noCompetitorData(list.Unranked, r.Country, r.Language)
 	}
 	res := GapsResult{Domain: r.Domain, Competitors: competitorKeys(r.Competitors), Gaps: []GapRecord{}, TotalGaps: list.Total,
-		Source: b.Keywords.Name()}
+		Total: list.Total, NextCursor: next, Source: b.Keywords.Name()}
 	for _, g := range list.Gaps {
 		res.Gaps = append(res.Gaps, GapRecord{Keyword: g.Keyword.Keyword, SearchVolume: g.SearchVolume,
 			Difficulty: g.Difficulty, CompetitorPositions: g.CompetitorPositions, Trends: trendsOf(g.Keyword)})
@@ -59,13 +72,13 @@ func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
 	return res, nil
 }
 
-// gaps asks the provider, with data keys (no www.), for the first limit gaps and their
-// count. Competitors are named by those keys in the answer (competitor_positions and
-// unranked), as they were looked up: "https://www.GrindHouse.example/" is queried, and
-// labelled, "grindhouse.example".
-func (b *Builder) gaps(ctx context.Context, domain string, competitors []string, country, language string, limit int) (keywords.GapList, error) {
-	list, err := keywords.Gaps(ctx, b.Keywords, keywords.GapsRequest{Domain: stripWWW(domain), Competitors: competitorKeys(competitors),
-		Country: country, Language: language, Limit: limit})
+// gaps asks the provider, with data keys (no www.), for the page of gaps q describes (its
+// Domain and Competitors are set here) and their count. Competitors are named by those keys
+// in the answer (competitor_positions and unranked), as they were looked up:
+// "https://www.GrindHouse.example/" is queried, and labelled, "grindhouse.example".
+func (b *Builder) gaps(ctx context.Context, domain string, competitors []string, q keywords.GapsRequest) (keywords.GapList, error) {
+	q.Domain, q.Competitors = stripWWW(domain), competitorKeys(competitors)
+	list, err := keywords.Gaps(ctx, b.Keywords, q)
 	if err != nil {
 		return keywords.GapList{}, fmt.Errorf("keyword gaps: %w", err)
 	}

@@ -127,7 +127,7 @@ func (b *Builder) gather(ctx context.Context, r planRequest, withCompetitorPages
 	if len(r.Competitors) > 0 {
 		g.gapsTried = true
 		eg.Go(func() error {
-			list, err := b.gaps(ctx, r.Domain, r.Competitors, r.Country, r.Language, planGaps)
+			list, err := b.gaps(ctx, r.Domain, r.Competitors, keywords.GapsRequest{Country: r.Country, Language: r.Language, Limit: planGaps})
 			if err != nil {
 				g.gapsErr = err
 				return nil //nolint:nilerr // a failed part degrades the answer; warnings say so

@@ -19,8 +19,12 @@ type ResearchRequest struct {
 	Country  string   `json:"country"`
 	Language string   `json:"language"`
 	Limit    *int     `json:"limit,omitempty"`
+	Query
 	Callback
 }
+
+// PageLimit is the request's limit.
+func (r *ResearchRequest) PageLimit() int { return *orDefault(r.Limit, defaultResearchLimit) }
 
 func (r *ResearchRequest) defaults() {
 	market(&r.Country, &r.Language)
@@ -45,7 +49,10 @@ func (r *ResearchRequest) Normalize(o Options) (err error) {
 	if r.Country, r.Language, err = checkMarket(r.Country, r.Language); err != nil {
 		return err
 	}
-	return intRange("limit", *r.Limit, 1, 100)
+	if err := intRange("limit", *r.Limit, 1, MaxPageRows); err != nil {
+		return err
+	}
+	return r.Query.normalize(ResearchShape)
 }
 
 // GapsRequest is the body of POST /v1/keywords/gaps.
@@ -55,8 +62,12 @@ type GapsRequest struct {
 	Country     string   `json:"country"`
 	Language    string   `json:"language,omitempty"`
 	Limit       *int     `json:"limit,omitempty"`
+	Query
 	Callback
 }
+
+// PageLimit is the request's limit.
+func (r *GapsRequest) PageLimit() int { return *orDefault(r.Limit, defaultGapsLimit) }
 
 func (r *GapsRequest) defaults() {
 	market(&r.Country, &r.Language)
@@ -78,7 +89,10 @@ func (r *GapsRequest) Normalize(o Options) (err error) {
 	if r.Country, r.Language, err = checkMarket(r.Country, r.Language); err != nil {
 		return err
 	}
-	return intRange("limit", *r.Limit, 1, 200)
+	if err := intRange("limit", *r.Limit, 1, MaxPageRows); err != nil {
+		return err
+	}
+	return r.Query.normalize(GapsShape)
 }
 
 // AuditRequest is the body of POST /v1/content/audit.

@@ -129,7 +129,7 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 	}
 	readIdeas := func(ctx context.Context) (err error) {
 		ideas, err = keywords.Ideas(ctx, b.Keywords, keywords.IdeasRequest{Topic: topic, Seeds: seeds, Country: r.Country,
-			Language: r.Language, Limit: *r.Limit})
+			Language: r.Language, Limit: *r.Limit, Filters: r.KeywordFilters(), Order: r.KeywordOrder()})
 		if err != nil {
 			return fmt.Errorf("keyword ideas: %w", err)
 		}

@@ -59,6 +59,7 @@ func Deps(a *app.App) (httpapi.Deps, error) {
 		TrustedProxies: cfg.TrustedProxies, Jobs: a.Jobs, SyncTimeout: cfg.SyncTimeout,
 		AnalysisOptions: report.Options{AllowPrivate: cfg.CrawlerAllowPrivate},
 		Hosts:           a.Crawler,
+		Cursors:         a.Cursors,
 		Renderers:       jobs.Browsers{Redis: a.Redis},
 		Metrics:         a.Metrics, AdminToken: cfg.AdminToken,
 		AdminQueues: queues, Billing: a.Billing, Dashboard: dash,

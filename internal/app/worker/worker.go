@@ -25,7 +25,8 @@ import (
 // registers the cache's counters in Metrics, so it is built once, by the worker.
 func ReportBuilder(a *app.App) *report.Builder {
 	return &report.Builder{Keywords: keywordProvider(a), Crawler: a.Crawler, Clock: a.Clock,
-		ThinWords: a.Config.ThinContentWords, History: jobs.AuditHistory{Jobs: a.Jobs}}
+		ThinWords: a.Config.ThinContentWords, History: jobs.AuditHistory{Jobs: a.Jobs},
+		Cursors: a.Cursors}
 }
 
 // keywordProvider builds the configured keyword data source behind the Redis answer cache.
