@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -26,6 +27,78 @@ type dataset struct {
 	keywords []string
 	domains  []string
 	sizes    []int // rankings per domain
+	// shape is shapeSpread or shapeSkewed; repeat is each domain's share of ranking rows
+	// that repeat one of its (domain, keyword) keys with another URL.
+	shape  string
+	repeat []float64
+}
+
+// The data-set shapes every run measures.
+const (
+	// shapeSpread: log-uniform volumes, one big domain (24% of rankings by default), the
+	// others falling off with their rank, 1 in 50 rankings with a second URL.
+	shapeSpread = "spread"
+	// shapeSkewed: Pareto volumes snapped to the buckets keyword tools report (many ties);
+	// the three biggest domains hold 43%, 16% and 9% of the rankings, and 24% of the ranking
+	// rows repeat a (domain, keyword) key, most of them the biggest domain's (727k distinct
+	// keywords in 1.29M rows at 3M), so the import goes through its merge path.
+	shapeSkewed = "skewed"
+)
+
+// skewedShares are the shares of all rankings of the skewed shape's three biggest domains,
+// and skewedRepeat the repeated-key share of the biggest one's rows and of the others'.
+var (
+	skewedShares              = []float64{0.43, 0.16, 0.09}
+	skewedRepeatBig           = 0.436
+	skewedRepeatOther float64 = 0.092
+)
+
+// generateSkewed makes the skewed shape's data set: the keywords as generate makes them,
+// the three biggest domains holding skewedShares of the rankings and the rest shared by
+// the others, falling off with their rank.
+func generateSkewed(seed uint64, n, rankings, domains int) *dataset {
+	d := generate(seed, n, rankings, int(float64(rankings)*skewedShares[0]), domains)
+	d.shape = shapeSkewed
+	d.sizes[1] = int(float64(rankings) * skewedShares[1])
+	d.sizes[2] = int(float64(rankings) * skewedShares[2])
+	rest := rankings - d.sizes[0] - d.sizes[1] - d.sizes[2]
+	var total float64
+	for i := 3; i < domains; i++ {
+		total += 1 / math.Pow(float64(i-2), 1.1)
+	}
+	left := rest
+	for i := 3; i < domains; i++ {
+		s := int(float64(rest) / math.Pow(float64(i-2), 1.1) / total)
+		s = min(max(s, 1), n, left-(domains-1-i))
+		d.sizes[i] = s
+		left -= s
+	}
+	d.sizes[3] += left
+	d.repeat = make([]float64, domains)
+	for i := range d.repeat {
+		d.repeat[i] = skewedRepeatOther
+	}
+	d.repeat[0] = skewedRepeatBig
+	return d
+}
+
+// volumeBuckets are the values keyword tools report monthly volumes as.
+var volumeBuckets = []int{0, 10, 20, 30, 40, 50, 70, 90, 110, 140, 170, 210, 260, 320, 390, 480, 590, 720, 880,
+	1000, 1300, 1600, 1900, 2400, 2900, 3600, 4400, 5400, 6600, 8100, 9900, 12100, 14800, 18100, 22200,
+	27100, 33100, 40500, 49500, 60500, 74000, 90500, 110000, 135000, 165000, 201000, 246000, 301000,
+	368000, 450000, 550000, 673000, 823000, 1000000}
+
+// paretoVolume draws a Pareto volume (scale 10, shape 1.1) and snaps it down to a bucket.
+func paretoVolume(r *rand.Rand) int {
+	v := 10 / math.Pow(1-r.Float64(), 1/1.1)
+	if r.IntN(5) == 0 {
+		v = 0 // a fifth too rare to count
+	}
+	i, _ := slices.BinarySearch(volumeBuckets, int(min(v, 2e6)))
+	if i == len(volumeBuckets) || volumeBuckets[i] > int(v) {
+		i--
+	}
+	return volumeBuckets[max(i, 0)]
 }
 
 // vocabulary returns n words: the head words, then made-up ones.
@@ -106,14 +179,18 @@ func (d *dataset) writeKeywords(path string, seed uint64) error {
 		_, _ = w.WriteString("keyword,search_volume,keyword_difficulty,cpc,competition,search_intent\n") // a write error sticks in w; Flush returns it
 		for _, k := range d.keywords {
 			vol := int(math.Exp(r.Float64()*11)) - 1
+			if d.shape == shapeSkewed {
+				vol = paretoVolume(r)
+			}
 			fmt.Fprintf(w, "%s,%d,%d,%.2f,%.2f,%s\n", k, vol, r.IntN(101), r.Float64()*8, r.Float64(), intents[r.IntN(len(intents))])
 		}
 	})
 }
 
 // writeRankings writes the ranking file: each domain ranks for distinct keywords (an
-// affine walk over the keyword list), about 1 in 50 rankings with a second URL of the same
-// domain for the same keyword, as a Search Console export lists it.
+// affine walk over the keyword list), about 1 in 50 rankings (the skewed shape: the
+// domain's repeat share) with another URL of the same domain for the same keyword, as a
+// Search Console export lists it.
 func (d *dataset) writeRankings(path string, seed uint64) error {
 	r := rand.New(rand.NewPCG(seed, 3)) //nolint:gosec // a seeded generator: the data set must be reproducible
 	n := len(d.keywords)
@@ -129,8 +206,17 @@ func (d *dataset) writeRankings(path string, seed uint64) error {
 				slug := strings.ReplaceAll(k, " ", "-")
 				fmt.Fprintf(w, "%s,%s,%d,https://%s/%s\n", dom, k, pos, dom, slug)
 				rows++
-				if rows < d.sizes[i] && r.IntN(50) == 0 {
-					fmt.Fprintf(w, "%s,%s,%d,https://%s/blog/%s\n", dom, k, pos+1+r.IntN(20), dom, slug)
+				if d.repeat == nil {
+					if rows < d.sizes[i] && r.IntN(50) == 0 {
+						fmt.Fprintf(w, "%s,%s,%d,https://%s/blog/%s\n", dom, k, pos+1+r.IntN(20), dom, slug)
+						rows++
+					}
+					continue
+				}
+				// Each row is followed by one more URL for its keyword with the chance
+				// repeat[i], so that repeats make up that share of the rows.
+				for extra := 1; rows < d.sizes[i] && r.Float64() < d.repeat[i]; extra++ {
+					fmt.Fprintf(w, "%s,%s,%d,https://%s/p%d/%s\n", dom, k, min(pos+1+r.IntN(20), 100), dom, extra, slug)
 					rows++
 				}
 			}

@@ -1,5 +1,5 @@
 // Command benchscale is `make bench-scale`: it generates a seeded keyword and ranking data
-// set at one or more sizes, loads each into a database of its own through the real
+// set at one or more sizes, in two shapes (spread and skewed, see gen.go), loads each into a database of its own through the real
 // `ctl import` commands (measuring rows/s and the ctl process's peak resident memory), then
 // times keyword research, gaps, content recommend and the content map over a fixed list
 // of questions and prints p50/p95 side by side. Each database is dropped afterwards.
@@ -48,9 +48,10 @@ func main() {
 // size is one data-set size.
 type size struct{ keywords, rankings, big int }
 
-// result is what one size measured.
+// result is what one size of one shape measured.
 type result struct {
 	size
+	shape                string
 	importKW, importRK   phase
 	timings              map[string][]time.Duration
 	answers              map[string]string
@@ -80,6 +81,7 @@ func run(ctx context.Context) error {
 	flag.StringVar(&only, "only", "", "ask only the questions whose kind contains this")
 	flag.BoolVar(&askQuestions, "questions", true, "time the answers after the imports")
 	flag.BoolVar(&compress, "gzip", true, "write the data files gzip-compressed")
+	shapes := flag.String("shapes", shapeSpread+","+shapeSkewed, "data-set shapes, comma-separated: spread, skewed")
 	flag.Parse()
 
 	sizes, err := parseSizes(*kwFlag, *rkFlag, *bigFlag)
@@ -93,12 +95,17 @@ func run(ctx context.Context) error {
 	defer os.RemoveAll(dir)
 	var results []result
 	for _, s := range sizes {
-		res, err := measure(ctx, s, *domains, *seed, *rounds, *ctlBin, *dsn, dir, *keep)
-		if err != nil {
-			return err
+		for _, shape := range strings.Split(*shapes, ",") {
+			if shape != shapeSpread && shape != shapeSkewed {
+				return fmt.Errorf("unknown shape %q", shape)
+			}
+			res, err := measure(ctx, s, shape, *domains, *seed, *rounds, *ctlBin, *dsn, dir, *keep)
+			if err != nil {
+				return err
+			}
+			results = append(results, res)
+			printResults(results)
 		}
-		results = append(results, res)
-		printResults(results)
 	}
 	return nil
 }
@@ -129,16 +136,20 @@ func parseSizes(kw, rk, big string) ([]size, error) {
 	return out, nil
 }
 
-func measure(ctx context.Context, s size, domains int, seed uint64, rounds int, ctlBin, serverDSN, dir string, keep bool) (result, error) {
-	res := result{size: s, timings: map[string][]time.Duration{}, answers: map[string]string{}}
-	fmt.Fprintf(os.Stderr, "== %d keywords, %d rankings (%d for the big domain), %d domains\n", s.keywords, s.rankings, s.big, domains)
+func measure(ctx context.Context, s size, shape string, domains int, seed uint64, rounds int, ctlBin, serverDSN, dir string, keep bool) (result, error) {
+	res := result{size: s, shape: shape, timings: map[string][]time.Duration{}, answers: map[string]string{}}
 	start := time.Now()
 	d := generate(seed, s.keywords, s.rankings, s.big, domains)
+	if shape == shapeSkewed {
+		d = generateSkewed(seed, s.keywords, s.rankings, domains)
+	}
+	fmt.Fprintf(os.Stderr, "== %s: %d keywords, %d rankings (%d, %d, %d for the biggest domains), %d domains\n", shape,
+		s.keywords, s.rankings, d.sizes[0], d.sizes[1], d.sizes[2], domains)
 	if reuse != "" {
 		return ask(ctx, res, d, mustDSN(serverDSN, reuse), rounds)
 	}
-	kwFile := filepath.Join(dir, fmt.Sprintf("keywords-%d.csv.gz", s.keywords))
-	rkFile := filepath.Join(dir, fmt.Sprintf("rankings-%d.csv.gz", s.rankings))
+	kwFile := filepath.Join(dir, fmt.Sprintf("keywords-%s-%d.csv.gz", shape, s.keywords))
+	rkFile := filepath.Join(dir, fmt.Sprintf("rankings-%s-%d.csv.gz", shape, s.rankings))
 	if err := d.writeKeywords(kwFile, seed); err != nil {
 		return res, err
 	}
@@ -147,7 +158,7 @@ func measure(ctx context.Context, s size, domains int, seed uint64, rounds int, 
 	}
 	fmt.Fprintf(os.Stderr, "generated in %v\n", time.Since(start).Round(time.Millisecond))
 
-	dbName := fmt.Sprintf("contentapi_benchscale_%d_%d", os.Getpid(), s.keywords)
+	dbName := fmt.Sprintf("contentapi_benchscale_%d_%d_%s", os.Getpid(), s.keywords, shape)
 	dsn, err := withDatabase(serverDSN, dbName)
 	if err != nil {
 		return res, err
@@ -198,7 +209,9 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (r
 		return res, err
 	}
 	b := &report.Builder{Keywords: local.New(pool), Clock: clock.Real{},
-		Crawler: crawler.New(crawler.Config{Timeout: time.Millisecond, RequestTimeout: time.Millisecond})}
+		Crawler: crawler.New(crawler.Config{Timeout: time.Millisecond, RequestTimeout: time.Millisecond}),
+		Cursors: report.NewCursors([]byte("benchscale cursor key, 32 bytes or more"))}
+	ctx = report.WithAccount(ctx, "benchscale")
 	for _, q := range questions(d) {
 		if !strings.Contains(q.kind, only) {
 			continue
@@ -217,7 +230,54 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (r
 			res.timings[q.kind] = append(res.timings[q.kind], took)
 		}
 	}
+	if strings.Contains(pagingKind, only) {
+		if err := pageAll(ctx, b, &res, "site0300.example", d.domains[0]); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
+}
+
+// pagingKind names the timings of pageAll.
+const pagingKind = "gaps paging 1000 a page"
+
+// pageAll pages through every gap of the domain against the competitor, 1,000 a page with
+// next_cursor, timing each page, and checks that each gap comes back exactly once.
+func pageAll(ctx context.Context, b *report.Builder, res *result, domain, competitor string) error {
+	limit := 1000
+	seen := map[string]bool{}
+	cursor := ""
+	pages, total := 0, 0
+	for {
+		r := report.GapsRequest{Domain: domain, Competitors: []string{competitor}, Limit: &limit}
+		r.Cursor = cursor
+		if err := r.Normalize(report.Options{}); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		page, err := b.Gaps(ctx, r)
+		res.timings[pagingKind] = append(res.timings[pagingKind], time.Since(t0))
+		if err != nil {
+			return fmt.Errorf("%s, page %d: %w", pagingKind, pages+1, err)
+		}
+		pages++
+		total = page.Total
+		for _, g := range page.Gaps {
+			if seen[g.Keyword] {
+				return fmt.Errorf("%s: %q came back twice (page %d)", pagingKind, g.Keyword, pages)
+			}
+			seen[g.Keyword] = true
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = *page.NextCursor
+	}
+	if len(seen) != total {
+		return fmt.Errorf("%s: %d gaps came back, total %d", pagingKind, len(seen), total)
+	}
+	res.answers[pagingKind] = fmt.Sprintf("%d pages, %d distinct gaps = total %d", pages, len(seen), total)
+	return nil
 }
 
 // reuse and only are the -reuse and -only flags.
@@ -317,6 +377,7 @@ func printResults(results []result) {
 		fmt.Println()
 	}
 	row("keywords / rankings", func(r result) string { return fmt.Sprintf("%d / %d", r.keywords, r.rankings) })
+	row("shape", func(r result) string { return r.shape })
 	row("import keywords rows/s", func(r result) string { return rate(r.importKW) })
 	row("import keywords peak RSS", func(r result) string { return fmt.Sprintf("%d MB", r.importKW.maxRSS>>20) })
 	row("import rankings rows/s", func(r result) string { return rate(r.importRK) })
@@ -324,8 +385,12 @@ func printResults(results []result) {
 	row("re-import rankings rows/s", func(r result) string { return rate(r.reimport) })
 	row("ranking rows / distinct kw+domain", func(r result) string { return fmt.Sprintf("%d / %d", r.domainRows, r.distinct) })
 	kinds := []string{}
-	for k := range results[0].timings {
-		kinds = append(kinds, k)
+	for _, r := range results {
+		for k := range r.timings {
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
 	}
 	slices.Sort(kinds)
 	for _, k := range kinds {
@@ -342,7 +407,7 @@ func printResults(results []result) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		fmt.Printf("answers at %d keywords:\n", r.keywords)
+		fmt.Printf("answers at %d keywords, %s:\n", r.keywords, r.shape)
 		for _, k := range keys {
 			fmt.Printf("  %-40s %s\n", k, r.answers[k])
 		}

@@ -15,7 +15,8 @@ type question struct {
 
 // questions is the fixed list asked at every size. The domains are chosen by rank, so the
 // same question is asked of the same kind of site at every size: site0300 is a typical
-// small site, site0004 a large competitor, bigpublisher the domain with the most rankings.
+// small site, site0004 a large competitor, bigpublisher the domain with the most rankings
+// (43% of them in the skewed shape), site0001 and site0002 the next biggest.
 func questions(d *dataset) []question {
 	const site, rival, rival2 = "site0300.example", "site0004.example", "site0020.example"
 	big := d.domains[0]
@@ -57,6 +58,26 @@ func questions(d *dataset) []question {
 	gaps("gaps typical pair", rival)
 	gaps("gaps vs big domain", big)
 	gaps("gaps three competitors", big, rival, rival2)
+	gaps("gaps three biggest", big, d.domains[1], d.domains[2])
+	// Filters and orders on the biggest competitor's gaps, first pages of 1,000.
+	f := func(v float64) *float64 { return &v }
+	queried := func(kind string, q report.Query, competitors ...string) {
+		qs = append(qs, question{kind, fmt.Sprint(competitors, q.OrderBy), func(ctx context.Context, b *report.Builder) (string, error) {
+			limit := 1000
+			r := report.GapsRequest{Domain: site, Competitors: competitors, Limit: &limit, Query: q}
+			if err := r.Normalize(report.Options{}); err != nil {
+				return "", err
+			}
+			res, err := b.Gaps(ctx, r)
+			return fmt.Sprintf("total %d, %d listed", res.Total, len(res.Gaps)), err
+		}})
+	}
+	filtered := &report.QueryFilters{SearchVolume: &report.RangeFilter{Min: f(500)}, KeywordDifficulty: &report.RangeFilter{Max: f(30)},
+		CompetitorPosition: &report.RangeFilter{Max: f(10)}}
+	queried("gaps filtered 1000", report.Query{Filters: filtered}, big)
+	queried("gaps sorted 1000", report.Query{OrderBy: []string{"keyword_difficulty.asc", "cpc.desc"}}, big)
+	queried("gaps filtered+sorted 1000", report.Query{Filters: filtered, OrderBy: []string{"competitor_position.asc", "search_volume.desc"}}, big)
+	queried("gaps words 1000", report.Query{Filters: &report.QueryFilters{Include: []string{"coffee"}, Exclude: []string{"cheap"}}}, big, d.domains[1], d.domains[2])
 	qs = append(qs, question{"recommend", "seeded, one competitor", func(ctx context.Context, b *report.Builder) (string, error) {
 		r := report.RecommendRequest{Domain: site, Competitors: []string{rival}}
 		if err := r.Normalize(report.Options{}); err != nil {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"strconv"
@@ -277,6 +278,7 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 			c.Set("X-Credits-Used", strconv.Itoa(j.Cost))
 			c.Set("X-Credits-Remaining", strconv.Itoa(balance))
 			c.Set("X-Job-ID", j.ID.String())
+			pagingHeaders(c, j.Result)
 			c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
 			c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+strings.ReplaceAll(strings.TrimPrefix(spec.Path, "/v1/"), "/", "-")+`.csv"`)
 			return c.Send(body)
@@ -311,6 +313,24 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 		}})
 	}
 	return s.jobPending(c, j)
+}
+
+// pagingHeaders carries a paged keyword list's total and next_cursor into a CSV answer's
+// headers (X-Total-Count, X-Next-Cursor), which its rows cannot hold.
+func pagingHeaders(c *fiber.Ctx, result []byte) {
+	var p struct {
+		Total      *int    `json:"total"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	if json.Unmarshal(result, &p) != nil {
+		return
+	}
+	if p.Total != nil {
+		c.Set("X-Total-Count", strconv.Itoa(*p.Total))
+	}
+	if p.NextCursor != nil {
+		c.Set("X-Next-Cursor", *p.NextCursor)
+	}
 }
 
 // wantsCSV reports whether the caller asked for CSV (Accept: text/csv) over JSON.

@@ -119,7 +119,7 @@ func TestAuditRenderMode(t *testing.T) {
 		t.Errorf("cost text %q", got)
 	}
 	research, _ := Lookup(string(KindResearch))
-	if got := research.CostOf(&ResearchRequest{}); got != 5 || research.CostText() != "5 credits" {
+	if got := research.CostOf(&ResearchRequest{}); got != 5 || research.CostText() != "5 credits per page of up to 100 rows; a larger limit costs 5 per started 100" {
 		t.Errorf("research costs %d (%q)", got, research.CostText())
 	}
 }

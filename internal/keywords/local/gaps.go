@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -41,37 +42,6 @@ SELECT count(*) FROM (
             AND d.keyword_norm = r.keyword_norm)
 ) g`
 
-// gapsAllKeysSQL lists every gap's key with its volume, in the providers' order.
-const gapsAllKeysSQL = `
-WITH g AS (
-    SELECT DISTINCT r.keyword_norm FROM domain_rankings r
-    WHERE r.country = $1 AND r.language = $2 AND r.domain = ANY($4::text[])
-      AND NOT EXISTS (
-          SELECT 1 FROM domain_rankings d
-          WHERE d.domain = $3 AND d.country = $1 AND d.language = $2
-            AND d.keyword_norm = r.keyword_norm)
-)
-SELECT g.keyword_norm FROM g
-LEFT JOIN keyword_metrics k ON k.country = $1 AND k.language = $2 AND k.keyword_norm = g.keyword_norm
-ORDER BY k.search_volume DESC NULLS LAST, g.keyword_norm
-LIMIT $5`
-
-// gapsByVolumeSQL walks the keyword table by volume (keyword_metrics_volume_idx) and keeps
-// the first $5 keywords a competitor ranks for and the domain does not.
-const gapsByVolumeSQL = `
-SELECT k.keyword_norm, k.search_volume FROM keyword_metrics k
-WHERE k.country = $1 AND k.language = $2
-  AND EXISTS (
-      SELECT 1 FROM domain_rankings r
-      WHERE r.domain = ANY($4::text[]) AND r.country = $1 AND r.language = $2
-        AND r.keyword_norm = k.keyword_norm)
-  AND NOT EXISTS (
-      SELECT 1 FROM domain_rankings d
-      WHERE d.domain = $3 AND d.country = $1 AND d.language = $2
-        AND d.keyword_norm = k.keyword_norm)
-ORDER BY k.search_volume DESC NULLS LAST, k.keyword_norm
-LIMIT $5`
-
 // gapsReadSQL reads the chosen gaps ($4, in order) with their metrics and every named
 // competitor's ($3) best position: a domain may rank with several URLs, and jsonb keeps the
 // last value of a repeated key, so positions are aggregated worst first. A gap is synthetic
@@ -92,12 +62,17 @@ CROSS JOIN LATERAL (
 LEFT JOIN keyword_metrics k ON k.country = $1 AND k.language = $2 AND k.keyword_norm = g.keyword_norm
 ORDER BY g.ord`
 
-// Gaps returns the keywords a named competitor ranks for and the domain does not, highest
-// search volume first (unknown volumes last), then by keyword: the first req.Limit of them
-// (all with 0) and how many there are.
+// Gaps returns the keywords a named competitor ranks for and the domain does not, filtered
+// and in the request's order (default: highest search volume first, unknown volumes last),
+// then by keyword: the page of req.Limit gaps after req.After (all with Limit 0), how many
+// pass the filters, and the token of the next page.
 func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.GapList, error) {
 	country, language := Market(req.Country, req.Language)
 	out := keywords.GapList{Gaps: []keywords.Gap{}}
+	q, err := newGapQuery(req)
+	if err != nil {
+		return out, err
+	}
 	domain := NormalizeDomain(req.Domain)
 	var competitors []string
 	for _, c := range req.Competitors {
@@ -109,23 +84,45 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 	if len(competitors) == 0 {
 		return out, nil
 	}
-	err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) (err error) {
+	m := gapMarket{country: country, language: language, domain: domain, competitors: competitors}
+	err = pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) (err error) {
 		// Sorted walks of the primary key, not hash tables of every ranking row; and no
 		// JIT compilation, which costs more than these short queries.
-		if _, err := tx.Exec(ctx, "SET LOCAL enable_hashagg = off; SET LOCAL jit = off"); err != nil {
+		if _, err := tx.Exec(ctx, "SET LOCAL enable_hashagg = off; SET LOCAL jit = off; SET LOCAL work_mem = '64MB'"); err != nil {
 			return err
 		}
 		if out.Unranked, err = unranked(ctx, tx, country, language, competitors); err != nil {
 			return err
 		}
-		total, err := p.countGaps(ctx, tx, country, language, domain, competitors)
+		total := 0
+		switch {
+		case q.after != nil:
+			total = q.after.Total // counted on the first page
+		case q.filters.Empty():
+			var fresh bool
+			total, fresh, err = countBySets(ctx, tx, country, language, domain, competitors)
+			if err == nil && !fresh {
+				total, err = p.countGaps(ctx, tx, country, language, domain, competitors)
+			}
+		default:
+			total, err = countFiltered(ctx, tx, m, q)
+		}
 		if err != nil || total == 0 {
 			return err
 		}
 		out.Total = total
-		keys, err := p.gapPage(ctx, tx, country, language, domain, competitors, req.Limit, total)
+		page, err := p.gapPage(ctx, tx, m, q, req.Limit, total)
 		if err != nil {
 			return err
+		}
+		if req.Limit > 0 && len(page) > req.Limit {
+			page = page[:req.Limit]
+			last := page[len(page)-1]
+			out.Next = gapPosition{Values: last.values, Key: last.key, Total: total}.token()
+		}
+		keys := make([]string, len(page))
+		for i, r := range page {
+			keys[i] = r.key
 		}
 		out.Gaps, err = readGaps(ctx, tx, country, language, competitors, keys)
 		return err
@@ -134,6 +131,69 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 		return keywords.GapList{}, fmt.Errorf("local: gaps: %w", err)
 	}
 	return out, nil
+}
+
+// gapMarket is who a gaps question compares, in which market.
+type gapMarket struct {
+	country, language, domain string
+	competitors               []string
+}
+
+// gapSetSQL is the set of gaps, g(keyword_norm, cpos): the keywords a competitor ($comps)
+// ranks for and the domain ($domain) does not, with the competitors' best position.
+func gapSetSQL(a *sqlArgs, m gapMarket) string {
+	c, l := a.add(m.country), a.add(m.language)
+	return `SELECT r.keyword_norm, min(r.position) AS cpos FROM domain_rankings r
+    WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
+      AND NOT EXISTS (
+          SELECT 1 FROM domain_rankings d
+          WHERE d.domain = ` + a.add(m.domain) + ` AND d.country = ` + c + ` AND d.language = ` + l + `
+            AND d.keyword_norm = r.keyword_norm)
+    GROUP BY r.keyword_norm`
+}
+
+// metricsJoin joins a gap to its metrics.
+func metricsJoin(a *sqlArgs, m gapMarket) string {
+	return `LEFT JOIN keyword_metrics k ON k.keyword_norm = g.keyword_norm AND k.country = ` + a.add(m.country) +
+		` AND k.language = ` + a.add(m.language)
+}
+
+// countFiltered counts the gaps passing q's filters. A filter on the metrics passes only
+// gaps with a metrics row: they are counted from the keyword table, so the planner can
+// start from the metrics the filter selects (an index range on the volume) and probe the
+// rankings, rather than walk every ranking of the competitors.
+func countFiltered(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery) (int, error) {
+	var a sqlArgs
+	sql := `SELECT count(*) FROM keyword_metrics k WHERE ` + gapCondition(&a, m, q)
+	if !q.metricFiltered() {
+		a = sqlArgs{}
+		sql = `WITH g AS (` + gapSetSQL(&a, m) + `)
+SELECT count(*) FROM g ` + metricsJoin(&a, m) + ` WHERE ` + q.allFilters(&a)
+	}
+	var n int
+	err := tx.QueryRow(ctx, sql, a.list...).Scan(&n)
+	return n, err
+}
+
+// pageRow is a gap of a page: its key and sort values.
+type pageRow struct {
+	key    string
+	values []*float64
+}
+
+func collectPage(rows pgx.Rows, err error) ([]pageRow, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (pageRow, error) {
+		vals := r.RawValues()
+		row := pageRow{values: make([]*float64, len(vals)-1)}
+		dest := []any{&row.key}
+		for i := range row.values {
+			dest = append(dest, &row.values[i])
+		}
+		return row, r.Scan(dest...)
+	})
 }
 
 // unrankedSQL lists the competitors ($3) without a single ranking row in the market: one
@@ -198,43 +258,136 @@ func (p *Provider) countGaps(ctx context.Context, tx pgx.Tx, country, language, 
 	return total, nil
 }
 
-// gapPage returns the keys of the first limit gaps (all with 0) in order.
-func (p *Provider) gapPage(ctx context.Context, tx pgx.Tx, country, language, domain string, competitors []string, limit, total int) ([]string, error) {
-	if limit > 0 && limit < total {
+// gapPage returns the gaps of the page after q.after, limit+1 of them when there are more
+// (all with limit 0), with their sort values.
+func (p *Provider) gapPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, limit, total int) ([]pageRow, error) {
+	if limit > 0 && limit < total && q.walkable() && (q.after == nil || q.after.Values[0] != nil) {
 		var keywordRows float64
 		if err := tx.QueryRow(ctx, `SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'keyword_metrics'::regclass`).Scan(&keywordRows); err != nil {
 			return nil, err
 		}
 		if float64(total)*float64(total) > float64(limit)*keywordRows {
-			rows, err := tx.Query(ctx, gapsByVolumeSQL, country, language, domain, competitors, limit)
+			page, err := collectPage(walkMetric(ctx, tx, m, q, limit+1))
 			if err != nil {
 				return nil, err
 			}
-			type keyed struct {
-				key    string
-				volume *int64
-			}
-			page, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (keyed, error) {
-				var k keyed
-				return k, r.Scan(&k.key, &k.volume)
-			})
-			if err != nil {
-				return nil, err
-			}
-			if len(page) == limit && page[len(page)-1].volume != nil {
-				keys := make([]string, len(page))
-				for i, k := range page {
-					keys[i] = k.key
-				}
-				return keys, nil
+			// Past the known values of the first key the walk is exact only when the
+			// filters need a metrics row (gaps without one sort among the unknowns).
+			if len(page) == limit+1 && (page[len(page)-1].values[0] != nil || q.metricFiltered()) {
+				return page, nil
 			}
 		}
 	}
-	var max *int // NULL: all of them
-	if limit > 0 {
-		max = &limit
+	var a sqlArgs
+	sql := `WITH g AS (` + gapSetSQL(&a, m) + `)
+SELECT g.keyword_norm, ` + q.sortValues() + ` FROM g ` + metricsJoin(&a, m) + `
+WHERE ` + q.allFilters(&a) + ` AND ` + q.keyset(&a) + `
+ORDER BY ` + q.orderBy()
+	if q.metricFiltered() {
+		// Only gaps with metrics pass: start from the metrics, as countFiltered does.
+		a = sqlArgs{}
+		cond := gapCondition(&a, m, q)
+		sql = `SELECT g.keyword_norm, ` + q.sortValues() + ` FROM keyword_metrics k
+CROSS JOIN LATERAL (SELECT k.keyword_norm, (
+    SELECT min(r.position) FROM domain_rankings r
+    WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = k.country AND r.language = k.language
+      AND r.keyword_norm = k.keyword_norm) AS cpos) g
+WHERE ` + cond + ` AND ` + q.keyset(&a) + `
+ORDER BY ` + q.orderBy()
 	}
-	return collectKeys(tx.Query(ctx, gapsAllKeysSQL, country, language, domain, competitors, max))
+	if limit > 0 {
+		sql += ` LIMIT ` + a.add(limit+1)
+	}
+	return collectPage(tx.Query(ctx, sql, a.list...))
+}
+
+// walkMetric reads the keyword table in the order of the query's first key, a metric with
+// an index (walkIndexes), from the page's position, and keeps the first n keywords that are
+// gaps passing the filters: with many gaps, few keywords are read. Ties of the first key
+// are ordered by the other keys as they come (an incremental sort). After a position the
+// walk is three ordered parts, each an index range: the rest of the position's value of
+// the first key, the values after it, the unknown ones.
+func walkMetric(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, n int) (pgx.Rows, error) {
+	var a sqlArgs
+	cond := gapCondition(&a, m, q)
+	first := q.order[0]
+	col := walkIndexes[first]
+	order := q.orderBy()
+	order = col + " " + strings.SplitN(order, " ", 2)[1] // the raw column leads: its index gives the order
+	part := func(bound string) string {
+		return `(SELECT g.keyword_norm, ` + q.sortValues() + ` FROM keyword_metrics k
+CROSS JOIN LATERAL (SELECT k.keyword_norm) g
+WHERE ` + bound + ` AND ` + cond + `
+ORDER BY ` + order + `
+LIMIT ` + a.add(n) + `::bigint)`
+	}
+	var sql string
+	if q.after == nil {
+		sql = part("true")
+	} else {
+		rest := gapQuery{filters: q.filters, order: q.order[1:],
+			after: &gapPosition{Values: q.after.Values[1:], Key: q.after.Key}}
+		var v string
+		if first.Field == keywords.FieldSearchVolume { // compared as bigint, so the index serves
+			v = a.add(int64(*q.after.Values[0])) + "::bigint"
+		} else {
+			v = a.add(*q.after.Values[0]) + "::float8"
+		}
+		beyond := col + " > " + v
+		if first.Desc {
+			beyond = col + " < " + v
+		}
+		sql = `SELECT * FROM (` + part(col+` = `+v+` AND `+rest.keyset(&a)) + `
+UNION ALL ` + part(beyond) + `
+UNION ALL ` + part(col+` IS NULL`) + `) w
+ORDER BY ` + q.outerOrder() + ` LIMIT ` + a.add(n) + `::bigint`
+	}
+	return tx.Query(ctx, sql, a.list...)
+}
+
+// walkIndexes are the first keys a walk can follow, each an index of keyword_metrics
+// (migrations 00013 and 00029): the column, ordered NULLS LAST then by keyword.
+var walkIndexes = map[keywords.OrderKey]string{
+	{Field: keywords.FieldSearchVolume, Desc: true}: "k.search_volume",
+	{Field: keywords.FieldDifficulty}:               "k.keyword_difficulty",
+	{Field: keywords.FieldCPC, Desc: true}:          "k.cpc",
+}
+
+// gapCondition is the SQL of "keyword_metrics row k is a gap passing q's filters": a named
+// competitor ranks for it (with its best position in the range), the domain does not.
+func gapCondition(a *sqlArgs, m gapMarket, q gapQuery) string {
+	c, l := a.add(m.country), a.add(m.language)
+	comps, dom := a.add(m.competitors), a.add(m.domain)
+	cond := `k.country = ` + c + ` AND k.language = ` + l + `
+  AND EXISTS (
+      SELECT 1 FROM domain_rankings r
+      WHERE r.domain = ANY(` + comps + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
+        AND r.keyword_norm = k.keyword_norm` + positionBound(a, q) + `)
+  AND NOT EXISTS (
+      SELECT 1 FROM domain_rankings d
+      WHERE d.domain = ` + dom + ` AND d.country = ` + c + ` AND d.language = ` + l + `
+        AND d.keyword_norm = k.keyword_norm)`
+	if r, ok := q.filters.Ranges[keywords.FieldCompetitorPosition]; ok && r.Min != nil {
+		cond += `
+  AND NOT EXISTS (
+      SELECT 1 FROM domain_rankings r
+      WHERE r.domain = ANY(` + comps + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
+        AND r.keyword_norm = k.keyword_norm AND r.position < ` + a.add(*r.Min) + `::float8)`
+	}
+	if f := q.metricFilters(a, "k.keyword_norm"); f != "" {
+		cond += "\n  AND " + f
+	}
+	return cond
+}
+
+// positionBound is the walk's bound on a competitor's position: some named competitor
+// ranks at most the range's max.
+func positionBound(a *sqlArgs, q gapQuery) string {
+	r, ok := q.filters.Ranges[keywords.FieldCompetitorPosition]
+	if !ok || r.Max == nil {
+		return ""
+	}
+	return ` AND r.position <= ` + a.add(*r.Max) + `::float8`
 }
 
 func readGaps(ctx context.Context, tx pgx.Tx, country, language string, competitors, keys []string) ([]keywords.Gap, error) {

@@ -1,0 +1,245 @@
+package local
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// A gaps query's filters, order and keyset position, as SQL over two aliases: k, the gap's
+// keyword_metrics row (absent: every metric NULL), and g, the gap (g.keyword_norm, and
+// g.cpos, the best position of the named competitors).
+
+// sqlArgs collects a statement's arguments and names them $n.
+type sqlArgs struct{ list []any }
+
+func (a *sqlArgs) add(v any) string {
+	a.list = append(a.list, v)
+	return "$" + strconv.Itoa(len(a.list))
+}
+
+// gapColumn is the SQL of a field of a gap, as float8 for the metrics (a volume fits).
+func gapColumn(f keywords.Field) (string, bool) {
+	switch f {
+	case keywords.FieldSearchVolume:
+		return "k.search_volume::float8", true
+	case keywords.FieldDifficulty:
+		return "k.keyword_difficulty", true
+	case keywords.FieldCPC:
+		return "k.cpc", true
+	case keywords.FieldCompetitorPosition:
+		return "g.cpos::float8", true
+	case keywords.FieldKeyword:
+		return "g.keyword_norm", true
+	}
+	return "", false
+}
+
+// defaultGapOrder is the providers' order: highest volume first.
+var defaultGapOrder = []keywords.OrderKey{{Field: keywords.FieldSearchVolume, Desc: true}}
+
+// gapQuery is a checked gaps query.
+type gapQuery struct {
+	filters keywords.Filters
+	order   []keywords.OrderKey // without the keyword tiebreak, unless asked for
+	after   *gapPosition
+}
+
+// gapPosition is a keyset position: the sort values of the last row of a page (nil: NULL)
+// and its key, and the total counted on the first page.
+type gapPosition struct {
+	Values []*float64 `json:"v"`
+	Key    string     `json:"k"`
+	Total  int        `json:"t"`
+}
+
+func newGapQuery(req keywords.GapsRequest) (gapQuery, error) {
+	q := gapQuery{filters: req.Filters, order: req.Order}
+	if len(q.order) == 0 {
+		q.order = defaultGapOrder
+	}
+	for _, o := range q.order {
+		if _, ok := gapColumn(o.Field); !ok {
+			return q, fmt.Errorf("order by %s: %w", o.Field, keywords.ErrUnsupported)
+		}
+	}
+	for f := range q.filters.Ranges {
+		if _, ok := gapColumn(f); !ok || f == keywords.FieldKeyword {
+			return q, fmt.Errorf("filter on %s: %w", f, keywords.ErrUnsupported)
+		}
+	}
+	if req.After != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(req.After)
+		var p gapPosition
+		if err != nil || json.Unmarshal(raw, &p) != nil || len(p.Values) != len(q.order) {
+			return q, fmt.Errorf("local: gaps: the page token does not fit this query: %w", keywords.ErrUnsupported)
+		}
+		q.after = &p
+	}
+	return q, nil
+}
+
+// token encodes the position after a row with these sort values and key.
+func (p gapPosition) token() string {
+	raw, _ := json.Marshal(p)
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// metricFiltered reports whether a filter needs the keyword's metrics row: a range on a
+// metric or an intent list.
+func (q gapQuery) metricFiltered() bool {
+	for f := range q.filters.Ranges {
+		if f != keywords.FieldCompetitorPosition {
+			return true
+		}
+	}
+	return len(q.filters.Intents) > 0
+}
+
+// walkable reports whether the order can be followed on a keyword_metrics index: its first
+// key has one, and no key needs the competitors' positions.
+func (q gapQuery) walkable() bool {
+	if _, ok := walkIndexes[q.order[0]]; !ok {
+		return false
+	}
+	for _, o := range q.order {
+		if o.Field == keywords.FieldCompetitorPosition {
+			return false
+		}
+	}
+	return true
+}
+
+// outerOrder is orderBy over the columns of a page's rows: (keyword_norm, sort values...).
+func (q gapQuery) outerOrder() string {
+	var parts []string
+	for i, o := range q.order {
+		dir := " ASC NULLS LAST"
+		if o.Desc {
+			dir = " DESC NULLS LAST"
+		}
+		if o.Field == keywords.FieldKeyword {
+			parts = append(parts, "1"+strings.Replace(dir, " NULLS LAST", "", 1))
+			continue
+		}
+		parts = append(parts, strconv.Itoa(i+2)+dir)
+	}
+	return strings.Join(append(parts, "1"), ", ")
+}
+
+// metricFilters is the SQL of the filters on the keyword's metrics and words (alias k and
+// the key kn), "" for none. Positions are left to the caller.
+func (q gapQuery) metricFilters(a *sqlArgs, kn string) string {
+	var conds []string
+	for _, f := range []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC} {
+		r, ok := q.filters.Ranges[f]
+		if !ok {
+			continue
+		}
+		col, _ := gapColumn(f)
+		conds = append(conds, rangeSQL(a, col, r))
+	}
+	if len(q.filters.Intents) > 0 {
+		conds = append(conds, "k.search_intent = ANY("+a.add(q.filters.Intents)+"::text[])")
+	}
+	for _, w := range q.filters.Include {
+		conds = append(conds, "position(' ' || "+a.add(w)+"::text || ' ' in ' ' || "+kn+" || ' ') > 0")
+	}
+	for _, w := range q.filters.Exclude {
+		conds = append(conds, "position(' ' || "+a.add(w)+"::text || ' ' in ' ' || "+kn+" || ' ') = 0")
+	}
+	return strings.Join(conds, " AND ")
+}
+
+func rangeSQL(a *sqlArgs, col string, r keywords.Range) string {
+	var c []string
+	if r.Min != nil {
+		c = append(c, col+" >= "+a.add(*r.Min)+"::float8")
+	}
+	if r.Max != nil {
+		c = append(c, col+" <= "+a.add(*r.Max)+"::float8")
+	}
+	if len(c) == 0 {
+		return "true"
+	}
+	return strings.Join(c, " AND ")
+}
+
+// allFilters is metricFilters and the competitor-position range on g.cpos.
+func (q gapQuery) allFilters(a *sqlArgs) string {
+	conds := []string{"true"}
+	if f := q.metricFilters(a, "g.keyword_norm"); f != "" {
+		conds = append(conds, f)
+	}
+	if r, ok := q.filters.Ranges[keywords.FieldCompetitorPosition]; ok {
+		conds = append(conds, rangeSQL(a, "g.cpos::float8", r))
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// keyset is the SQL of "the row comes after q.after" in q's order, NULLs last in either
+// direction and the key ascending last: "true" on the first page.
+func (q gapQuery) keyset(a *sqlArgs) string {
+	if q.after == nil {
+		return "true"
+	}
+	expr := "g.keyword_norm > " + a.add(q.after.Key) + "::text"
+	for i := len(q.order) - 1; i >= 0; i-- {
+		o := q.order[i]
+		col, _ := gapColumn(o.Field)
+		v := q.after.Values[i]
+		var gt, eq string
+		switch {
+		case o.Field == keywords.FieldKeyword:
+			// The key itself: its value is the position's key.
+			op := ">"
+			if o.Desc {
+				op = "<"
+			}
+			p := a.add(q.after.Key) + "::text"
+			gt, eq = col+" "+op+" "+p, col+" = "+p
+		case v == nil:
+			gt, eq = "false", col+" IS NULL"
+		default:
+			op := ">"
+			if o.Desc {
+				op = "<"
+			}
+			p := a.add(*v) + "::float8"
+			gt, eq = "("+col+" IS NULL OR "+col+" "+op+" "+p+")", col+" = "+p
+		}
+		expr = "(" + gt + " OR (" + eq + " AND " + expr + "))"
+	}
+	return expr
+}
+
+// orderBy is the SQL of q's order, NULLs last, the key ascending last.
+func (q gapQuery) orderBy() string {
+	var parts []string
+	for _, o := range q.order {
+		col, _ := gapColumn(o.Field)
+		dir := " ASC NULLS LAST"
+		if o.Desc {
+			dir = " DESC NULLS LAST"
+		}
+		parts = append(parts, col+dir)
+	}
+	return strings.Join(append(parts, "g.keyword_norm"), ", ")
+}
+
+// sortValues is the SQL list of q's sort values, as float8 (the keyword's as NULL).
+func (q gapQuery) sortValues() string {
+	var parts []string
+	for _, o := range q.order {
+		col, _ := gapColumn(o.Field)
+		if o.Field == keywords.FieldKeyword {
+			col = "NULL::float8"
+		}
+		parts = append(parts, col)
+	}
+	return strings.Join(parts, ", ")
+}
