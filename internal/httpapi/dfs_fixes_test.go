@@ -112,3 +112,51 @@ func TestDataForSEOAnswers(t *testing.T) {
 		t.Errorf("NO_DATA advice for a DataForSEO user: %s", msg)
 	}
 }
+
+// TestDataForSEOQuery sends filters, order_by and a cursor through the API to the fake
+// DataForSEO: the task carries DataForSEO's filters, order_by, limit and then the offset of
+// the next page; a filter DataForSEO cannot express is a 400 naming it, refunded.
+func TestDataForSEOQuery(t *testing.T) {
+	f := newFakeDataForSEO(t)
+	s := dataForSEOStack(t, f, stackConfig{})
+	key := registerBusy(t, s.testServer)
+	body := map[string]any{"domain": "ourbrew.example", "competitors": []string{"beanery.example"}, "limit": 2,
+		"filters": map[string]any{"search_volume": map[string]any{"min": 500}}, "order_by": []string{"keyword_difficulty.asc"}}
+	r := do(t, "POST", s.URL+"/v1/keywords/gaps", key, body)
+	if r.Status != 200 {
+		t.Fatalf("gaps: %d %s", r.Status, r.Raw)
+	}
+	sent := f.sent()[len(f.sent())-1]
+	for _, want := range []string{`"filters":[["keyword_data.keyword_info.search_volume",">=",500]]`,
+		`"order_by":["keyword_data.keyword_properties.keyword_difficulty,asc","keyword_data.keyword,asc"]`, `"limit":2`} {
+		if !strings.Contains(sent, want) {
+			t.Errorf("task %s lacks %s", sent, want)
+		}
+	}
+	if strings.Contains(sent, `"offset"`) {
+		t.Errorf("first page sent an offset: %s", sent)
+	}
+	cursor, _ := r.data()["next_cursor"].(string)
+	if cursor == "" || r.data()["total"] != float64(3) || len(r.data()["gaps"].([]any)) != 2 {
+		t.Fatalf("first page: total %v, %d gaps, next_cursor %q", r.data()["total"], len(r.data()["gaps"].([]any)), cursor)
+	}
+	body["cursor"] = cursor
+	r = do(t, "POST", s.URL+"/v1/keywords/gaps", key, body)
+	if r.Status != 200 {
+		t.Fatalf("second page: %d %s", r.Status, r.Raw)
+	}
+	if sent = f.sent()[len(f.sent())-1]; !strings.Contains(sent, `"offset":2`) {
+		t.Errorf("second page task %s, want offset 2", sent)
+	}
+
+	before, calls := s.balanceOf(t, key), len(f.sent())
+	delete(body, "cursor")
+	body["filters"] = map[string]any{"opportunity_score": map[string]any{"min": 50}}
+	r = do(t, "POST", s.URL+"/v1/keywords/gaps", key, body)
+	if r.Status != 400 || r.errCode() != "VALIDATION_ERROR" || !strings.Contains(r.Raw, "filters.opportunity_score") {
+		t.Errorf("unsupported filter: %d %s", r.Status, r.Raw)
+	}
+	if s.balanceOf(t, key) != before || len(f.sent()) != calls {
+		t.Errorf("an unsupported filter was charged or sent")
+	}
+}

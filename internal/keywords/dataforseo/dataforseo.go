@@ -405,7 +405,7 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 		if req.Limit > 0 && len(out) > req.Limit {
 			out = out[:req.Limit]
 		}
-		list.Next = answers[0].next(starts[0], len(answers[0].Items))
+		list.Next = answers[0].next(starts[0], min(len(answers[0].Items), limitOf(req.Limit)), len(answers[0].Items))
 	} else {
 		complete := true
 		for i, a := range answers {
@@ -450,6 +450,14 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 	c.fillMissing(ctx, loc, lang, ks)
 	list.Gaps = out
 	return list, nil
+}
+
+// limitOf is the items a page asks for: limit, or maxLimit for 0 and beyond it.
+func limitOf(limit int) int {
+	if limit <= 0 || limit > maxLimit {
+		return maxLimit
+	}
+	return limit
 }
 
 // gapOrder is the order merged gaps are listed in: the query's, or the highest volume
@@ -621,10 +629,13 @@ const (
 
 // post sends one task to path and decodes the first task's result array into out.
 func (c *Client) post(ctx context.Context, path string, task any, out any) error {
-	body, err := json.Marshal([]any{task})
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // ">=" as written in DataForSEO's documentation, not "\u003e="
+	if err := enc.Encode([]any{task}); err != nil {
 		return fmt.Errorf("dataforseo: %s: encode: %w", path, err)
 	}
+	body := buf.Bytes()
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -855,7 +866,7 @@ func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (ke
 	for _, r := range results {
 		n += len(r.Items)
 		list.Total = r.TotalCount
-		list.Next = r.next(start, len(r.Items))
+		list.Next = r.next(start, len(r.Items), len(r.Items))
 		if r.Metrics != nil {
 			for key, v := range r.Metrics.Organic {
 				if band := bandOf(key); band != "" && v.v != nil {
@@ -967,7 +978,7 @@ func (c *Client) Competitors(ctx context.Context, req keywords.CompetitorsReques
 	}
 	for _, r := range results {
 		list.Total = r.TotalCount
-		list.Next = r.next(start, len(r.Items))
+		list.Next = r.next(start, len(r.Items), len(r.Items))
 		for _, it := range r.Items {
 			d := keywords.Domain(it.Domain)
 			if d == "" || d == target {

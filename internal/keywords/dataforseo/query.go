@@ -54,8 +54,11 @@ func (e endpoint) path(f keywords.Field) string {
 	return e.extra[f]
 }
 
+// unsupported is a *keywords.UnsupportedError: the message's text before the first ": " is
+// the query part.
 func unsupported(format string, args ...any) error {
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), keywords.ErrUnsupported)
+	part, reason, _ := strings.Cut(fmt.Sprintf(format, args...), ": ")
+	return &keywords.UnsupportedError{Part: part, Reason: reason}
 }
 
 // filters translates f into DataForSEO's filters array, nil when f is empty. Ranges are
@@ -201,14 +204,15 @@ type pageResult struct {
 	OffsetToken string `json:"offset_token"`
 }
 
-// next is the token of the page after one that started at offset and held n items: ""
-// when none is left.
-func (r pageResult) next(offset, n int) string {
+// next is the token of the page after one that started at offset and used n of the items
+// DataForSEO returned: "" when none is left. DataForSEO's offset_token continues after every
+// item it returned; when fewer were used, the offset does.
+func (r pageResult) next(offset, n, returned int) string {
 	end := offset + n
 	if n == 0 || end >= r.TotalCount {
 		return ""
 	}
-	if r.OffsetToken != "" {
+	if r.OffsetToken != "" && n == returned {
 		return tokenOffsetToken + strconv.Itoa(end) + ":" + r.OffsetToken
 	}
 	return tokenOffset + strconv.Itoa(end)
