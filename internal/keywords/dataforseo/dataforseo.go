@@ -1,6 +1,8 @@
 // Package dataforseo is the keyword provider backed by the DataForSEO v3 API: the Labs
-// endpoints keyword_ideas, ranked_keywords and domain_intersection, and optionally
-// search_intent and bulk_keyword_difficulty to fill metrics the first answer lacks.
+// endpoints keyword_ideas, ranked_keywords, domain_intersection and competitors_domain, and
+// optionally search_intent and bulk_keyword_difficulty to fill metrics the first answer
+// lacks. The shared query shape (filters, order, pages) maps onto Labs' filters, order_by
+// and offset/offset_token (query.go).
 //
 // Every call is a POST of a JSON array holding one task, with HTTP Basic auth. DataForSEO
 // answers HTTP 200 for most failures and reports them in status_code, at the top level and
