@@ -31,6 +31,7 @@ const (
 	CodeSiteUnreachable        = "SITE_UNREACHABLE"
 	CodeSiteTooLarge           = "SITE_TOO_LARGE"
 	CodeRenderingUnavailable   = "RENDERING_UNAVAILABLE"
+	CodeProviderRateLimited    = "PROVIDER_RATE_LIMITED"
 	CodeNoData                 = "NO_DATA"
 	CodeProviderError          = "PROVIDER_ERROR"
 	CodeJobFailed              = "JOB_FAILED"

@@ -180,14 +180,28 @@ type Keyword struct {
 	KeywordDifficulty *float64 `json:"keyword_difficulty"`
 	CPC               *float64 `json:"cpc"`
 	SearchIntent      string   `json:"search_intent"`
-	OpportunityScore  *int     `json:"opportunity_score"`
+	// SearchIntentInferred is true when the data source gave no intent and SearchIntent is
+	// the service's phrase classifier's guess.
+	SearchIntentInferred bool `json:"search_intent_inferred"`
+	OpportunityScore     *int `json:"opportunity_score"`
 	// Position is the domain's ranking position, when it ranks.
 	Position *int `json:"position,omitempty"`
-	// Competition, Trend and Difficulty appear only in the specification's introductory
-	// example; this API does not send them.
+	// MonthlySearches are the monthly search volumes, oldest first; nil when unknown.
+	MonthlySearches []MonthlySearch `json:"monthly_searches,omitempty"`
+	// Trend is "increasing", "stable" or "decreasing" (the last 3 months against the 3
+	// before, ±10%); "" when unknown (null).
+	Trend string `json:"trend,omitempty"`
+	// Competition and Difficulty appear only in the specification's introductory example;
+	// this API does not send them.
 	Competition string   `json:"competition,omitempty"`
-	Trend       string   `json:"trend,omitempty"`
 	Difficulty  *float64 `json:"difficulty,omitempty"`
+}
+
+// MonthlySearch is one month's search volume.
+type MonthlySearch struct {
+	Year         int   `json:"year"`
+	Month        int   `json:"month"`
+	SearchVolume int64 `json:"search_volume"`
 }
 
 // Cluster is a group of related keywords.
@@ -226,6 +240,9 @@ type Gap struct {
 	SearchVolume        *int64         `json:"search_volume"`
 	KeywordDifficulty   *float64       `json:"keyword_difficulty"`
 	CompetitorPositions map[string]int `json:"competitor_positions"`
+	// MonthlySearches and Trend are as in Keyword.
+	MonthlySearches []MonthlySearch `json:"monthly_searches,omitempty"`
+	Trend           string          `json:"trend,omitempty"`
 }
 
 // GapsResult is the answer of KeywordGaps.

@@ -268,6 +268,18 @@ func classify(err error) (code, message string, permanent bool) {
 	switch {
 	case errors.Is(err, report.ErrBadJob):
 		return apperr.JobFailed, "The job could not be run. Nothing was charged.", true
+	case errors.Is(err, keywords.ErrUnsupported):
+		// A query part the keyword data source cannot answer (DataForSEO has no such
+		// filter, say): the caller's to change, named.
+		var ue *keywords.UnsupportedError
+		if errors.As(err, &ue) {
+			return apperr.Validation, fmt.Sprintf("%s: the keyword data source cannot answer this (%s). Nothing was charged.", ue.Part, ue.Reason), true
+		}
+		return apperr.Validation, "A part of the query is not supported by the keyword data source. Nothing was charged.", true
+	case errors.Is(err, keywords.ErrRateLimited):
+		// Retrying within the job's few seconds of backoff only meets the limit again.
+		return apperr.ProviderRateLimited, fmt.Sprintf("The keyword data provider's rate limit is reached; retry after %d seconds. Nothing was charged.",
+			apperr.RetryAfterProviderRateLimit), true
 	case errors.Is(err, keywords.ErrPermanent):
 		return apperr.ProviderError, "The keyword data provider refused the request. Nothing was charged.", true
 	case errors.Is(err, crawler.ErrForbiddenAddress), errors.Is(err, crawler.ErrInvalidDomain):

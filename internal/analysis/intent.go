@@ -148,8 +148,15 @@ func NormalizeIntent(s string) string {
 // Intent is the keyword's provider intent when it names one of the four, else
 // ClassifyIntent of the phrase.
 func Intent(k keywords.Keyword) string {
+	in, _ := IntentOf(k)
+	return in
+}
+
+// IntentOf is Intent and whether it was inferred: true when the data source gave none (or
+// none of the four) and the phrase classifier guessed it.
+func IntentOf(k keywords.Keyword) (intent string, inferred bool) {
 	if in := NormalizeIntent(k.Intent); in != "" {
-		return in
+		return in, false
 	}
-	return ClassifyIntent(k.Keyword)
+	return ClassifyIntent(k.Keyword), true
 }

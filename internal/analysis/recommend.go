@@ -221,15 +221,33 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 		}
 		return strings.Compare(a.key, b.key)
 	})
+	// One page, one improvement: the improvements of one URL are merged into the best
+	// ranked, which carries the others' keywords (merged) and clusters.
+	merged := map[*scored][]keywords.Keyword{}
+	byURL := map[string]*scored{}
+	list = slices.DeleteFunc(list, func(s *scored) bool {
+		if s.action != ActionImprove || s.url == "" {
+			return false
+		}
+		first, ok := byURL[s.url]
+		if !ok {
+			byURL[s.url] = s
+			return false
+		}
+		merged[first] = append(merged[first], s.c.Keyword)
+		first.c.Cluster = append(slices.Clone(first.c.Cluster), append([]keywords.Keyword{s.c.Keyword}, s.c.Cluster...)...)
+		return true
+	})
 	if limit > 0 && len(list) > limit {
 		list = list[:limit]
 	}
 	english := stem.LanguageCode(lang) == "en"
 	out := make([]Recommendation, len(list))
+	usedSections := map[string]bool{}
 	for i, s := range list {
 		k := s.c.Keyword
 		// Keywords another URL of the site ranks for are that page's business.
-		cluster := slices.DeleteFunc(slices.Clone(s.c.Cluster), func(ck keywords.Keyword) bool {
+		cluster := slices.DeleteFunc(dedupeKeywords(s.c.Cluster, lang), func(ck keywords.Keyword) bool {
 			key := stem.Normalize(ck.Keyword, lang)
 			r, ok := ranks[key]
 			return ok && key != s.key && (s.url == "" || r.url != s.url)
@@ -239,7 +257,8 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 		if !english {
 			title = UpperFirst(readablePhrase(k.Keyword))
 		}
-		outline := BuildOutline(k, cluster, s.c.CompetitorH2s, brand, intent)
+		outline := dropRepeated(BuildOutline(k, cluster, s.c.CompetitorH2s, brand, intent), usedSections, lang,
+			standardSections(NormalizeIntent(intent), readablePhrase(k.Keyword), k.Keyword))
 		if h2s, ok := pageH2s(site.Pages, s.url); ok && s.action == ActionImprove {
 			markExisting(outline, h2s, lang)
 		}
@@ -260,13 +279,119 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 			OpportunityScore:    s.score,
 			Intent:              intent,
 			Outline:             outline,
-			Related:             RelatedKeywords(k, cluster, lang, MaxRelated),
+			Related:             withMerged(merged[s], RelatedKeywords(k, cluster, lang, MaxRelated), lang),
 			Position:            s.pos,
 			CompetitorPositions: s.c.CompetitorPositions,
 		}
 	}
 	return out
 }
+
+// dedupeKeywords drops the keywords normalising to an earlier one's phrase.
+func dedupeKeywords(ks []keywords.Keyword, lang string) []keywords.Keyword {
+	seen := map[string]bool{}
+	out := make([]keywords.Keyword, 0, len(ks))
+	for _, k := range ks {
+		key := stem.Normalize(k.Keyword, lang)
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// withMerged puts the target keywords of the improvements merged into one first in its
+// related keywords, each once, so the item carries every keyword of its page.
+func withMerged(merged []keywords.Keyword, related []string, lang string) []string {
+	if len(merged) == 0 {
+		return related
+	}
+	seen := map[string]bool{}
+	out := make([]string, 0, len(merged)+len(related))
+	for _, k := range merged {
+		if key := stem.Normalize(k.Keyword, lang); !seen[key] {
+			seen[key] = true
+			out = append(out, k.Keyword)
+		}
+	}
+	for _, r := range related {
+		if key := stem.Normalize(r, lang); !seen[key] {
+			seen[key] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// dropRepeated leaves out of an outline the sections a higher-priority recommendation's
+// outline already has (same normalised H2), and records the others in used. The stock
+// sections every article of its kind has (isStockHeading) may repeat; the first section
+// left takes the talking points of a dropped first one. An outline that falls below
+// MinSections is topped up, before its FAQ, with the target's stock sections (stock) it
+// lacks and no earlier item has.
+func dropRepeated(outline []Section, used map[string]bool, lang string, stock []stockSection) []Section {
+	out := make([]Section, 0, len(outline))
+	var carried []string
+	dropped := false
+	for i, sec := range outline {
+		key := stem.Normalize(sec.H2, lang)
+		if used[key] && !IsStockHeading(sec.H2) {
+			if i == 0 {
+				carried = sec.TalkingPoints
+			}
+			dropped = true
+			continue
+		}
+		out = append(out, sec)
+	}
+	if dropped && len(out) < MinSections {
+		var faq []Section
+		if n := len(out); n > 0 && out[n-1].H2 == faqHeading {
+			out, faq = out[:n-1], out[n-1:]
+		}
+		for _, st := range stock {
+			if len(out)+len(faq) >= MinSections {
+				break
+			}
+			key := stem.Normalize(st.H2, lang)
+			if (used[key] && !IsStockHeading(st.H2)) || slices.ContainsFunc(out, func(s Section) bool { return stem.Normalize(s.H2, lang) == key }) {
+				continue
+			}
+			out = append(out, Section{H2: st.H2, TalkingPoints: slices.Clone(st.TalkingPoints)})
+		}
+		out = append(out, faq...)
+	}
+	for _, sec := range out {
+		used[stem.Normalize(sec.H2, lang)] = true
+	}
+	if len(carried) > 0 && len(out) > 0 {
+		out[0].TalkingPoints = append(slices.Clone(carried), out[0].TalkingPoints...)
+	}
+	return out
+}
+
+// stockHeadings are the H2s of the intents' stock sections that do not name the target:
+// "How We Chose", "Key Takeaways", "Frequently Asked Questions" …
+var stockHeadings = func() map[string]bool {
+	const probe = "zzprobe"
+	m := map[string]bool{faqHeading: true}
+	for _, in := range []string{Informational, Commercial, Transactional, Navigational} {
+		for _, t := range []string{probe, "best " + probe, "how to " + probe, "how long does " + probe + " take", probe + " " + probe} {
+			for _, s := range standardSections(in, t, t) {
+				if !strings.Contains(strings.ToLower(s.H2), probe) {
+					m[s.H2] = true
+				}
+			}
+		}
+	}
+	return m
+}()
+
+// IsStockHeading reports whether an H2 is a stock section every article of its kind has
+// ("How We Chose", "Key Takeaways", "Frequently Asked Questions" …): recommendations may
+// repeat those.
+func IsStockHeading(h2 string) bool { return stockHeadings[h2] }
 
 // improveNote says which page an improvement works on and why that page.
 func improveNote(url, standing string) string {

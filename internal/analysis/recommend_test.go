@@ -139,10 +139,10 @@ func TestRecommendNoCannibalization(t *testing.T) {
 		rows = append(rows, r.TargetKeyword.Keyword+" → "+r.Action+" "+r.URL)
 	}
 	// The topic is covered: the keyword no page ranks for goes to the page ranking #1 for
-	// the cluster, not to a new article.
+	// the cluster, not to a new article. One page gets one improvement, carrying all its
+	// keywords (cold brew concentrate is /summer's too).
 	want := []string{
 		"how long to steep cold brew → improve https://acme.com/summer",
-		"cold brew concentrate → improve https://acme.com/summer",
 		"cold brew ratio → improve https://acme.com/cold-brew",
 	}
 	if !slices.Equal(rows, want) {
@@ -336,5 +336,48 @@ func TestCandidatesFromClusters(t *testing.T) {
 	}
 	if g := GapKeywords(gaps); len(g) != 1 || g[0].Keyword != "Cold Brew" {
 		t.Errorf("GapKeywords = %+v", g)
+	}
+}
+
+// TestRecommendOnePagePerImprovement: several candidates improving one page make one item,
+// which lists every keyword of the page first among its related keywords; the limit then
+// counts distinct items, and no section repeats across items (stock sections aside).
+func TestRecommendOnePagePerImprovement(t *testing.T) {
+	rankings := []keywords.Ranking{
+		rank("summer coffee drinks", 4000, 8, "https://acme.com/blog/summer-coffee"),
+		rank("iced coffee recipe", 3000, 9, "https://acme.com/blog/summer-coffee"),
+		rank("cold brew coffee", 2500, 11, "https://acme.com/blog/summer-coffee"),
+		rank("iced coffee drinks", 900, 15, "https://acme.com/blog/iced-drinks"),
+	}
+	shared := []keywords.Keyword{kwv("how to make iced coffee at home", 700), kwv("iced coffee vs cold brew", 600)}
+	var cands []Candidate
+	for _, r := range rankings {
+		cands = append(cands, Candidate{Keyword: r.Keyword, Cluster: append([]keywords.Keyword{r.Keyword}, shared...)})
+	}
+	got := Recommend(cands, Site{Rankings: rankings}, "", nil, 3)
+	urls := map[string]int{}
+	for _, r := range got {
+		urls[r.URL]++
+	}
+	if len(got) != 2 || urls["https://acme.com/blog/summer-coffee"] != 1 || urls["https://acme.com/blog/iced-drinks"] != 1 {
+		t.Fatalf("got %d items over %v: want one per page", len(got), urls)
+	}
+	first := got[0]
+	for _, k := range []string{"iced coffee recipe", "cold brew coffee"} {
+		if first.URL == "https://acme.com/blog/summer-coffee" && !slices.Contains(first.Related, k) {
+			t.Errorf("the page's item does not carry %q: %q", k, first.Related)
+		}
+	}
+	seen := map[string]int{}
+	for i, r := range got {
+		for _, s := range r.Outline {
+			if j, ok := seen[s.H2]; ok && j != i && !IsStockHeading(s.H2) {
+				t.Errorf("section %q repeats in items %d and %d", s.H2, j+1, i+1)
+			}
+			seen[s.H2] = i
+		}
+		if len(r.Outline) < MinSections {
+			t.Errorf("item %d has %d sections, want at least %d", i+1, len(r.Outline), MinSections)
+		}
 	}
 }

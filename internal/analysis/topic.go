@@ -14,7 +14,8 @@ const (
 	// OffTopic: the keyword holds neither every stem of the topic nor its head word's.
 	OffTopic TopicMatch = iota
 	// OnTopicHead: the keyword holds the stem of the topic's head word ("vegetable garden
-	// layout" for "home gardening") but not every stem of the topic.
+	// layout" for "home gardening") but not every stem of the topic; a generic head word
+	// (GenericWords) does not count.
 	OnTopicHead
 	// OnTopicAll: the keyword holds every stem of the topic ("cold brew ratio" for "cold
 	// brew"), in any order and inflection.
@@ -33,9 +34,11 @@ func MatchTopic(keyword, topic, language string) TopicMatch {
 	if subset(ts, ks) {
 		return OnTopicAll
 	}
+	// A generic head word ("tools" in "seo tools", see GenericWords) matches keywords of
+	// any subject: it is no match.
 	if head := stem.TopicHead(topic, language); head != "" {
 		hs := stem.Stems(head, language)
-		if len(hs) > 0 && slices.Contains(ks, hs[0]) {
+		if len(hs) > 0 && !genericStems[hs[0]] && slices.Contains(ks, hs[0]) {
 			return OnTopicHead
 		}
 	}

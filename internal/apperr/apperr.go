@@ -48,6 +48,10 @@ const (
 	RenderingUnavailable = "RENDERING_UNAVAILABLE"
 	// ProviderError: a data source (the keyword provider, mostly) refused or did not answer.
 	ProviderError = "PROVIDER_ERROR"
+	// ProviderRateLimited: the keyword provider refused for its account's rate limit
+	// (DataForSEO's 40202); the call failed at once, refunded, and may be retried after
+	// Retry-After.
+	ProviderRateLimited = "PROVIDER_RATE_LIMITED"
 	// NoBillingAccount: a billing-portal request from an account that never checked out.
 	NoBillingAccount = "NO_BILLING_ACCOUNT"
 	// InvalidCursor: a keyword call's cursor was altered, has expired, was issued to another

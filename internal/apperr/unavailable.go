@@ -15,6 +15,10 @@ import (
 // RetryAfterUnavailable is the Retry-After, in seconds, of a SERVICE_UNAVAILABLE answer.
 const RetryAfterUnavailable = 2
 
+// RetryAfterProviderRateLimit is the Retry-After, in seconds, of PROVIDER_RATE_LIMITED: the
+// keyword provider's rate limit counts requests per minute.
+const RetryAfterProviderRateLimit = 60
+
 // unavailableSQLStates are PostgreSQL errors that mean the server cannot serve now (it is
 // shutting down, starting, or out of connection slots), not that the request is wrong.
 var unavailableSQLStates = map[string]bool{

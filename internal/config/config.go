@@ -47,6 +47,9 @@ type Config struct {
 	DataForSEOLogin    string
 	DataForSEOPassword string
 	DataForSEOBaseURL  string
+	// DataForSEOFillMissing asks search_intent and bulk_keyword_difficulty for the intent
+	// and difficulty a Labs answer left out (one extra call each, at most).
+	DataForSEOFillMissing bool
 
 	StripeSecretKey         string
 	StripeWebhookSecret     string
@@ -117,6 +120,7 @@ var vars = []struct {
 	{"DATAFORSEO_LOGIN", "", true},
 	{"DATAFORSEO_PASSWORD", "", true},
 	{"DATAFORSEO_BASE_URL", "https://api.dataforseo.com", false},
+	{"DATAFORSEO_FILL_MISSING", "true", false},
 	{"STRIPE_SECRET_KEY", "", true},
 	{"STRIPE_WEBHOOK_SECRET", "", true},
 	{"STRIPE_API_BASE", "https://api.stripe.com", false},
@@ -223,6 +227,7 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		DataForSEOLogin:         get("DATAFORSEO_LOGIN"),
 		DataForSEOPassword:      get("DATAFORSEO_PASSWORD"),
 		DataForSEOBaseURL:       absURL("DATAFORSEO_BASE_URL", "http", "https"),
+		DataForSEOFillMissing:   boolean("DATAFORSEO_FILL_MISSING"),
 		StripeSecretKey:         get("STRIPE_SECRET_KEY"),
 		StripeWebhookSecret:     get("STRIPE_WEBHOOK_SECRET"),
 		StripeAPIBase:           absURL("STRIPE_API_BASE", "http", "https"),

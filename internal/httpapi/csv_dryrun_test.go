@@ -20,7 +20,7 @@ func TestCSVAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(rows[0], ",") != "cluster_name,keyword,search_volume,keyword_difficulty,cpc,search_intent,opportunity_score" || len(rows) < 2 || len(rows) > 11 {
+	if strings.Join(rows[0], ",") != "cluster_name,keyword,search_volume,keyword_difficulty,cpc,search_intent,opportunity_score,search_intent_inferred,trend" || len(rows) < 2 || len(rows) > 11 {
 		t.Fatalf("research rows %v", rows)
 	}
 	// The same job as JSON: one row per keyword.

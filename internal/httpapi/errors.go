@@ -52,6 +52,7 @@ var statusOf = map[string]int{
 	apperr.SiteTooLarge:         http.StatusUnprocessableEntity,
 	apperr.RenderingUnavailable: http.StatusServiceUnavailable,
 	apperr.ProviderError:        http.StatusBadGateway,
+	apperr.ProviderRateLimited:  http.StatusServiceUnavailable,
 	apperr.JobFailed:            http.StatusBadGateway,
 	// An account with no Stripe customer cannot open the billing portal.
 	apperr.NoBillingAccount: http.StatusConflict,
@@ -60,7 +61,8 @@ var statusOf = map[string]int{
 
 // retryAfter is the Retry-After, in seconds, of the codes that say "not now": a browser
 // advertisement lasts a minute, and a worker refreshes it every 20 s.
-var retryAfter = map[string]int{apperr.ServiceUnavailable: apperr.RetryAfterUnavailable, apperr.RenderingUnavailable: 20}
+var retryAfter = map[string]int{apperr.ServiceUnavailable: apperr.RetryAfterUnavailable, apperr.RenderingUnavailable: 20,
+	apperr.ProviderRateLimited: apperr.RetryAfterProviderRateLimit}
 
 // authShaped codes answer in SPEC.md's authentication / rate-limit shape.
 var authShaped = map[string]bool{

@@ -23,6 +23,14 @@ type fakeDataForSEO struct {
 	held    chan struct{}
 	arrived chan struct{}
 	match   string // the body of the request to hold holds this
+	bodies  []string
+}
+
+// sent returns the bodies of the requests received so far.
+func (f *fakeDataForSEO) sent() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.bodies...)
 }
 
 var fixtureOf = map[string]string{
@@ -31,6 +39,7 @@ var fixtureOf = map[string]string{
 	"domain_intersection":     "domain_intersection_beanery",
 	"search_intent":           "search_intent",
 	"bulk_keyword_difficulty": "bulk_keyword_difficulty",
+	"competitors_domain":      "competitors_domain",
 }
 
 func newFakeDataForSEO(t testing.TB) *fakeDataForSEO {
@@ -69,6 +78,7 @@ func (f *fakeDataForSEO) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	f.mu.Lock()
+	f.bodies = append(f.bodies, string(body))
 	fail, held, arrived := f.fail, f.held, f.arrived
 	if arrived != nil && strings.Contains(string(body), f.match) {
 		f.held, f.arrived = nil, nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"golang.org/x/net/idna"
 )
@@ -31,6 +32,19 @@ type Keyword struct {
 	// Synthetic marks a made-up row (the generated sample set): its numbers are not search
 	// data. A ranking or gap is synthetic when its keyword row or a ranking row behind it is.
 	Synthetic bool `json:"synthetic,omitempty"`
+	// MonthlySearches are the monthly search volumes the data source gives, oldest first;
+	// nil when it gives none (see Trend).
+	MonthlySearches []MonthlyVolume `json:"monthly_searches,omitempty"`
+	// Trend is the data source's trend when it gives one without monthly volumes
+	// (Semrush's relative Trend); with MonthlySearches, Trend(MonthlySearches) rules.
+	Trend string `json:"trend,omitempty"`
+}
+
+// MonthlyVolume is one month's search volume.
+type MonthlyVolume struct {
+	Year         int   `json:"year"`
+	Month        int   `json:"month"`
+	SearchVolume int64 `json:"search_volume"`
 }
 
 // Ranking is a keyword a domain ranks for, with its position and ranking URL.
@@ -148,6 +162,10 @@ type GapList struct {
 	Unranked []string `json:"unranked,omitempty"`
 	// Next is the provider's token for the page after this one; "" on the last page.
 	Next string `json:"next,omitempty"`
+	// Estimated is set when Total is not an exact count: the provider counts each
+	// competitor's gaps exactly but cannot count the overlap of several beyond the gaps it
+	// fetched (DataForSEO with more than one competitor), so Total is an upper bound.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // LocalName is the Name of the provider over this service's own keyword database (package
@@ -189,8 +207,18 @@ type SyntheticLabeler interface {
 	LabelSynthetic(ctx context.Context, country, language string, ks []Keyword) error
 }
 
+// TrendLabeler is implemented by a provider that keeps monthly volumes and trends apart
+// from its answers' queries (the local provider: they are read for the few keywords of an
+// answer). Callers get them through the package functions Ideas and Gaps.
+type TrendLabeler interface {
+	// LabelTrends sets MonthlySearches and Trend on the keywords of the market it has
+	// them for.
+	LabelTrends(ctx context.Context, country, language string, ks []*Keyword) error
+}
+
 // Ideas asks p for ideas and, when p is a SyntheticLabeler, labels the synthetic ones, so
-// every idea carries its flag whichever provider answered.
+// every idea carries its flag whichever provider answered; when p is a TrendLabeler, it
+// reads their trends.
 func Ideas(ctx context.Context, p Provider, req IdeasRequest) ([]Keyword, error) {
 	ks, err := p.Ideas(ctx, req)
 	if err != nil || len(ks) == 0 {
@@ -201,12 +229,43 @@ func Ideas(ctx context.Context, p Provider, req IdeasRequest) ([]Keyword, error)
 			return nil, err
 		}
 	}
+	if l, ok := p.(TrendLabeler); ok {
+		ptrs := make([]*Keyword, len(ks))
+		for i := range ks {
+			ptrs[i] = &ks[i]
+		}
+		if err := l.LabelTrends(ctx, req.Country, req.Language, ptrs); err != nil {
+			return nil, err
+		}
+	}
 	return ks, nil
+}
+
+// Gaps asks p for gaps and, when p is a TrendLabeler, reads their trends.
+func Gaps(ctx context.Context, p Provider, req GapsRequest) (GapList, error) {
+	list, err := p.Gaps(ctx, req)
+	if err != nil || len(list.Gaps) == 0 {
+		return list, err
+	}
+	if l, ok := p.(TrendLabeler); ok {
+		ptrs := make([]*Keyword, len(list.Gaps))
+		for i := range list.Gaps {
+			ptrs[i] = &list.Gaps[i].Keyword
+		}
+		if err := l.LabelTrends(ctx, req.Country, req.Language, ptrs); err != nil {
+			return GapList{}, err
+		}
+	}
+	return list, nil
 }
 
 // ErrPermanent marks provider failures that retrying cannot fix (bad credentials, a request
 // the provider refuses). Other errors are treated as temporary.
 var ErrPermanent = errors.New("permanent provider error")
+
+// ErrRateLimited marks a provider refusing because the account's request rate is used up:
+// retrying at once cannot help, retrying after RetryAfter can.
+var ErrRateLimited = errors.New("provider rate limit exceeded")
 
 // ProviderError is an error reported by a provider, with its own status code.
 type ProviderError struct {
@@ -214,14 +273,29 @@ type ProviderError struct {
 	Code      int
 	Message   string
 	Permanent bool
+	// RateLimited is set when the provider refused for its rate limit; RetryAfter then says
+	// when to try again (0: unknown).
+	RateLimited bool
+	RetryAfter  time.Duration
 }
 
 func (e *ProviderError) Error() string {
 	return fmt.Sprintf("%s: status %d: %s", e.Provider, e.Code, e.Message)
 }
 
-// Is lets errors.Is(err, ErrPermanent) report permanent provider errors.
-func (e *ProviderError) Is(target error) bool { return target == ErrPermanent && e.Permanent }
+// Is lets errors.Is(err, ErrPermanent) report permanent provider errors and
+// errors.Is(err, ErrRateLimited) rate-limit refusals.
+func (e *ProviderError) Is(target error) bool {
+	return (target == ErrPermanent && e.Permanent) || (target == ErrRateLimited && e.RateLimited)
+}
+
+// SeedMinimum is implemented by providers that refuse seed keywords shorter than some
+// number of characters (DataForSEO: 3). Callers leave such seeds out, and say so, rather
+// than have the whole call refused.
+type SeedMinimum interface {
+	// MinSeedChars is the fewest characters (runes) a seed keyword must have; 0: any.
+	MinSeedChars() int
+}
 
 // Domain reduces a domain, host or URL to the form keyword data is keyed by: the lower-case
 // ASCII (IDNA) host without a port, a trailing dot or a leading "www." —

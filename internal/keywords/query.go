@@ -68,3 +68,17 @@ type Page struct {
 // ErrUnsupported marks a query part a provider cannot answer (a filter DataForSEO has no
 // equivalent for, say); the API turns it into a 400 naming the part, before any charge.
 var ErrUnsupported = errors.New("not supported by the keyword data source")
+
+// UnsupportedError is an ErrUnsupported naming the query part ("filters.opportunity_score",
+// "order_by[1]") and why the provider cannot answer it.
+type UnsupportedError struct {
+	Part   string
+	Reason string
+}
+
+func (e *UnsupportedError) Error() string {
+	return e.Part + ": " + e.Reason + ": " + ErrUnsupported.Error()
+}
+
+// Is makes errors.Is(err, ErrUnsupported) true.
+func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }

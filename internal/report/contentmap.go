@@ -144,7 +144,7 @@ func (b *Builder) ContentMap(ctx context.Context, r ContentMapRequest) (ContentM
 			positions = map[string]int{}
 		}
 		out.CompetitorGaps.Gaps = append(out.CompetitorGaps.Gaps, GapRecord{Keyword: gap.Keyword.Keyword,
-			SearchVolume: gap.SearchVolume, Difficulty: gap.Difficulty, CompetitorPositions: positions})
+			SearchVolume: gap.SearchVolume, Difficulty: gap.Difficulty, CompetitorPositions: positions, Trends: trendsOf(gap.Keyword)})
 	}
 
 	for _, rec := range p.recs {

@@ -21,11 +21,13 @@ func CSV(kind string, result []byte) ([]byte, error) {
 		if err := json.Unmarshal(result, &r); err != nil {
 			return nil, fmt.Errorf("report: csv: %w", err)
 		}
-		rows = append(rows, []string{"cluster_name", "keyword", "search_volume", "keyword_difficulty", "cpc", "search_intent", "opportunity_score"})
+		rows = append(rows, []string{"cluster_name", "keyword", "search_volume", "keyword_difficulty", "cpc", "search_intent", "opportunity_score",
+			"search_intent_inferred", "trend"})
 		for _, c := range r.Clusters {
 			for _, k := range c.Keywords {
 				rows = append(rows, []string{c.ClusterName, k.Keyword, intCell(k.SearchVolume), floatCell(k.Difficulty),
-					floatCell(k.CPC), k.SearchIntent, intCell(k.OpportunityScore)})
+					floatCell(k.CPC), k.SearchIntent, intCell(k.OpportunityScore), strconv.FormatBool(k.SearchIntentInferred),
+					stringCell(k.Trend)})
 			}
 		}
 	case KindGaps:
@@ -39,6 +41,7 @@ func CSV(kind string, result []byte) ([]byte, error) {
 		for _, c := range comps {
 			head = append(head, "position_"+c)
 		}
+		head = append(head, "trend")
 		rows = append(rows, head)
 		for _, g := range r.Gaps {
 			row := []string{g.Keyword, intCell(g.SearchVolume), floatCell(g.Difficulty)}
@@ -49,6 +52,7 @@ func CSV(kind string, result []byte) ([]byte, error) {
 					row = append(row, "")
 				}
 			}
+			row = append(row, stringCell(g.Trend))
 			rows = append(rows, row)
 		}
 	case KindRankings:
@@ -148,6 +152,13 @@ func intCell[T int | int64](p *T) string {
 		return ""
 	}
 	return strconv.FormatInt(int64(*p), 10)
+}
+
+func stringCell(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return defuse(*p)
 }
 
 func floatCell(p *float64) string {

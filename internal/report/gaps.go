@@ -13,6 +13,7 @@ type GapRecord struct {
 	SearchVolume        *int64         `json:"search_volume"`
 	Difficulty          *float64       `json:"keyword_difficulty"`
 	CompetitorPositions map[string]int `json:"competitor_positions"`
+	Trends
 }
 
 // GapsResult is the data of a keyword-gaps answer.
@@ -51,15 +52,19 @@ func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
 	if len(list.Unranked) == len(r.Competitors) {
 		return GapsResult{}, noCompetitorData(list.Unranked, r.Country, r.Language)
 	}
-	res := GapsResult{Domain: r.Domain, Competitors: r.Competitors, Gaps: []GapRecord{}, TotalGaps: list.Total,
+	res := GapsResult{Domain: r.Domain, Competitors: competitorKeys(r.Competitors), Gaps: []GapRecord{}, TotalGaps: list.Total,
 		Total: list.Total, NextCursor: next, Source: b.Keywords.Name()}
 	for _, g := range list.Gaps {
 		res.Gaps = append(res.Gaps, GapRecord{Keyword: g.Keyword.Keyword, SearchVolume: g.SearchVolume,
-			Difficulty: g.Difficulty, CompetitorPositions: g.CompetitorPositions})
+			Difficulty: g.Difficulty, CompetitorPositions: g.CompetitorPositions, Trends: trendsOf(g.Keyword)})
 	}
 	var warnings []string
 	if w := unrankedWarning(list.Unranked, r.Country, r.Language); w != "" {
 		warnings = append(warnings, w)
+	}
+	if list.Estimated {
+		warnings = append(warnings, fmt.Sprintf("total_gaps is an upper bound: %s counts each competitor's gaps exactly but "+
+			"not the keywords several of them rank for beyond the gaps fetched.", providerLabel(b.Keywords.Name())))
 	}
 	var used rows
 	used.addGaps(list.Gaps)
@@ -68,35 +73,33 @@ func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
 }
 
 // gaps asks the provider, with data keys (no www.), for the page of gaps q describes (its
-// Domain and Competitors are set here) and their count, and reports positions under the
-// names the caller gave.
+// Domain and Competitors are set here) and their count. Competitors are named by those keys
+// in the answer (competitor_positions and unranked), as they were looked up:
+// "https://www.GrindHouse.example/" is queried, and labelled, "grindhouse.example".
 func (b *Builder) gaps(ctx context.Context, domain string, competitors []string, q keywords.GapsRequest) (keywords.GapList, error) {
-	keyed := make([]string, len(competitors))
-	name := make(map[string]string, len(competitors))
-	for i, c := range competitors {
-		keyed[i] = stripWWW(c)
-		name[keyed[i]] = c
-	}
-	q.Domain, q.Competitors = stripWWW(domain), keyed
-	list, err := b.Keywords.Gaps(ctx, q)
+	q.Domain, q.Competitors = stripWWW(domain), competitorKeys(competitors)
+	list, err := keywords.Gaps(ctx, b.Keywords, q)
 	if err != nil {
 		return keywords.GapList{}, fmt.Errorf("keyword gaps: %w", err)
 	}
-	gaps := list.Gaps
-	for i := range gaps {
-		renamed := make(map[string]int, len(gaps[i].CompetitorPositions))
-		for d, p := range gaps[i].CompetitorPositions {
-			if n, ok := name[stripWWW(d)]; ok {
-				d = n
-			}
-			renamed[d] = p
+	for i := range list.Gaps {
+		renamed := make(map[string]int, len(list.Gaps[i].CompetitorPositions))
+		for d, p := range list.Gaps[i].CompetitorPositions {
+			renamed[stripWWW(d)] = p
 		}
-		gaps[i].CompetitorPositions = renamed
+		list.Gaps[i].CompetitorPositions = renamed
 	}
 	for i, d := range list.Unranked {
-		if n, ok := name[stripWWW(d)]; ok {
-			list.Unranked[i] = n
-		}
+		list.Unranked[i] = stripWWW(d)
 	}
 	return list, nil
+}
+
+// competitorKeys are the keys keyword data stores competitors under (no www.), in order.
+func competitorKeys(competitors []string) []string {
+	keyed := make([]string, len(competitors))
+	for i, c := range competitors {
+		keyed[i] = stripWWW(c)
+	}
+	return keyed
 }

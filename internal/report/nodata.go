@@ -20,6 +20,13 @@ const suggestions = 5
 func (b *Builder) noData(ctx context.Context, country, language, field, what string) error {
 	var advice string
 	market := country + "/" + language
+	if name := b.Keywords.Name(); name != keywords.LocalName {
+		// An external source's data is not the operator's to import: advise what the
+		// caller can change.
+		return apperr.New(apperr.NoData, "%s %s found nothing for it in %s. Try %s: check the spelling, use a broader or more "+
+			"commonly searched phrase, or choose another country or language. Nothing was charged.",
+			what, providerLabel(name), market, field)
+	}
 	s, ok := b.Keywords.(keywords.Suggester)
 	var popular []string
 	var err error

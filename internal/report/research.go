@@ -5,22 +5,50 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/contentapi/contentapi/internal/analysis"
+	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/keywords"
 )
 
 // KeywordRecord is SPEC.md's keyword record. Unknown metrics are null.
 type KeywordRecord struct {
-	Keyword          string   `json:"keyword"`
-	SearchVolume     *int64   `json:"search_volume"`
-	Difficulty       *float64 `json:"keyword_difficulty"`
-	CPC              *float64 `json:"cpc"`
-	SearchIntent     string   `json:"search_intent"`
-	OpportunityScore *int     `json:"opportunity_score"` // null when no metric is known
-	Position         *int     `json:"position,omitempty"`
+	Keyword      string   `json:"keyword"`
+	SearchVolume *int64   `json:"search_volume"`
+	Difficulty   *float64 `json:"keyword_difficulty"`
+	CPC          *float64 `json:"cpc"`
+	SearchIntent string   `json:"search_intent"`
+	// SearchIntentInferred is true when the data source gave no intent and SearchIntent is
+	// the phrase classifier's guess.
+	SearchIntentInferred bool `json:"search_intent_inferred"`
+	OpportunityScore     *int `json:"opportunity_score"` // null when no metric is known
+	Position             *int `json:"position,omitempty"`
+	Trends
+}
+
+// Trends are a keyword's monthly search volumes, oldest first, and their direction
+// (keywords.Trend); both null when the data source has no monthly volumes.
+type Trends struct {
+	MonthlySearches []keywords.MonthlyVolume `json:"monthly_searches"`
+	Trend           *string                  `json:"trend"`
+}
+
+// trendsOf reads k's trends: nothing made up, null where unknown.
+func trendsOf(k keywords.Keyword) Trends {
+	t := Trends{}
+	if len(k.MonthlySearches) > 0 {
+		t.MonthlySearches = k.MonthlySearches
+		if tr := keywords.Trend(k.MonthlySearches); tr != "" {
+			t.Trend = &tr
+		}
+	} else if k.Trend != "" {
+		tr := k.Trend
+		t.Trend = &tr
+	}
+	return t
 }
 
 // ClusterRecord is SPEC.md's cluster.
@@ -43,8 +71,10 @@ type ResearchResult struct {
 }
 
 func record(k keywords.Keyword, position int) KeywordRecord {
+	intent, inferred := analysis.IntentOf(k)
 	r := KeywordRecord{Keyword: k.Keyword, SearchVolume: k.SearchVolume, Difficulty: k.Difficulty, CPC: k.CPC,
-		SearchIntent: analysis.Intent(k), OpportunityScore: analysis.OpportunityScore(k, position)}
+		SearchIntent: intent, SearchIntentInferred: inferred, OpportunityScore: analysis.OpportunityScore(k, position),
+		Trends: trendsOf(k)}
 	return r
 }
 
@@ -86,8 +116,10 @@ func bestRankings(ranked []keywords.Ranking) []keywords.Ranking {
 func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResult, error) {
 	var ranked []keywords.Ranking
 	var ideas []keywords.Keyword
-	seeds := r.Keywords
-	topic := r.Topic
+	seeds, topic, warnings, err := b.usableSeeds(r)
+	if err != nil {
+		return ResearchResult{}, err
+	}
 	readRanked := func(ctx context.Context) (err error) {
 		ranked, err = b.Keywords.Ranked(ctx, keywords.RankedRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language})
 		if err != nil {
@@ -129,6 +161,22 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 	if len(ideas) > *r.Limit {
 		ideas = ideas[:*r.Limit]
 	}
+	// Relevance before volume: ideas sharing with the topic only generic words ("remote work
+	// tools" for "seo tools") are not about it; an answer of nothing else is NO_DATA.
+	var off []keywords.Keyword
+	var generic []string
+	if topic != "" && len(seeds) == 0 {
+		ideas, off, generic = analysis.SplitOffTopic(topic, r.Language, ideas)
+	}
+	if len(ideas) == 0 && len(off) > 0 {
+		names := make([]string, 0, min(len(off), 3))
+		for _, k := range off[:min(len(off), 3)] {
+			names = append(names, k.Keyword)
+		}
+		return ResearchResult{}, b.noData(ctx, r.Country, r.Language, "a more specific topic, or seed keywords",
+			fmt.Sprintf("No keyword data was found for %q in %s/%s: the only matches (%s) share with it just the generic word %s, so they are not about it.",
+				topic, r.Country, r.Language, quotedList(names), quotedList(generic)))
+	}
 	if len(ideas) == 0 {
 		asked := seeds
 		if topic != "" {
@@ -159,8 +207,61 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 	var used rows
 	used.add(ideas...)
 	used.addRankings(ranked)
-	res.meta = b.meta(used, nil)
+	res.meta = b.meta(used, warnings)
 	return res, nil
+}
+
+// usableSeeds leaves out the seed keywords (and the topic) shorter than the provider
+// accepts (keywords.SeedMinimum: DataForSEO's 3 characters), with a warning naming them,
+// rather than have the provider refuse the whole call. When something was asked and
+// nothing usable is left, the request is a VALIDATION_ERROR naming the field (the job
+// fails and is refunded).
+func (b *Builder) usableSeeds(r ResearchRequest) (seeds []string, topic string, warnings []string, err error) {
+	seeds, topic = r.Keywords, r.Topic
+	m, ok := b.Keywords.(keywords.SeedMinimum)
+	if !ok || m.MinSeedChars() <= 0 {
+		return seeds, topic, nil, nil
+	}
+	least := m.MinSeedChars()
+	short := func(s string) bool { return s != "" && utf8.RuneCountInString(s) < least }
+	var dropped []string
+	seeds = nil
+	for _, s := range r.Keywords {
+		if short(s) {
+			dropped = append(dropped, s)
+		} else {
+			seeds = append(seeds, s)
+		}
+	}
+	topicShort := short(topic)
+	if topicShort {
+		topic = ""
+	}
+	if len(seeds) == 0 && topic == "" && (len(dropped) > 0 || topicShort) {
+		field := "keywords"
+		if len(dropped) == 0 {
+			field = "topic"
+		}
+		return nil, "", nil, apperr.Invalid("%s: %s looks up keywords of at least %d characters; give a longer topic or keywords. Nothing was charged.",
+			field, providerLabel(b.Keywords.Name()), least)
+	}
+	if len(dropped) > 0 {
+		warnings = append(warnings, fmt.Sprintf("The keywords %s were left out: %s looks up keywords of at least %d characters.",
+			quotedList(dropped), providerLabel(b.Keywords.Name()), least))
+	}
+	if topicShort {
+		warnings = append(warnings, fmt.Sprintf("The topic %q was left out: %s looks up keywords of at least %d characters.",
+			r.Topic, providerLabel(b.Keywords.Name()), least))
+	}
+	return seeds, topic, warnings, nil
+}
+
+// providerLabel is a keyword provider's name as the caller reads it.
+func providerLabel(name string) string {
+	if name == "dataforseo" {
+		return "DataForSEO"
+	}
+	return "the keyword data source"
 }
 
 func round1(p *float64) *float64 {

@@ -5,11 +5,13 @@ package worker
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/contentapi/contentapi/internal/app"
+	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/internal/keywords"
 	"github.com/contentapi/contentapi/internal/keywords/cache"
 	"github.com/contentapi/contentapi/internal/keywords/dataforseo"
@@ -33,8 +35,7 @@ func keywordProvider(a *app.App) keywords.Provider {
 	var p keywords.Provider
 	switch cfg.KeywordProvider {
 	case "dataforseo":
-		p = dataforseo.New(dataforseo.Config{BaseURL: cfg.DataForSEOBaseURL, Login: cfg.DataForSEOLogin,
-			Password: cfg.DataForSEOPassword, Logger: a.Log})
+		p = dataforseo.New(DataForSEOConfig(cfg, a.Log))
 	default:
 		p = local.New(a.Pool)
 	}
@@ -45,6 +46,14 @@ func keywordProvider(a *app.App) keywords.Provider {
 	a.Metrics.CounterFunc("contentapi_keyword_provider_calls_total", "Calls that reached the keyword provider (cache misses).", labels,
 		func() float64 { return float64(c.Misses()) })
 	return c
+}
+
+// DataForSEOConfig is the DataForSEO client's configuration from the service's: the
+// credentials, the address and the intent and difficulty fill-ins (DATAFORSEO_FILL_MISSING,
+// on by default).
+func DataForSEOConfig(cfg *config.Config, log *slog.Logger) dataforseo.Config {
+	return dataforseo.Config{BaseURL: cfg.DataForSEOBaseURL, Login: cfg.DataForSEOLogin,
+		Password: cfg.DataForSEOPassword, FillMissing: cfg.DataForSEOFillMissing, Logger: log}
 }
 
 // Callbacks is the worker's handler of callback deliveries, over the App's crawler's

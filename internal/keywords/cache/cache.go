@@ -113,7 +113,8 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 
 // Gaps answers from the cache or from the provider.
 func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.GapList, error) {
-	return through(ctx, p, "gaps", req, func() (keywords.GapList, error) { return p.next.Gaps(ctx, req) })
+	// Trends are read before the answer is stored, as ideas' labels are.
+	return through(ctx, p, "gaps", req, func() (keywords.GapList, error) { return keywords.Gaps(ctx, p.next, req) })
 }
 
 // Popular asks the wrapped provider, uncached, when it is a keywords.Suggester; otherwise
@@ -123,6 +124,14 @@ func (p *Provider) Popular(ctx context.Context, country, language string, n int)
 		return s.Popular(ctx, country, language, n)
 	}
 	return nil, nil
+}
+
+// MinSeedChars is the wrapped provider's, when it is a keywords.SeedMinimum; else 0.
+func (p *Provider) MinSeedChars() int {
+	if m, ok := p.next.(keywords.SeedMinimum); ok {
+		return m.MinSeedChars()
+	}
+	return 0
 }
 
 // Key returns the Redis key of a request to the named provider's method.

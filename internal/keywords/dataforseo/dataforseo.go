@@ -1,6 +1,8 @@
 // Package dataforseo is the keyword provider backed by the DataForSEO v3 API: the Labs
-// endpoints keyword_ideas, ranked_keywords and domain_intersection, and optionally
-// search_intent and bulk_keyword_difficulty to fill metrics the first answer lacks.
+// endpoints keyword_ideas, ranked_keywords, domain_intersection and competitors_domain, and
+// optionally search_intent and bulk_keyword_difficulty to fill metrics the first answer
+// lacks. The shared query shape (filters, order, pages) maps onto Labs' filters, order_by
+// and offset/offset_token (query.go).
 //
 // Every call is a POST of a JSON array holding one task, with HTTP Basic auth. DataForSEO
 // answers HTTP 200 for most failures and reports them in status_code, at the top level and
@@ -18,8 +20,10 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -44,6 +48,10 @@ const maxLimit = 1000
 // maxSeeds is the most keywords keyword_ideas accepts in one task.
 const maxSeeds = 200
 
+// MinSeedChars is the fewest characters a keyword_ideas seed may have: DataForSEO refuses
+// a task holding a shorter one, so such seeds are never sent.
+const MinSeedChars = 3
+
 // Endpoint paths.
 const (
 	PathKeywordIdeas          = "/v3/dataforseo_labs/google/keyword_ideas/live"
@@ -51,6 +59,7 @@ const (
 	PathDomainIntersection    = "/v3/dataforseo_labs/google/domain_intersection/live"
 	PathSearchIntent          = "/v3/dataforseo_labs/google/search_intent/live"
 	PathBulkKeywordDifficulty = "/v3/dataforseo_labs/google/bulk_keyword_difficulty/live"
+	PathCompetitorsDomain     = "/v3/dataforseo_labs/google/competitors_domain/live"
 )
 
 // Config configures a Client.
@@ -113,6 +122,9 @@ func New(cfg Config) *Client {
 // Name reports "dataforseo".
 func (c *Client) Name() string { return Name }
 
+// MinSeedChars reports MinSeedChars: the client is a keywords.SeedMinimum.
+func (c *Client) MinSeedChars() int { return MinSeedChars }
+
 // Ideas asks keyword_ideas for keywords related to the seeds, or to the topic when there
 // are none. DataForSEO orders them by relevance; Relevance falls from 1 in that order.
 func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
@@ -120,16 +132,33 @@ func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywor
 	if err != nil {
 		return nil, err
 	}
+	filters, err := ideasEndpoint.filters(req.Filters)
+	if err != nil {
+		return nil, err
+	}
+	order, err := ideasEndpoint.orderBy(req.Order, nil)
+	if err != nil {
+		return nil, err
+	}
 	seeds := make([]string, 0, len(req.Seeds))
-	for _, s := range req.Seeds {
-		if s = strings.Join(strings.Fields(s), " "); s != "" && len(seeds) < maxSeeds {
+	var short []string
+	add := func(s string) {
+		switch s = strings.Join(strings.Fields(s), " "); {
+		case s == "":
+		case utf8.RuneCountInString(s) < MinSeedChars:
+			short = append(short, s)
+		case len(seeds) < maxSeeds:
 			seeds = append(seeds, s)
 		}
 	}
+	for _, s := range req.Seeds {
+		add(s)
+	}
 	if len(seeds) == 0 {
-		if t := strings.Join(strings.Fields(req.Topic), " "); t != "" {
-			seeds = []string{t}
-		}
+		add(req.Topic)
+	}
+	if len(short) > 0 {
+		c.log.WarnContext(ctx, "dataforseo: seeds shorter than the 3 characters keyword_ideas accepts left out", "seeds", short)
 	}
 	out := []keywords.Keyword{}
 	if len(seeds) == 0 {
@@ -144,6 +173,12 @@ func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywor
 		"location_code": loc,
 		"language_code": lang,
 		"limit":         min(limit, maxLimit),
+	}
+	if filters != nil {
+		task["filters"] = filters
+	}
+	if order != nil {
+		task["order_by"] = order
 	}
 	var results []struct {
 		Items []keywordData `json:"items"`
@@ -201,12 +236,7 @@ func (c *Client) Ranked(ctx context.Context, req keywords.RankedRequest) ([]keyw
 		"order_by":      []string{"ranked_serp_element.serp_item.rank_group,asc"},
 	}
 	var results []struct {
-		Items []struct {
-			KeywordData       keywordData `json:"keyword_data"`
-			RankedSERPElement struct {
-				SERPItem serpItem `json:"serp_item"`
-			} `json:"ranked_serp_element"`
-		} `json:"items"`
+		Items []rankedItem `json:"items"`
 	}
 	if err := c.post(ctx, PathRankedKeywords, task, &results); err != nil {
 		return nil, err
@@ -249,9 +279,15 @@ func (c *Client) Ranked(ctx context.Context, req keywords.RankedRequest) ([]keyw
 
 // Gaps asks domain_intersection, once per competitor and concurrently, for the keywords
 // the competitor (target1) ranks for and the domain (target2) does not
-// (intersections: false), and merges the answers so each keyword lists every competitor
-// that ranks with its position. Each call returns at most 1,000 keywords, the most
-// searched first.
+// (intersections: false), with the query's filters and order, and merges the answers so
+// each keyword lists every competitor that ranks with its position.
+//
+// One competitor is one call: total is DataForSEO's total_count and the page continues with
+// its offset_token. Several are merged in the query's order, so each call returns at most
+// the page's limit and the next page continues each competitor where this one stopped; the
+// total is then the sum of their total_counts less the overlaps seen, exact only when every
+// competitor's gaps were all fetched (else GapList.Estimated). An order on the competitor's
+// position differs per competitor, so it takes one competitor (ascending with several).
 func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.GapList, error) {
 	loc, lang, err := market(req.Country, req.Language)
 	if err != nil {
@@ -265,36 +301,74 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 			competitors = append(competitors, comp)
 		}
 	}
+	if _, ok := req.Filters.Ranges[keywords.FieldPosition]; ok {
+		return keywords.GapList{}, unsupported("filters.position: DataForSEO's gaps are keywords the domain does not rank for")
+	}
+	filters, err := gapsEndpoint.filters(req.Filters)
+	if err != nil {
+		return keywords.GapList{}, err
+	}
+	order, err := gapsEndpoint.orderBy(req.Order, []string{"keyword_data.keyword_info.search_volume,desc", "keyword_data.keyword,asc"})
+	if err != nil {
+		return keywords.GapList{}, err
+	}
+	less, err := gapOrder(req.Order, len(competitors))
+	if err != nil {
+		return keywords.GapList{}, err
+	}
 	out := []keywords.Gap{}
 	if domain == "" || len(competitors) == 0 {
 		return keywords.GapList{Gaps: out}, nil
+	}
+	var starts []int
+	if len(competitors) == 1 {
+		starts = []int{0}
+	} else if starts, err = offsets(req.After, len(competitors)); err != nil {
+		return keywords.GapList{}, err
 	}
 	type compItem struct {
 		KeywordData keywordData `json:"keyword_data"`
 		First       serpItem    `json:"first_domain_serp_element"`
 	}
-	answers := make([][]compItem, len(competitors))
+	type answer struct {
+		pageResult
+		Items []compItem `json:"items"`
+	}
+	answers := make([]answer, len(competitors))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, comp := range competitors {
+		task := map[string]any{
+			"target1":       comp,
+			"target2":       domain,
+			"intersections": false,
+			"location_code": loc,
+			"language_code": lang,
+			"item_types":    []string{"organic"},
+			"order_by":      order,
+		}
+		if filters != nil {
+			task["filters"] = filters
+		}
+		after := ""
+		switch {
+		case len(competitors) == 1:
+			after = req.After
+		case starts[i] > 0:
+			after = tokenOffset + strconv.Itoa(starts[i])
+		}
+		start, err := page(task, req.Limit, after)
+		if err != nil {
+			return keywords.GapList{}, err
+		}
+		starts[i] = start
 		g.Go(func() error {
-			task := map[string]any{
-				"target1":       comp,
-				"target2":       domain,
-				"intersections": false,
-				"location_code": loc,
-				"language_code": lang,
-				"item_types":    []string{"organic"},
-				"limit":         maxLimit,
-				"order_by":      []string{"keyword_data.keyword_info.search_volume,desc"},
-			}
-			var results []struct {
-				Items []compItem `json:"items"`
-			}
+			var results []answer
 			if err := c.post(gctx, PathDomainIntersection, task, &results); err != nil {
 				return err
 			}
 			for _, r := range results {
-				answers[i] = append(answers[i], r.Items...)
+				answers[i].pageResult = r.pageResult
+				answers[i].Items = append(answers[i].Items, r.Items...)
 			}
 			return nil
 		})
@@ -303,8 +377,9 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 		return keywords.GapList{}, err
 	}
 	index := map[string]int{}
-	for i, items := range answers {
-		for _, it := range items {
+	seen := 0 // items fetched, counting a keyword once per competitor
+	for i, a := range answers {
+		for _, it := range a.Items {
 			k := it.KeywordData.keyword()
 			pos := it.First.position()
 			if k.Keyword == "" || pos < 1 {
@@ -318,30 +393,151 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 				out = append(out, keywords.Gap{Keyword: k, CompetitorPositions: map[string]int{}})
 			}
 			if p, ok := out[j].CompetitorPositions[competitors[i]]; !ok || pos < p {
+				if !ok {
+					seen++
+				}
 				out[j].CompetitorPositions[competitors[i]] = pos
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		vi, vj := out[i].SearchVolume, out[j].SearchVolume
-		switch {
-		case vi != nil && vj != nil && *vi != *vj:
-			return *vi > *vj
-		case (vi == nil) != (vj == nil):
-			return vi != nil
+	sort.SliceStable(out, func(i, j int) bool { return less(out[i], out[j]) })
+	list := keywords.GapList{}
+	if len(competitors) == 1 {
+		list.Total = answers[0].TotalCount
+		if req.Limit > 0 && len(out) > req.Limit {
+			out = out[:req.Limit]
 		}
-		return out[i].Keyword.Keyword < out[j].Keyword.Keyword
-	})
-	total := len(out)
-	if req.Limit > 0 && len(out) > req.Limit {
-		out = out[:req.Limit]
+		list.Next = answers[0].next(starts[0], min(len(answers[0].Items), limitOf(req.Limit)), len(answers[0].Items))
+	} else {
+		complete := true
+		for i, a := range answers {
+			list.Total += a.TotalCount
+			complete = complete && starts[i] == 0 && len(a.Items) >= a.TotalCount
+		}
+		list.Total -= seen - len(out) // keywords several competitors rank for, counted once
+		list.Estimated = !complete
+		if req.Limit > 0 && len(out) > req.Limit {
+			out = out[:req.Limit]
+		}
+		// Each competitor continues after the items this page used: its answer is in the
+		// same order, so they are the first ones.
+		used := make(map[string]bool, len(out))
+		for _, gp := range out {
+			used[strings.ToLower(gp.Keyword.Keyword)] = true
+		}
+		more := false
+		for i, a := range answers {
+			n := 0
+			for n < len(a.Items) {
+				it := a.Items[n]
+				if it.KeywordData.Keyword != "" && it.First.position() >= 1 && !used[strings.ToLower(it.KeywordData.Keyword)] {
+					break
+				}
+				n++
+			}
+			starts[i] += n
+			more = more || starts[i] < a.TotalCount
+		}
+		if more && len(out) > 0 {
+			list.Next = offsetsToken(starts)
+		}
+	}
+	if list.Total < len(out) {
+		list.Total = len(out)
 	}
 	ks := make([]*keywords.Keyword, len(out))
 	for i := range out {
 		ks[i] = &out[i].Keyword
 	}
 	c.fillMissing(ctx, loc, lang, ks)
-	return keywords.GapList{Gaps: out, Total: total}, nil
+	list.Gaps = out
+	return list, nil
+}
+
+// limitOf is the items a page asks for: limit, or maxLimit for 0 and beyond it.
+func limitOf(limit int) int {
+	if limit <= 0 || limit > maxLimit {
+		return maxLimit
+	}
+	return limit
+}
+
+// gapOrder is the order merged gaps are listed in: the query's, or the highest volume
+// first; unknown values last, then by keyword. An order on competitor_position compares
+// each gap's best position: one competitor, or ascending with several (each competitor's
+// answer then lists its gaps in the merged order too).
+func gapOrder(order []keywords.OrderKey, competitors int) (func(a, b keywords.Gap) bool, error) {
+	if len(order) == 0 {
+		order = []keywords.OrderKey{{Field: keywords.FieldSearchVolume, Desc: true}}
+	}
+	for i, k := range order {
+		if k.Field == keywords.FieldCompetitorPosition && k.Desc && competitors > 1 {
+			return nil, unsupported("order_by[%d]: competitor_position.desc over several competitors: DataForSEO answers per competitor", i)
+		}
+	}
+	if competitors > 1 && len(order) >= MaxOrderRules && order[len(order)-1].Field != keywords.FieldKeyword {
+		return nil, unsupported("order_by: over several competitors DataForSEO takes at most %d keys besides the keyword", MaxOrderRules-1)
+	}
+	return func(a, b keywords.Gap) bool {
+		for _, k := range order {
+			if c := compareGap(a, b, k); c != 0 {
+				return c < 0
+			}
+		}
+		return a.Keyword.Keyword < b.Keyword.Keyword
+	}, nil
+}
+
+// compareGap compares two gaps on one key, unknown values last in either direction.
+func compareGap(a, b keywords.Gap, k keywords.OrderKey) int {
+	var va, vb *float64
+	switch k.Field {
+	case keywords.FieldKeyword:
+		c := strings.Compare(a.Keyword.Keyword, b.Keyword.Keyword)
+		if k.Desc {
+			c = -c
+		}
+		return c
+	case keywords.FieldSearchVolume:
+		va, vb = intPtr(a.SearchVolume), intPtr(b.SearchVolume)
+	case keywords.FieldDifficulty:
+		va, vb = a.Difficulty, b.Difficulty
+	case keywords.FieldCPC:
+		va, vb = a.CPC, b.CPC
+	case keywords.FieldCompetitorPosition:
+		va, vb = bestPosition(a), bestPosition(b)
+	}
+	switch {
+	case va == nil && vb == nil:
+		return 0
+	case va == nil:
+		return 1
+	case vb == nil:
+		return -1
+	case *va == *vb:
+		return 0
+	case (*va < *vb) != k.Desc:
+		return -1
+	}
+	return 1
+}
+
+func intPtr(p *int64) *float64 {
+	if p == nil {
+		return nil
+	}
+	f := float64(*p)
+	return &f
+}
+
+func bestPosition(g keywords.Gap) *float64 {
+	var best *float64
+	for _, p := range g.CompetitorPositions {
+		if f := float64(p); best == nil || f < *best {
+			best = &f
+		}
+	}
+	return best
 }
 
 // fillMissing, when configured, asks search_intent for keywords without an intent and
@@ -435,10 +631,13 @@ const (
 
 // post sends one task to path and decodes the first task's result array into out.
 func (c *Client) post(ctx context.Context, path string, task any, out any) error {
-	body, err := json.Marshal([]any{task})
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // ">=" as written in DataForSEO's documentation, not "\u003e="
+	if err := enc.Encode([]any{task}); err != nil {
 		return fmt.Errorf("dataforseo: %s: encode: %w", path, err)
 	}
+	body := buf.Bytes()
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -469,7 +668,7 @@ func (c *Client) post(ctx context.Context, path string, task any, out any) error
 		return statusError(path, env.StatusCode, env.StatusMessage)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return httpError(path, resp.StatusCode, raw)
+		return httpError(path, resp.StatusCode, raw, retryAfterHeader(resp.Header.Get("Retry-After")))
 	}
 	if jsonErr != nil {
 		return &keywords.ProviderError{Provider: Name, Code: resp.StatusCode,
@@ -500,12 +699,28 @@ func (c *Client) post(ctx context.Context, path string, task any, out any) error
 }
 
 func statusError(path string, code int, msg string) error {
-	return &keywords.ProviderError{Provider: Name, Code: code, Message: path + ": " + msg, Permanent: permanent(code)}
+	e := &keywords.ProviderError{Provider: Name, Code: code, Message: path + ": " + msg, Permanent: permanent(code)}
+	switch code {
+	case statusRateLimit:
+		e.RateLimited, e.RetryAfter = true, RateLimitRetryAfter
+	case statusTooManySimultaneous:
+		e.RateLimited, e.RetryAfter = true, SimultaneousRetryAfter
+	}
+	return e
 }
+
+// Rate-limit refusals, and how long to wait after each: the rate limit is per minute, the
+// simultaneous-request limit frees a slot as soon as a request ends.
+const (
+	statusRateLimit           = 40202
+	statusTooManySimultaneous = 40209
+	RateLimitRetryAfter       = 60 * time.Second
+	SimultaneousRetryAfter    = 5 * time.Second
+)
 
 // httpError reports a non-200 answer without a DataForSEO status: 5xx and 429 are
 // temporary; 401, 402, 404 and other 4xx are permanent.
-func httpError(path string, status int, body []byte) error {
+func httpError(path string, status int, body []byte, retryAfter time.Duration) error {
 	msg := strings.TrimSpace(string(body))
 	if len(msg) > 200 {
 		msg = msg[:200]
@@ -514,7 +729,20 @@ func httpError(path string, status int, body []byte) error {
 		msg = http.StatusText(status)
 	}
 	perm := status >= 400 && status < 500 && status != http.StatusTooManyRequests && status != http.StatusRequestTimeout
-	return &keywords.ProviderError{Provider: Name, Code: status, Message: path + ": HTTP " + msg, Permanent: perm}
+	e := &keywords.ProviderError{Provider: Name, Code: status, Message: path + ": HTTP " + msg, Permanent: perm}
+	if status == http.StatusTooManyRequests {
+		e.RateLimited, e.RetryAfter = true, retryAfter
+	}
+	return e
+}
+
+// retryAfterHeader reads a Retry-After of whole seconds; RateLimitRetryAfter when it has
+// none.
+func retryAfterHeader(v string) time.Duration {
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 && n <= 3600 {
+		return time.Duration(n) * time.Second
+	}
+	return RateLimitRetryAfter
 }
 
 // permanent reports whether a DataForSEO status code means retrying cannot help, after the
@@ -532,7 +760,7 @@ func httpError(path string, status int, body []byte) error {
 // 404xx not found, 40501 invalid field and the other request errors.
 func permanent(code int) bool {
 	switch {
-	case code == 40202, code == 40209, code == 40101, code == 40103:
+	case code == statusRateLimit, code == statusTooManySimultaneous, code == 40101, code == 40103:
 		return false
 	case code >= 40600 && code < 40700:
 		return false
@@ -586,12 +814,196 @@ func volume(k keywords.Keyword) int64 {
 	return *k.SearchVolume
 }
 
-// Rankings is not built yet (issue 20): it says so rather than answer wrongly.
+// Rankings asks ranked_keywords for one page of the domain's organic rankings, with the
+// query's filters and order (default: best position first, then the highest volume), and
+// counts them by position band from DataForSEO's metrics.organic. total is its
+// total_count; the next page continues with its offset_token.
 func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (keywords.RankingList, error) {
-	return keywords.RankingList{}, fmt.Errorf("rankings: %w", keywords.ErrUnsupported)
+	loc, lang, err := market(req.Country, req.Language)
+	if err != nil {
+		return keywords.RankingList{}, err
+	}
+	if _, ok := req.Filters.Ranges[keywords.FieldCompetitorPosition]; ok {
+		return keywords.RankingList{}, unsupported("filters.competitor_position: a domain's rankings have no competitor")
+	}
+	filters, err := rankingsEndpoint.filters(req.Filters)
+	if err != nil {
+		return keywords.RankingList{}, err
+	}
+	order, err := rankingsEndpoint.orderBy(req.Order, []string{"ranked_serp_element.serp_item.rank_group,asc",
+		"keyword_data.keyword_info.search_volume,desc", "keyword_data.keyword,asc"})
+	if err != nil {
+		return keywords.RankingList{}, err
+	}
+	list := keywords.RankingList{Rankings: []keywords.Ranking{}, Bands: map[string]int{}}
+	target := keywords.Domain(req.Domain)
+	if target == "" {
+		return list, nil
+	}
+	task := map[string]any{
+		"target":        target,
+		"location_code": loc,
+		"language_code": lang,
+		"item_types":    []string{"organic"},
+		"order_by":      order,
+	}
+	if filters != nil {
+		task["filters"] = filters
+	}
+	start, err := page(task, req.Page.Limit, req.Page.After)
+	if err != nil {
+		return keywords.RankingList{}, err
+	}
+	var results []struct {
+		pageResult
+		Metrics *struct {
+			Organic map[string]optFloat `json:"organic"`
+		} `json:"metrics"`
+		Items []rankedItem `json:"items"`
+	}
+	if err := c.post(ctx, PathRankedKeywords, task, &results); err != nil {
+		return keywords.RankingList{}, err
+	}
+	n := 0
+	for _, r := range results {
+		n += len(r.Items)
+		list.Total = r.TotalCount
+		list.Next = r.next(start, len(r.Items), len(r.Items))
+		if r.Metrics != nil {
+			for key, v := range r.Metrics.Organic {
+				if band := bandOf(key); band != "" && v.v != nil {
+					list.Bands[band] += int(*v.v)
+				}
+			}
+		}
+		for _, it := range r.Items {
+			k := it.KeywordData.keyword()
+			pos := it.RankedSERPElement.SERPItem.position()
+			if k.Keyword == "" || pos < 1 {
+				continue
+			}
+			list.Rankings = append(list.Rankings, keywords.Ranking{Keyword: k, Position: pos, URL: it.RankedSERPElement.SERPItem.URL})
+		}
+	}
+	for _, b := range Bands {
+		if _, ok := list.Bands[b]; !ok {
+			list.Bands[b] = 0
+		}
+	}
+	ks := make([]*keywords.Keyword, len(list.Rankings))
+	for i := range list.Rankings {
+		ks[i] = &list.Rankings[i].Keyword
+	}
+	c.fillMissing(ctx, loc, lang, ks)
+	return list, nil
 }
 
-// Competitors is not built yet (issue 20): it says so rather than answer wrongly.
+// Bands are the position bands of RankingList.Bands.
+var Bands = []string{"1-3", "4-10", "11-20", "21-50", "51-100"}
+
+// bandOf maps a key of ranked_keywords' metrics.organic (pos_1, pos_2_3, pos_4_10,
+// pos_11_20, pos_21_30 … pos_91_100) to its band; "" for the other keys (etv, count …).
+func bandOf(key string) string {
+	switch key {
+	case "pos_1", "pos_2_3":
+		return "1-3"
+	case "pos_4_10":
+		return "4-10"
+	case "pos_11_20":
+		return "11-20"
+	case "pos_21_30", "pos_31_40", "pos_41_50":
+		return "21-50"
+	case "pos_51_60", "pos_61_70", "pos_71_80", "pos_81_90", "pos_91_100":
+		return "51-100"
+	}
+	return ""
+}
+
+// rankedItem is an item of ranked_keywords.
+type rankedItem struct {
+	KeywordData       keywordData `json:"keyword_data"`
+	RankedSERPElement struct {
+		SERPItem serpItem `json:"serp_item"`
+	} `json:"ranked_serp_element"`
+}
+
+// Competitors asks competitors_domain for one page of the domains sharing the most
+// organic keywords with the domain: shared keywords are its intersections, the
+// competitor's average position its avg_position, its total full_domain_metrics.organic.count.
+// DataForSEO does not give the domain's own average position over the shared keywords:
+// DomainAvgPosition stays 0 (unknown). DataForSEO lists the domain itself among its
+// competitors; it is left out. Its filters apply to the competitors, not to the shared
+// keywords, and it sorts by its own fields: a query with filters or an order is
+// unsupported.
 func (c *Client) Competitors(ctx context.Context, req keywords.CompetitorsRequest) (keywords.CompetitorList, error) {
-	return keywords.CompetitorList{}, fmt.Errorf("competitors: %w", keywords.ErrUnsupported)
+	loc, lang, err := market(req.Country, req.Language)
+	if err != nil {
+		return keywords.CompetitorList{}, err
+	}
+	if !req.Filters.Empty() {
+		return keywords.CompetitorList{}, unsupported("filters: DataForSEO's competitors_domain cannot filter the shared keywords")
+	}
+	if len(req.Order) > 0 {
+		return keywords.CompetitorList{}, unsupported("order_by: DataForSEO's competitors_domain lists the most shared keywords first only")
+	}
+	list := keywords.CompetitorList{Competitors: []keywords.Competitor{}}
+	target := keywords.Domain(req.Domain)
+	if target == "" {
+		return list, nil
+	}
+	task := map[string]any{
+		"target":        target,
+		"location_code": loc,
+		"language_code": lang,
+		"item_types":    []string{"organic"},
+		"order_by":      []string{"intersections,desc"},
+	}
+	start, err := page(task, req.Page.Limit, req.Page.After)
+	if err != nil {
+		return keywords.CompetitorList{}, err
+	}
+	var results []struct {
+		pageResult
+		Items []struct {
+			Domain            string   `json:"domain"`
+			AvgPosition       optFloat `json:"avg_position"`
+			Intersections     optInt   `json:"intersections"`
+			FullDomainMetrics *struct {
+				Organic *struct {
+					Count optInt `json:"count"`
+				} `json:"organic"`
+			} `json:"full_domain_metrics"`
+		} `json:"items"`
+	}
+	if err := c.post(ctx, PathCompetitorsDomain, task, &results); err != nil {
+		return keywords.CompetitorList{}, err
+	}
+	for _, r := range results {
+		list.Total = r.TotalCount
+		list.Next = r.next(start, len(r.Items), len(r.Items))
+		for _, it := range r.Items {
+			d := keywords.Domain(it.Domain)
+			if d == "" || d == target {
+				if d == target {
+					list.Total--
+				}
+				continue
+			}
+			comp := keywords.Competitor{Domain: d}
+			if v := it.Intersections.v; v != nil {
+				comp.Shared = int(*v)
+			}
+			if v := it.AvgPosition.v; v != nil {
+				comp.AvgPosition = *v
+			}
+			if m := it.FullDomainMetrics; m != nil && m.Organic != nil && m.Organic.Count.v != nil {
+				comp.Total = int(*m.Organic.Count.v)
+			}
+			list.Competitors = append(list.Competitors, comp)
+		}
+	}
+	if list.Total < len(list.Competitors) {
+		list.Total = len(list.Competitors)
+	}
+	return list, nil
 }

@@ -43,6 +43,8 @@ type fake struct {
 
 	// answer, when set, replaces the fixtures: it returns the HTTP status and body.
 	answer func(path string, task map[string]any) (int, []byte)
+	// header, when set, is added to every answer.
+	header map[string]string
 
 	// When release is set, every request waits for a value from it; arrived receives one
 	// value per request that reached the handler, and inflight counts those in it.
@@ -110,6 +112,9 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	if len(tasks) == 1 {
 		task = tasks[0]
 	}
+	for k, v := range f.header {
+		w.Header().Set(k, v)
+	}
 	if f.answer != nil {
 		status, b := f.answer(r.URL.Path, task)
 		w.WriteHeader(status)
@@ -129,6 +134,8 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 		name = "search_intent.json"
 	case dataforseo.PathBulkKeywordDifficulty:
 		name = "bulk_keyword_difficulty.json"
+	case dataforseo.PathCompetitorsDomain:
+		name = "competitors_domain.json"
 	default:
 		http.NotFound(w, r)
 		return
@@ -412,7 +419,7 @@ func TestErrors(t *testing.T) {
 		f := newFake(t)
 		c := f.client(dataforseo.Config{})
 		f.srv.Close()
-		_, err := c.Ideas(ctx, keywords.IdeasRequest{Topic: "x"})
+		_, err := c.Ideas(ctx, keywords.IdeasRequest{Topic: "cold brew"})
 		if err == nil || errors.Is(err, keywords.ErrPermanent) {
 			t.Errorf("err = %v, want a temporary error", err)
 		}
@@ -505,7 +512,7 @@ func TestCancelWhileWaiting(t *testing.T) {
 	<-f.arrived // the only slot is taken
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := c.Ideas(ctx, keywords.IdeasRequest{Topic: "x"}); !errors.Is(err, context.Canceled) {
+	if _, err := c.Ideas(ctx, keywords.IdeasRequest{Topic: "cold brew"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled while waiting for a slot", err)
 	}
 	f.release <- struct{}{}

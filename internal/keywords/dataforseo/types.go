@@ -17,6 +17,13 @@ type keywordData struct {
 		SearchVolume optInt   `json:"search_volume"`
 		CPC          optFloat `json:"cpc"`
 		Competition  optFloat `json:"competition"` // 0–1
+		// MonthlySearches are the last months' volumes, newest first; null or [] when
+		// DataForSEO has none.
+		MonthlySearches []struct {
+			Year         int    `json:"year"`
+			Month        int    `json:"month"`
+			SearchVolume optInt `json:"search_volume"`
+		} `json:"monthly_searches"`
 	} `json:"keyword_info"`
 	KeywordProperties *struct {
 		KeywordDifficulty optFloat `json:"keyword_difficulty"`
@@ -35,6 +42,13 @@ func (d keywordData) keyword() keywords.Keyword {
 		if c := d.KeywordInfo.Competition.v; c != nil && *c >= 0 && *c <= 1 {
 			k.Competition = c
 		}
+		var ms []keywords.MonthlyVolume
+		for _, m := range d.KeywordInfo.MonthlySearches {
+			if m.SearchVolume.v != nil { // a month without a volume is unknown, not 0
+				ms = append(ms, keywords.MonthlyVolume{Year: m.Year, Month: m.Month, SearchVolume: *m.SearchVolume.v})
+			}
+		}
+		k.MonthlySearches = keywords.SortMonths(ms)
 	}
 	if d.KeywordProperties != nil {
 		k.Difficulty = d.KeywordProperties.KeywordDifficulty.v

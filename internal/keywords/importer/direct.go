@@ -200,7 +200,8 @@ func (d *directSource) Values() ([]any, error) {
 	if d.tg.withURL {
 		v = append(v, r.domain, r.keyword, r.norm, r.country, r.language, r.position, r.url, urlHash(r.url))
 	} else {
-		v = append(v, r.keyword, r.norm, r.country, r.language, r.volume, r.difficulty, r.cpc, r.competition, r.intent, r.serp, r.ntrgm)
+		v = append(v, r.keyword, r.norm, r.country, r.language, r.volume, r.difficulty, r.cpc, r.competition, r.intent, r.serp,
+			r.monthlyFrom, monthlyVolumes(r.monthlyVolumes), r.trend, r.ntrgm)
 	}
 	v = append(v, source(d.opts), d.opts.Synthetic)
 	d.vals = v

@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -107,6 +108,11 @@ type metricsRow struct {
 	difficulty, cpc, competition *float64
 	intent                       *string
 	serp                         []string
+	// monthlyFrom and monthlyVolumes are the monthly volumes (monthly.go), trend their
+	// trend or Semrush's; nil when the file has none.
+	monthlyFrom    *time.Time
+	monthlyVolumes []*int64
+	trend          *string
 }
 
 // rankingRow is one domain_rankings row read from a file.
@@ -403,7 +409,7 @@ func (s *rowSource) Values() ([]any, error) {
 	r := &s.cur
 	v := append(s.vals[:0], r.line, r.keyword, r.country, r.language)
 	if s.metrics {
-		v = append(v, r.volume, r.difficulty, r.cpc, r.competition, r.intent, r.serp, r.ntrgm)
+		v = append(v, r.volume, r.difficulty, r.cpc, r.competition, r.intent, r.serp, r.monthlyFrom, monthlyVolumes(r.monthlyVolumes), r.trend, r.ntrgm)
 	}
 	if s.rankings {
 		v = append(v, r.domain, r.position, r.url, urlHash(r.url))
@@ -489,6 +495,9 @@ func readMetrics(rec []string, cols columns, opts Options, decimalComma bool) (m
 				break
 			}
 		}
+	}
+	if cols.monthly.any() {
+		problems = append(problems, readMonthly(rec, cols.monthly, cols, decimalComma, &m)...)
 	}
 	return m, problems
 }
@@ -609,7 +618,16 @@ func appendNew(a, b []string) []string {
 }
 
 // metricColumns are the keyword_metrics columns an import may set.
-var metricColumns = []string{"search_volume", "keyword_difficulty", "cpc", "competition", "search_intent", "serp_urls"}
+var metricColumns = []string{"search_volume", "keyword_difficulty", "cpc", "competition", "search_intent", "serp_urls",
+	"monthly_from", "monthly_volumes", "trend"}
+
+// monthlyVolumes is a row's monthly volumes as COPY takes them: nil (SQL NULL) when none.
+func monthlyVolumes(v []*int64) any {
+	if v == nil {
+		return nil
+	}
+	return v
+}
 
 func source(opts Options) string {
 	if s := strings.TrimSpace(opts.Source); s != "" {

@@ -35,7 +35,7 @@ type counts struct{ distinct, written int }
 const stagingTable = `CREATE TEMP TABLE import_rows (
 	line int, keyword text, country text, language text, search_volume bigint,
 	keyword_difficulty double precision, cpc double precision, competition double precision,
-	search_intent text, serp_urls text[], ntrgm smallint, domain text, position int, url text,
+	search_intent text, serp_urls text[], monthly_from date, monthly_volumes bigint[], trend text, ntrgm smallint, domain text, position int, url text,
 	url_hash uuid, norm text, seen boolean) ON COMMIT DROP`
 
 // stageRows copies the file's valid rows into import_rows and completes the norms Go left
@@ -214,6 +214,9 @@ func metricsTarget(cols columns) target {
 			"competition":        cols.competition >= 0,
 			"search_intent":      cols.intent >= 0,
 			"serp_urls":          cols.serp >= 0,
+			"monthly_from":       cols.monthly.volumes(),
+			"monthly_volumes":    cols.monthly.volumes(),
+			"trend":              cols.monthly.any(),
 		}}
 }
 

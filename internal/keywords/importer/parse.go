@@ -31,6 +31,7 @@ type columns struct {
 	keyword, volume, difficulty, cpc, competition, intent, serp, country, language int
 	domain, position, url                                                          int
 	names                                                                          []string // as written in the file
+	monthly                                                                        monthlyColumns
 }
 
 func mapColumns(header, raw []string) columns {
@@ -48,6 +49,7 @@ func mapColumns(header, raw []string) columns {
 		domain:      findColumn(header, domainAliases),
 		position:    findColumn(header, positionAliases),
 		url:         findColumn(header, urlAliases),
+		monthly:     mapMonthly(header),
 	}
 }
 
@@ -61,7 +63,8 @@ func (c columns) name(i int, aliases []string) string {
 
 // hasMetrics reports whether the file carries any keyword metric.
 func (c columns) hasMetrics() bool {
-	return c.volume >= 0 || c.difficulty >= 0 || c.cpc >= 0 || c.competition >= 0 || c.intent >= 0 || c.serp >= 0
+	return c.volume >= 0 || c.difficulty >= 0 || c.cpc >= 0 || c.competition >= 0 || c.intent >= 0 || c.serp >= 0 ||
+		c.monthly.any()
 }
 
 // cell returns the trimmed value of column i of rec, "" when the column is absent or the
