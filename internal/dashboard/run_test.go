@@ -82,8 +82,8 @@ func TestAnalysisForms(t *testing.T) {
 		t.Fatalf("invalid domain: %d %s", bad.Status, bad.Body)
 	}
 	v = researchForm(p, t, "check")
-	v.Set("limit", "500")
-	if bad := b.Post("/dashboard/new/keywords-research", v); !strings.Contains(bad.Body, `id="limit-error">limit must be from 1 to 100`) {
+	v.Set("limit", "5000")
+	if bad := b.Post("/dashboard/new/keywords-research", v); !strings.Contains(bad.Body, `id="limit-error">limit must be from 1 to 1000`) {
 		t.Fatalf("limit too large: %d %s", bad.Status, bad.Body)
 	}
 	v = researchForm(p, t, "check")
