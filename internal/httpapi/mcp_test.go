@@ -144,9 +144,11 @@ func mcpArguments(t *testing.T, site string) map[report.Kind]map[string]any {
 		report.KindResearch: {"domain": "honesty-shop.example", "topic": "honesty espresso", "country": importedCountry},
 		report.KindGaps: {"domain": "honesty-shop.example", "competitors": []string{"honesty-rival.example"},
 			"country": importedCountry},
-		report.KindAudit:      {"domain": site, "max_pages": 10},
-		report.KindRecommend:  {"domain": site, "focus_topics": []string{"cold brew"}, "limit": 3},
-		report.KindContentMap: {"domain": doms[0], "competitors": []string{doms[1]}, "focus_topics": []string{"coffee"}},
+		report.KindRankings:    {"domain": "honesty-rival.example", "country": importedCountry},
+		report.KindCompetitors: {"domain": "honesty-rival.example", "country": importedCountry},
+		report.KindAudit:       {"domain": site, "max_pages": 10},
+		report.KindRecommend:   {"domain": site, "focus_topics": []string{"cold brew"}, "limit": 3},
+		report.KindContentMap:  {"domain": doms[0], "competitors": []string{doms[1]}, "focus_topics": []string{"coffee"}},
 	}
 }
 

@@ -192,7 +192,7 @@ func TestGapsWithoutCompetitorDataRefund(t *testing.T) {
 	}
 	// No ranking data for any named competitor: nothing to compare.
 	expectNoData(t, "gaps", gaps("honesty-shop.example", "nobody-here.example", "www.nobody-either.example"), 10,
-		`"nobody-here.example" and "www.nobody-either.example"`, "ctl import rankings")
+		`"nobody-here.example" and "nobody-either.example"`, "ctl import rankings")
 	expectBalance(t, s, key, 50, map[string]int{"refunded": 1})
 
 	// A domain that ranks for every competitor keyword: no gap, a finding, charged.

@@ -140,6 +140,10 @@ func domainsOf(t *testing.T, req report.Request) []string {
 		out = append(out, r.Domain)
 	case *report.GapsRequest:
 		out = append(append(out, r.Domain), r.Competitors...)
+	case *report.RankingsRequest:
+		out = append(out, r.Domain)
+	case *report.CompetitorsRequest:
+		out = append(out, r.Domain)
 	case *report.AuditRequest:
 		out = append(out, r.Domain)
 		host(r.SitemapURL)

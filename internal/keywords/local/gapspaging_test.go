@@ -351,3 +351,41 @@ func emptySet(t *testing.T) []byte {
 	}
 	return b
 }
+
+// TestKeywordSetBuildsConcurrent: builds running at once beside writes to domain_rankings
+// (two imports finishing together) all succeed, and the last build leaves sets that count
+// what SQL counts.
+func TestKeywordSetBuildsConcurrent(t *testing.T) {
+	pool := db(t)
+	ctx := context.Background()
+	// A market of its own, so the package's other tests never see these rows.
+	t.Cleanup(func() {
+		_, _ = pool.Exec(ctx, `DELETE FROM domain_rankings WHERE country = 'zc'`)
+		_ = local.BuildKeywordSets(ctx, pool)
+	})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 8 {
+		wg.Go(func() {
+			if _, err := pool.Exec(ctx, `INSERT INTO domain_rankings (domain, keyword, country, language, position, source)
+				VALUES ('comp1.example', $1, 'zc', 'en', 3, 'test')`, fmt.Sprintf("concurrent gap %d", i)); err != nil {
+				errs <- err
+			}
+			if err := local.BuildKeywordSets(ctx, pool); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if err := local.BuildKeywordSets(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	var fresh bool
+	if err := pool.QueryRow(ctx, `SELECT generation = built FROM keyword_sets_state`).Scan(&fresh); err != nil || !fresh {
+		t.Fatalf("sets fresh %v after the last build (%v)", fresh, err)
+	}
+}

@@ -2,10 +2,12 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -22,10 +24,43 @@ import (
 // and any later write to the table moves the generation on (a statement trigger), so stale
 // sets are never read: answers count in SQL until the next build.
 
+// setsLock is the advisory lock builds of the keyword sets take in turn.
+const setsLock int64 = 0x6b7773657473 // "kwsets"
+
+// serializationFailure is PostgreSQL's SQLSTATE for a transaction that saw a concurrent write.
+const serializationFailure = "40001"
+
 // BuildKeywordSets rebuilds every domain's keyword set from domain_rankings, in one
 // snapshot. It reads every ranking once, sorted by market and keyword.
+//
+// Builds run one at a time (an advisory lock taken before the snapshot, so each sees the
+// last one's state). A write to domain_rankings committed during a build makes its
+// snapshot stale and its state update a serialization failure: the build is tried again,
+// and after three such failures left for the next one; the sets then stay marked stale and
+// answers count in SQL, exactly, until a build succeeds. Concurrent imports must not fail
+// over a cache.
 func BuildKeywordSets(ctx context.Context, pool *pgxpool.Pool) error {
-	return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("keyword sets: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, setsLock); err != nil {
+		return fmt.Errorf("keyword sets: %w", err)
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, setsLock) }()
+	for range 3 {
+		err = buildKeywordSets(ctx, conn.Conn())
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != serializationFailure {
+			return err
+		}
+	}
+	return nil
+}
+
+func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
+	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 		var generation int64
 		if err := tx.QueryRow(ctx, `SELECT generation FROM keyword_sets_state`).Scan(&generation); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
