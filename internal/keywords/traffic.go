@@ -51,7 +51,7 @@ func EstimatedTraffic(volume *int64, position int) *int64 {
 	return &t
 }
 
-// Position bands of a domain's rankings, as RankingList.Bands counts them.
+// Bands are the position bands of a domain's rankings, as RankingList.Bands counts them.
 var Bands = []struct {
 	Name     string
 	From, To int

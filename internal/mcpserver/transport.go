@@ -64,7 +64,7 @@ func NewHandler(o HTTPOptions) (*Handler, error) {
 	verify := func(_ context.Context, _ string, r *http.Request) (*sdkauth.TokenInfo, error) {
 		id, err := o.Verify(r)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", sdkauth.ErrInvalidToken, err)
+			return nil, fmt.Errorf("%w: %w", sdkauth.ErrInvalidToken, err)
 		}
 		// The SDK binds the session to UserID; keys do not expire here (the API checks
 		// expiry on every request).

@@ -19,7 +19,7 @@ func (r *CompetitorsRequest) Normalize(o Options) error {
 	return r.normalize(o, defaultCompetitorsLimit, maxCompetitorsLimit, CompetitorsShape)
 }
 
-// CompetitorsShape: competitor discovery filters the shared keywords (by their metrics, the
+// CompetitorsShape is what competitor discovery takes: it filters the shared keywords (by their metrics, the
 // domain's position and the competitor's) and lists competitors by shared keywords only.
 var CompetitorsShape = func() QueryShape {
 	why := "competitors are listed by shared keywords, most first, then by domain"

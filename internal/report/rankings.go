@@ -64,7 +64,7 @@ func (r *RankingsRequest) Normalize(o Options) error {
 	return r.normalize(o, defaultRankingsLimit, MaxPageRows, RankingsShape)
 }
 
-// RankingsShape: a domain's rankings filter and sort on the keyword's metrics, the
+// RankingsShape is what a domain's rankings take: they filter and sort on the keyword's metrics, the
 // domain's position and the estimated traffic.
 var RankingsShape = QueryShape{
 	Ranges: []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC, keywords.FieldPosition, keywords.FieldTraffic},
