@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -39,7 +40,9 @@ func BuildKeywordSets(ctx context.Context, pool *pgxpool.Pool) error {
 			domain string
 		}
 		sets := map[setKey]*roaring.Bitmap{}
-		rows, err := tx.Query(ctx, `SELECT country, language, keyword_norm, domain FROM domain_rankings
+		// positions holds each set's best position per keyword, in id order.
+		positions := map[setKey][]uint16{}
+		rows, err := tx.Query(ctx, `SELECT country, language, keyword_norm, domain, least(position, 65535) FROM domain_rankings
 			ORDER BY country, language, keyword_norm`)
 		if err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
@@ -49,7 +52,8 @@ func BuildKeywordSets(ctx context.Context, pool *pgxpool.Pool) error {
 		id := uint32(0)
 		first := true
 		var country, language, norm, domain string
-		_, err = pgx.ForEachRow(rows, []any{&country, &language, &norm, &domain}, func() error {
+		var position int
+		_, err = pgx.ForEachRow(rows, []any{&country, &language, &norm, &domain, &position}, func() error {
 			m := market{country, language}
 			switch {
 			case first || m != cur:
@@ -64,7 +68,13 @@ func BuildKeywordSets(ctx context.Context, pool *pgxpool.Pool) error {
 				s = roaring.New()
 				sets[k] = s
 			}
-			s.Add(id)
+			// A domain ranking with several URLs for the keyword: its rows come together
+			// (one id), the best position kept.
+			if ps := positions[k]; s.CheckedAdd(id) {
+				positions[k] = append(ps, uint16(position))
+			} else if uint16(position) < ps[len(ps)-1] {
+				ps[len(ps)-1] = uint16(position)
+			}
 			return nil
 		})
 		if err != nil {
@@ -80,10 +90,15 @@ func BuildKeywordSets(ctx context.Context, pool *pgxpool.Pool) error {
 			if err != nil {
 				return err
 			}
-			out = append(out, []any{k.country, k.language, k.domain, int(s.GetCardinality()), b})
+			ps := positions[k]
+			pb := make([]byte, 2*len(ps))
+			for i, p := range ps {
+				binary.LittleEndian.PutUint16(pb[2*i:], p)
+			}
+			out = append(out, []any{k.country, k.language, k.domain, int(s.GetCardinality()), b, pb})
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"domain_keyword_sets"},
-			[]string{"country", "language", "domain", "keywords", "ids"}, pgx.CopyFromRows(out)); err != nil {
+			[]string{"country", "language", "domain", "keywords", "ids", "positions"}, pgx.CopyFromRows(out)); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
 		_, err = tx.Exec(ctx, `UPDATE keyword_sets_state SET built = $1`, generation)

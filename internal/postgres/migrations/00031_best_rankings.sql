@@ -59,7 +59,14 @@ CREATE TRIGGER domain_rankings_best_changed AFTER INSERT OR UPDATE OR DELETE OR 
 CREATE TRIGGER keyword_metrics_best_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON keyword_metrics
     FOR EACH STATEMENT EXECUTE FUNCTION best_rankings_changed();
 
+-- Competitor discovery of a big domain counts the keywords it shares with every other
+-- domain on the keyword sets (00029) and reads the average positions of a page's
+-- competitors from their best positions, kept beside each set: the position of each keyword
+-- of the set, in id order, as little-endian 16-bit integers (package local, sets.go).
+ALTER TABLE domain_keyword_sets ADD COLUMN positions bytea;
+
 -- +goose Down
+ALTER TABLE domain_keyword_sets DROP COLUMN positions;
 DROP TRIGGER keyword_metrics_best_changed ON keyword_metrics;
 DROP TRIGGER domain_rankings_best_changed ON domain_rankings;
 DROP FUNCTION best_rankings_changed();
