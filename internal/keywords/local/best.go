@@ -29,7 +29,7 @@ const bestRankingsFill = `
 INSERT INTO %[1]sdomain_best_rankings_next
 SELECT DISTINCT ON (r.domain, r.country, r.language, r.keyword_norm)
        r.domain, r.country, r.language, r.keyword_norm, r.keyword, r.position, r.url, r.synthetic,
-       k.search_volume, k.keyword_difficulty, k.cpc, k.competition, k.search_intent, k.serp_urls, k.synthetic,
+       k.search_volume, k.keyword_difficulty, k.cpc, k.competition, k.search_intent, k.synthetic,
        floor(k.search_volume * coalesce((%[2]s)[r.position], 0) + 0.5)
 FROM domain_rankings r
 LEFT JOIN keyword_metrics k ON k.keyword_norm = r.keyword_norm AND k.country = r.country AND k.language = r.language

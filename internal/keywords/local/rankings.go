@@ -113,10 +113,11 @@ WHERE domain = $1 AND country = $2 AND language = $3 AND %[2]s`
 
 const bestReadSQL = `
 SELECT b.keyword, b.search_volume, b.keyword_difficulty, b.cpc, b.competition, b.search_intent,
-       b.serp_urls, b.position, b.url, b.synthetic OR coalesce(b.metrics_synthetic, false)
+       k.serp_urls, b.position, b.url, b.synthetic OR coalesce(b.metrics_synthetic, false)
 FROM unnest($4::text[]) WITH ORDINALITY AS g(keyword_norm, ord)
 JOIN domain_best_rankings b
   ON b.domain = $1 AND b.country = $2 AND b.language = $3 AND b.keyword_norm = g.keyword_norm
+LEFT JOIN keyword_metrics k ON k.keyword_norm = g.keyword_norm AND k.country = $2 AND k.language = $3
 ORDER BY g.ord`
 
 var (

@@ -3,7 +3,8 @@
 -- best ranking with the keyword's metrics. Read from domain_rankings joined to
 -- keyword_metrics, every page of a big domain (720k keywords among 3M rankings) joined,
 -- filtered and sorted all of them: seconds a page. This table holds those rows, metrics
--- and estimated traffic included, one per (market, domain, keyword), so that filters, order,
+-- and estimated traffic included (not the SERP URLs: a page reads them from the keyword
+-- table), one per (market, domain, keyword), so that filters, order,
 -- keyset and counts run on one table, and pages in the most asked orders walk an index
 -- (package local, best.go): the default order (position, then volume), by volume, by
 -- traffic (most first) and by difficulty (easiest first); their expressions are those of
@@ -25,7 +26,6 @@ CREATE TABLE domain_best_rankings (
     cpc                double precision,
     competition        double precision,
     search_intent      text,
-    serp_urls          text[],
     metrics_synthetic  boolean,
     traffic            double precision
 );
