@@ -64,6 +64,7 @@ func BuildBestRankings(ctx context.Context, pool *pgxpool.Pool) error {
 			return err
 		}
 		stmts := []string{
+			`SET LOCAL jit = off`,
 			`SET LOCAL work_mem = '256MB'`,
 			`SET LOCAL maintenance_work_mem = '256MB'`,
 			`CREATE TABLE ` + ns + `domain_best_rankings_next (LIKE ` + ns + `domain_best_rankings INCLUDING DEFAULTS)`,

@@ -17,6 +17,7 @@ func TestCompetitorsCounts(t *testing.T) {
 	all := pagedMarket(t)
 	pool := db(t)
 	p := local.New(pool)
+	local.CompetitorSetsFrom(t, 1)
 	// Both ways: counted in SQL (the keyword sets stale), then, without filters, on the
 	// keyword sets and their positions (competitorsets.go).
 	for _, source := range []string{"sql", "sets"} {

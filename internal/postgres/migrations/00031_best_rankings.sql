@@ -16,7 +16,7 @@ CREATE TABLE domain_best_rankings (
     domain             text COLLATE "C" NOT NULL,
     country            text COLLATE "C" NOT NULL,
     language           text COLLATE "C" NOT NULL,
-    keyword_norm       text NOT NULL,
+    keyword_norm       text COLLATE "C" NOT NULL,
     keyword            text NOT NULL,
     position           integer NOT NULL,
     url                text,
