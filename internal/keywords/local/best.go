@@ -35,9 +35,13 @@ FROM domain_rankings r
 LEFT JOIN keyword_metrics k ON k.keyword_norm = r.keyword_norm AND k.country = r.country AND k.language = r.language
 ORDER BY r.domain, r.country, r.language, r.keyword_norm, r.position, r.url NULLS FIRST`
 
-// BuildBestRankings rebuilds domain_best_rankings from its sources, in one snapshot.
+// BuildBestRankings rebuilds domain_best_rankings from its sources.
 func BuildBestRankings(ctx context.Context, pool *pgxpool.Pool) error {
-	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	// Read committed, the generation read first: a write committed after that read moves the
+	// generation past the one recorded (the table then reads as stale, never as fresh with
+	// older rows), and recording it waits for a concurrent writer instead of failing as a
+	// repeatable-read update of the state row would.
+	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var generation int64
 		if err := tx.QueryRow(ctx, `SELECT generation FROM best_rankings_state`).Scan(&generation); err != nil {
 			return err

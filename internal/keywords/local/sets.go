@@ -23,10 +23,12 @@ import (
 // and any later write to the table moves the generation on (a statement trigger), so stale
 // sets are never read: answers count in SQL until the next build.
 
-// BuildKeywordSets rebuilds every domain's keyword set from domain_rankings, in one
-// snapshot. It reads every ranking once, sorted by market and keyword.
+// BuildKeywordSets rebuilds every domain's keyword set from domain_rankings, read in one
+// statement. It reads every ranking once, sorted by market and keyword.
 func BuildKeywordSets(ctx context.Context, pool *pgxpool.Pool) error {
-	return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	// Read committed, as BuildBestRankings (best.go) and for the same reasons: a repeatable-
+	// read update of the state row fails when a writer moved the generation meanwhile.
+	return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var generation int64
 		if err := tx.QueryRow(ctx, `SELECT generation FROM keyword_sets_state`).Scan(&generation); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
