@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contentapi/contentapi/internal/keywords"
 )
 
 // Best rankings (migration 00031): every domain's best ranking per keyword with the keyword's
@@ -15,7 +17,8 @@ import (
 // of the domain's rankings to the keyword table on every page.
 //
 // BuildBestRankings rebuilds the table from domain_rankings and keyword_metrics (the importer
-// calls it after each import of either): it fills a new table, builds the live table's
+// calls it after each import of either), and each domain's unfiltered counts
+// (domain_best_counts): it fills a new table, builds the live table's
 // indexes on it (read from the catalogue, so the migration stays their one definition) and
 // swaps it in, in one transaction; readers wait only for the swap. The table records the
 // generation of its sources it was built at; any later write to them moves the generation
@@ -90,6 +93,13 @@ func BuildBestRankings(ctx context.Context, pool *pgxpool.Pool) error {
 				return err
 			}
 		}
+		if _, err := tx.Exec(ctx, `DELETE FROM `+ns+`domain_best_counts`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+ns+`domain_best_counts SELECT domain, country, language, ARRAY[`+
+			countsSQL()+`] FROM `+ns+`domain_best_rankings GROUP BY domain, country, language`); err != nil {
+			return err
+		}
 		_, err = tx.Exec(ctx, `UPDATE best_rankings_state SET built = $1`, generation)
 		return err
 	})
@@ -97,6 +107,15 @@ func BuildBestRankings(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("best rankings: %w", err)
 	}
 	return nil
+}
+
+// countsSQL is the select list of a rankings count: every row, then each position band's.
+func countsSQL() string {
+	out := `count(*)`
+	for _, b := range keywords.Bands {
+		out += fmt.Sprintf(", count(*) FILTER (WHERE position BETWEEN %d AND %d)", b.From, b.To)
+	}
+	return out
 }
 
 // bestFresh reports whether domain_best_rankings is as new as its sources.

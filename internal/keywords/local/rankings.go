@@ -80,6 +80,8 @@ type rankingSource struct {
 	// keyword table where one is needed, %[2]s the conditions), read the statement reading
 	// the page's rows.
 	base, join, read string
+	// counts: the source has each domain's unfiltered counts built (domain_best_counts).
+	counts bool
 }
 
 // rankingsBase is the domain's best position per keyword ($1 domain, $2 country, $3
@@ -122,7 +124,7 @@ ORDER BY g.ord`
 
 var (
 	joinedRankings = rankingSource{cols: rankingColumns(ctrArray), base: rankingsBase, join: rankingsJoin, read: rankingsReadSQL}
-	bestRankings   = rankingSource{cols: bestColumns, base: bestBase, read: bestReadSQL}
+	bestRankings   = rankingSource{cols: bestColumns, base: bestBase, read: bestReadSQL, counts: true}
 )
 
 // defaultRankingOrder is the order of a request without one: best position first, then
@@ -169,12 +171,10 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 		if needsMetrics(req.Filters, nil) {
 			join = src.join
 		}
-		countSQL := `SELECT count(*)`
-		for _, b := range keywords.Bands {
-			countSQL += fmt.Sprintf(", count(*) FILTER (WHERE position BETWEEN %d AND %d)", b.From, b.To)
-		}
-		countSQL += fmt.Sprintf(src.base, join, q.whereSQL())
+		countSQL := `SELECT ` + countsSQL() + fmt.Sprintf(src.base, join, q.whereSQL())
 		countArgs := q.args
+		// Unfiltered on the best rankings, the counts built with them are read.
+		prebuilt := src.counts && len(q.where) == 0
 		pq := sqlQuery{args: q.args, where: q.where}
 		if err := pq.after(keys, req.Page.After); err != nil {
 			return err
@@ -192,7 +192,15 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 			for i := range counts {
 				targets[i] = &counts[i]
 			}
-			if err := tx.QueryRow(ctx, countSQL, countArgs...).Scan(targets...); err != nil {
+			if prebuilt {
+				var built []int
+				err := tx.QueryRow(ctx, `SELECT counts FROM domain_best_counts WHERE domain = $1 AND country = $2 AND language = $3`,
+					domain, country, language).Scan(&built)
+				if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: no rankings, zeros
+					return err
+				}
+				copy(counts, built)
+			} else if err := tx.QueryRow(ctx, countSQL, countArgs...).Scan(targets...); err != nil {
 				return err
 			}
 		}

@@ -39,6 +39,17 @@ CREATE INDEX domain_best_rankings_traffic_idx ON domain_best_rankings
 CREATE INDEX domain_best_rankings_difficulty_idx ON domain_best_rankings
     (domain, country, language, (coalesce(keyword_difficulty::float8, 'Infinity')), keyword_norm);
 
+-- The counts of an unfiltered question (every keyword, by position band: package
+-- keywords' Bands), per market and domain, built with the table: a first page without
+-- filters reads them instead of counting the domain's rows.
+CREATE TABLE domain_best_counts (
+    domain   text COLLATE "C" NOT NULL,
+    country  text COLLATE "C" NOT NULL,
+    language text COLLATE "C" NOT NULL,
+    counts   integer[] NOT NULL,
+    PRIMARY KEY (domain, country, language)
+);
+
 CREATE TABLE best_rankings_state (
     one        boolean PRIMARY KEY DEFAULT true CHECK (one),
     generation bigint NOT NULL DEFAULT 0,
@@ -71,4 +82,5 @@ DROP TRIGGER keyword_metrics_best_changed ON keyword_metrics;
 DROP TRIGGER domain_rankings_best_changed ON domain_rankings;
 DROP FUNCTION best_rankings_changed();
 DROP TABLE best_rankings_state;
+DROP TABLE domain_best_counts;
 DROP TABLE domain_best_rankings;
