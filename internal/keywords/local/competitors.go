@@ -23,7 +23,8 @@ import (
 // two indexes for a large one (hash joins are off: a hash table of the whole market's
 // rankings is what the index is there to avoid). The answer has one row per domain sharing
 // a keyword (a market has a few thousand domains), ordered most shared keywords first, then
-// by domain name; pages are cut from it here.
+// by domain name; pages are cut from it here. Without filters the keyword sets answer
+// (competitorsets.go) when they are as new as the rankings.
 
 // competitorColumns are the fields competitor discovery filters the shared keywords on:
 // the keyword's metrics, the domain's position (position) and the competitor's
@@ -125,6 +126,13 @@ func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequ
 	}
 	var all, page []keywords.Competitor
 	err = pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		if unfiltered(req.Filters) {
+			var ok bool
+			if all, page, ok, err = competitorsBySets(ctx, tx, country, language, domain, after, req.Page.Limit); err != nil || ok {
+				out.Total = len(all)
+				return err
+			}
+		}
 		if _, err := tx.Exec(ctx, "SET LOCAL jit = off; SET LOCAL work_mem = '64MB'; SET LOCAL enable_hashjoin = off"); err != nil {
 			return err
 		}
@@ -177,6 +185,11 @@ func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequ
 		out.Next = strconv.Itoa(page[n-1].Shared) + ":" + page[n-1].Domain
 	}
 	return out, nil
+}
+
+// unfiltered reports whether f has no filter.
+func unfiltered(f keywords.Filters) bool {
+	return len(f.Ranges) == 0 && len(f.Intents) == 0 && len(f.Include) == 0 && len(f.Exclude) == 0
 }
 
 // pageOf returns the limit competitors after the token's (all sorted).

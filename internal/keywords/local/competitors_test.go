@@ -15,7 +15,25 @@ import (
 // Competitor discovery counts against counts made here from the generated market's rows.
 func TestCompetitorsCounts(t *testing.T) {
 	all := pagedMarket(t)
-	p := local.New(db(t))
+	pool := db(t)
+	p := local.New(pool)
+	local.CompetitorSetsFrom(t, 1)
+	// Both ways: counted in SQL (the keyword sets stale), then, without filters, on the
+	// keyword sets and their positions (competitorsets.go).
+	for _, source := range []string{"sql", "sets"} {
+		ctx := context.Background()
+		if source == "sets" {
+			if err := local.BuildKeywordSets(ctx, pool); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := pool.Exec(ctx, `UPDATE keyword_sets_state SET generation = generation + 1`); err != nil {
+			t.Fatal(err)
+		}
+		testCompetitorsCounts(t, source, p, all)
+	}
+}
+
+func testCompetitorsCounts(t *testing.T, source string, p *local.Provider, all []pagedRow) {
 	cases := []struct {
 		name    string
 		filters keywords.Filters
@@ -28,7 +46,7 @@ func TestCompetitorsCounts(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, domain := range []string{"big.example", "small.example"} {
-			t.Run(c.name+" "+domain, func(t *testing.T) {
+			t.Run(source+" "+c.name+" "+domain, func(t *testing.T) {
 				own := map[string]pagedRow{}
 				totals := map[string]int{}
 				for _, r := range all {

@@ -25,3 +25,11 @@ func TierLookups() (lookups [][2]string, indexes []string) {
 	}
 	return lookups, indexes
 }
+
+// CompetitorSetsFrom makes competitor discovery use the keyword sets from domains of n
+// keywords until the test ends.
+func CompetitorSetsFrom(t *testing.T, n int) {
+	old := setsFrom
+	t.Cleanup(func() { setsFrom = old })
+	setsFrom = n
+}

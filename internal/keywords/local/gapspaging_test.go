@@ -352,8 +352,8 @@ func emptySet(t *testing.T) []byte {
 	return b
 }
 
-// TestKeywordSetBuildsConcurrent: builds running at once beside writes to domain_rankings
-// (two imports finishing together) all succeed, and the last build leaves sets that count
+// TestKeywordSetBuildsConcurrent: builds (keyword sets and best rankings) running at once
+// beside writes to domain_rankings (imports finishing together) all succeed, and the last build leaves sets that count
 // what SQL counts.
 func TestKeywordSetBuildsConcurrent(t *testing.T) {
 	pool := db(t)
@@ -372,6 +372,9 @@ func TestKeywordSetBuildsConcurrent(t *testing.T) {
 				errs <- err
 			}
 			if err := local.BuildKeywordSets(ctx, pool); err != nil {
+				errs <- err
+			}
+			if err := local.BuildBestRankings(ctx, pool); err != nil {
 				errs <- err
 			}
 		})

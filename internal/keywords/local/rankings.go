@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,12 +14,15 @@ import (
 
 // A domain's rankings are one row per keyword: the domain's best position for it (a domain
 // may rank with several URLs) and the URL holding it (the first by URL on a tie). They are
-// answered in one read-only snapshot by three statements:
+// answered in one read-only snapshot by three statements, on the best rankings (best.go,
+// migration 00031: one table holding these rows with their metrics, indexed for the common
+// orders) when they are as new as the rankings and keywords, else on the rankings joined to
+// the keyword table:
 //
-//  1. Count: how many keywords pass the filters, in all and by position band. The domain's
-//     best positions come from the rankings' primary key alone (it includes the position),
-//     in keyword order; the keyword table is joined only when a filter needs its metrics.
-//     Only the first page counts: its token carries the counts to the next pages.
+//  1. Count: how many keywords pass the filters, in all and by position band. Joined, the
+//     domain's best positions come from the rankings' primary key alone (it includes the
+//     position), in keyword order; the keyword table is joined only when a filter needs its
+//     metrics. Only the first page counts: its token carries the counts to the next pages.
 //  2. Page: the keys of the first Limit rows after the page token, in the query's order.
 //  3. Read: those keywords' metrics, URL and synthetic flag.
 
@@ -36,7 +40,8 @@ var ctrArray = func() string {
 	return b.String()
 }()
 
-// rankingColumns are the fields a domain's rankings filter and sort on.
+// rankingColumns are the fields a domain's rankings filter and sort on, read from the
+// domain's rankings joined to the keyword table.
 func rankingColumns(ctr string) columns {
 	return columns{
 		fields: map[keywords.Field]string{
@@ -52,14 +57,41 @@ func rankingColumns(ctr string) columns {
 	}
 }
 
+// bestColumns are the same fields read from the best rankings (best.go, migration 00031),
+// whose indexes are written in these expressions.
+var bestColumns = columns{
+	fields: map[keywords.Field]string{
+		keywords.FieldSearchVolume: "search_volume",
+		keywords.FieldDifficulty:   "keyword_difficulty",
+		keywords.FieldCPC:          "cpc",
+		keywords.FieldPosition:     "position",
+		keywords.FieldTraffic:      "traffic",
+	},
+	intent: "search_intent",
+	words:  "keyword_norm",
+	key:    "keyword_norm",
+}
+
+// rankingSource is where a domain's rankings are read from: the best rankings when they are
+// as new as their sources, else the rankings joined to the keyword table.
+type rankingSource struct {
+	cols columns
+	// base is the FROM and WHERE of the count and page statements (%[1]s the join of the
+	// keyword table where one is needed, %[2]s the conditions), read the statement reading
+	// the page's rows.
+	base, join, read string
+	// counts: the source has each domain's unfiltered counts built (domain_best_counts).
+	counts bool
+}
+
 // rankingsBase is the domain's best position per keyword ($1 domain, $2 country, $3
-// language), with the keyword's metrics when joined (%s: the join or nothing).
+// language), with the keyword's metrics when joined.
 const rankingsBase = `
 FROM (SELECT keyword_norm, min(position) AS position FROM domain_rankings
       WHERE domain = $1 AND country = $2 AND language = $3
       GROUP BY keyword_norm) r
-%s
-WHERE %s`
+%[1]s
+WHERE %[2]s`
 
 const rankingsJoin = `LEFT JOIN keyword_metrics k ON k.keyword_norm = r.keyword_norm AND k.country = $2 AND k.language = $3`
 
@@ -76,6 +108,24 @@ CROSS JOIN LATERAL (
     LIMIT 1) b
 LEFT JOIN keyword_metrics k ON k.keyword_norm = g.keyword_norm AND k.country = $2 AND k.language = $3
 ORDER BY g.ord`
+
+const bestBase = `
+FROM domain_best_rankings%[1]s
+WHERE domain = $1 AND country = $2 AND language = $3 AND %[2]s`
+
+const bestReadSQL = `
+SELECT b.keyword, b.search_volume, b.keyword_difficulty, b.cpc, b.competition, b.search_intent,
+       k.serp_urls, b.position, b.url, b.synthetic OR coalesce(b.metrics_synthetic, false)
+FROM unnest($4::text[]) WITH ORDINALITY AS g(keyword_norm, ord)
+JOIN domain_best_rankings b
+  ON b.domain = $1 AND b.country = $2 AND b.language = $3 AND b.keyword_norm = g.keyword_norm
+LEFT JOIN keyword_metrics k ON k.keyword_norm = g.keyword_norm AND k.country = $2 AND k.language = $3
+ORDER BY g.ord`
+
+var (
+	joinedRankings = rankingSource{cols: rankingColumns(ctrArray), base: rankingsBase, join: rankingsJoin, read: rankingsReadSQL}
+	bestRankings   = rankingSource{cols: bestColumns, base: bestBase, read: bestReadSQL, counts: true}
+)
 
 // defaultRankingOrder is the order of a request without one: best position first, then
 // the highest volume.
@@ -94,42 +144,43 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 	if len(order) == 0 {
 		order = defaultRankingOrder
 	}
-	// The statement's fixed arguments: $1–$3 the domain and market.
-	q := sqlQuery{args: []any{domain, country, language}}
-	cols := rankingColumns(ctrArray)
-	if err := q.filters(req.Filters, cols); err != nil {
-		return keywords.RankingList{}, err
-	}
-	keys, err := cols.order(order)
-	if err != nil {
-		return keywords.RankingList{}, err
-	}
-	join := ""
-	if needsMetrics(req.Filters, nil) {
-		join = rankingsJoin
-	}
-	countSQL := `SELECT count(*)`
-	for _, b := range keywords.Bands {
-		countSQL += fmt.Sprintf(", count(*) FILTER (WHERE r.position BETWEEN %d AND %d)", b.From, b.To)
-	}
-	countSQL += fmt.Sprintf(rankingsBase, join, q.whereSQL())
-	countArgs := q.args
-
-	pq := sqlQuery{args: q.args, where: q.where}
-	if err := pq.after(keys, req.Page.After); err != nil {
-		return keywords.RankingList{}, err
-	}
 	limit := req.Page.Limit
 	if limit <= 0 {
 		limit = 100
 	}
-	pageSQL := "SELECT " + selectKeys(keys) + fmt.Sprintf(rankingsBase, rankingsJoin, pq.whereSQL()) +
-		" ORDER BY " + orderBy(keys) + " LIMIT " + pq.arg(limit+1)
-
-	err = pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
 			return err
 		}
+		src := joinedRankings
+		if fresh, err := bestFresh(ctx, tx); err != nil {
+			return err
+		} else if fresh {
+			src = bestRankings
+		}
+		// The statement's fixed arguments: $1–$3 the domain and market.
+		q := sqlQuery{args: []any{domain, country, language}}
+		if err := q.filters(req.Filters, src.cols); err != nil {
+			return err
+		}
+		keys, err := src.cols.order(order)
+		if err != nil {
+			return err
+		}
+		join := ""
+		if needsMetrics(req.Filters, nil) {
+			join = src.join
+		}
+		countSQL := `SELECT ` + countsSQL() + fmt.Sprintf(src.base, join, q.whereSQL())
+		countArgs := q.args
+		// Unfiltered on the best rankings, the counts built with them are read.
+		prebuilt := src.counts && len(q.where) == 0
+		pq := sqlQuery{args: q.args, where: q.where}
+		if err := pq.after(keys, req.Page.After); err != nil {
+			return err
+		}
+		pageSQL := "SELECT " + selectKeys(keys) + fmt.Sprintf(src.base, src.join, pq.whereSQL()) +
+			" ORDER BY " + orderBy(keys) + " LIMIT " + pq.arg(limit+1)
 		// A later page repeats the counts of the first (its token carries them).
 		counts, err := tokenCounts(req.Page.After, 1+len(keywords.Bands))
 		if err != nil {
@@ -141,7 +192,15 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 			for i := range counts {
 				targets[i] = &counts[i]
 			}
-			if err := tx.QueryRow(ctx, countSQL, countArgs...).Scan(targets...); err != nil {
+			if prebuilt {
+				var built []int
+				err := tx.QueryRow(ctx, `SELECT counts FROM domain_best_counts WHERE domain = $1 AND country = $2 AND language = $3`,
+					domain, country, language).Scan(&built)
+				if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: no rankings, zeros
+					return err
+				}
+				copy(counts, built)
+			} else if err := tx.QueryRow(ctx, countSQL, countArgs...).Scan(targets...); err != nil {
 				return err
 			}
 		}
@@ -175,10 +234,13 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		out.Rankings, err = readRankings(ctx, tx, domain, country, language, page)
+		out.Rankings, err = readRankings(ctx, tx, src.read, domain, country, language, page)
 		return err
 	})
 	if err != nil {
+		if errors.Is(err, keywords.ErrUnsupported) { // the query's fault: as it is
+			return keywords.RankingList{}, err
+		}
 		return keywords.RankingList{}, fmt.Errorf("local: rankings: %w", err)
 	}
 	return out, nil
@@ -210,12 +272,12 @@ func needsMetrics(f keywords.Filters, order []keywords.OrderKey) bool {
 	return false
 }
 
-func readRankings(ctx context.Context, tx pgx.Tx, domain, country, language string, keys []string) ([]keywords.Ranking, error) {
+func readRankings(ctx context.Context, tx pgx.Tx, readSQL, domain, country, language string, keys []string) ([]keywords.Ranking, error) {
 	out := make([]keywords.Ranking, 0, len(keys))
 	if len(keys) == 0 {
 		return out, nil
 	}
-	rows, err := tx.Query(ctx, rankingsReadSQL, domain, country, language, keys)
+	rows, err := tx.Query(ctx, readSQL, domain, country, language, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -206,7 +206,21 @@ func ptr(v float64) *float64 { return &v }
 
 func TestRankingsPagesEveryRowOnceInOrder(t *testing.T) {
 	all := pagedMarket(t)
-	p := local.New(db(t))
+	pool := db(t)
+	p := local.New(pool)
+	// Both sources: the rankings joined to the keyword table (the best rankings are stale
+	// after the inserts), then the best rankings once built (migration 00031).
+	for _, source := range []string{"joined", "best"} {
+		if source == "best" {
+			if err := local.BuildBestRankings(context.Background(), pool); err != nil {
+				t.Fatal(err)
+			}
+		}
+		testRankingsPaging(t, source, p, all)
+	}
+}
+
+func testRankingsPaging(t *testing.T, source string, p *local.Provider, all []pagedRow) {
 	cases := []struct {
 		name    string
 		filters keywords.Filters
@@ -227,7 +241,7 @@ func TestRankingsPagesEveryRowOnceInOrder(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, domain := range []string{"big.example", "tiny.example"} {
-			t.Run(c.name+" "+domain, func(t *testing.T) {
+			t.Run(source+" "+c.name+" "+domain, func(t *testing.T) {
 				var want []pagedRow
 				for _, r := range all {
 					if r.domain == domain && passes(r, c.filters) {

@@ -2,12 +2,11 @@ package local
 
 import (
 	"context"
-	"errors"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -24,43 +23,39 @@ import (
 // and any later write to the table moves the generation on (a statement trigger), so stale
 // sets are never read: answers count in SQL until the next build.
 
-// setsLock is the advisory lock builds of the keyword sets take in turn.
-const setsLock int64 = 0x6b7773657473 // "kwsets"
+// setsLock and bestLock are the advisory locks builds of the keyword sets and of the best
+// rankings take in turn: two imports ending together would otherwise both refill the same
+// tables (the keyword sets' rows; best rankings' next table, a deadlock).
+const (
+	setsLock int64 = 0x6b7773657473 // "kwsets"
+	bestLock int64 = 0x6b7762657374 // "kwbest"
+)
 
-// serializationFailure is PostgreSQL's SQLSTATE for a transaction that saw a concurrent write.
-const serializationFailure = "40001"
-
-// BuildKeywordSets rebuilds every domain's keyword set from domain_rankings, in one
-// snapshot. It reads every ranking once, sorted by market and keyword.
-//
-// Builds run one at a time (an advisory lock taken before the snapshot, so each sees the
-// last one's state). A write to domain_rankings committed during a build makes its
-// snapshot stale and its state update a serialization failure: the build is tried again,
-// and after three such failures left for the next one; the sets then stay marked stale and
-// answers count in SQL, exactly, until a build succeeds. Concurrent imports must not fail
-// over a cache.
-func BuildKeywordSets(ctx context.Context, pool *pgxpool.Pool) error {
+// oneAtATime runs build on a connection holding the advisory lock key, waiting for it.
+func oneAtATime(ctx context.Context, pool *pgxpool.Pool, key int64, build func(*pgx.Conn) error) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("keyword sets: %w", err)
+		return err
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, setsLock); err != nil {
-		return fmt.Errorf("keyword sets: %w", err)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		return err
 	}
-	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, setsLock) }()
-	for range 3 {
-		err = buildKeywordSets(ctx, conn.Conn())
-		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) || pgErr.Code != serializationFailure {
-			return err
-		}
-	}
-	return nil
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key) }()
+	return build(conn.Conn())
+}
+
+// BuildKeywordSets rebuilds every domain's keyword set from domain_rankings, read in one
+// statement. It reads every ranking once, sorted by market and keyword. Builds run one at
+// a time.
+func BuildKeywordSets(ctx context.Context, pool *pgxpool.Pool) error {
+	return oneAtATime(ctx, pool, setsLock, func(conn *pgx.Conn) error { return buildKeywordSets(ctx, conn) })
 }
 
 func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
-	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	// Read committed, as BuildBestRankings (best.go) and for the same reasons: a repeatable-
+	// read update of the state row fails when a writer moved the generation meanwhile.
+	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var generation int64
 		if err := tx.QueryRow(ctx, `SELECT generation FROM keyword_sets_state`).Scan(&generation); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
@@ -74,7 +69,9 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 			domain string
 		}
 		sets := map[setKey]*roaring.Bitmap{}
-		rows, err := tx.Query(ctx, `SELECT country, language, keyword_norm, domain FROM domain_rankings
+		// positions holds each set's best position per keyword, in id order.
+		positions := map[setKey][]uint16{}
+		rows, err := tx.Query(ctx, `SELECT country, language, keyword_norm, domain, least(position, 65535) FROM domain_rankings
 			ORDER BY country, language, keyword_norm`)
 		if err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
@@ -84,7 +81,8 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		id := uint32(0)
 		first := true
 		var country, language, norm, domain string
-		_, err = pgx.ForEachRow(rows, []any{&country, &language, &norm, &domain}, func() error {
+		var position int
+		_, err = pgx.ForEachRow(rows, []any{&country, &language, &norm, &domain, &position}, func() error {
 			m := market{country, language}
 			switch {
 			case first || m != cur:
@@ -99,7 +97,13 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 				s = roaring.New()
 				sets[k] = s
 			}
-			s.Add(id)
+			// A domain ranking with several URLs for the keyword: its rows come together
+			// (one id), the best position kept.
+			if ps := positions[k]; s.CheckedAdd(id) {
+				positions[k] = append(ps, uint16(position))
+			} else if uint16(position) < ps[len(ps)-1] {
+				ps[len(ps)-1] = uint16(position)
+			}
 			return nil
 		})
 		if err != nil {
@@ -115,10 +119,15 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 			if err != nil {
 				return err
 			}
-			out = append(out, []any{k.country, k.language, k.domain, int(s.GetCardinality()), b})
+			ps := positions[k]
+			pb := make([]byte, 2*len(ps))
+			for i, p := range ps {
+				binary.LittleEndian.PutUint16(pb[2*i:], p)
+			}
+			out = append(out, []any{k.country, k.language, k.domain, int(s.GetCardinality()), b, pb})
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"domain_keyword_sets"},
-			[]string{"country", "language", "domain", "keywords", "ids"}, pgx.CopyFromRows(out)); err != nil {
+			[]string{"country", "language", "domain", "keywords", "ids", "positions"}, pgx.CopyFromRows(out)); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
 		_, err = tx.Exec(ctx, `UPDATE keyword_sets_state SET built = $1`, generation)
