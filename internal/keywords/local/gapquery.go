@@ -18,9 +18,12 @@ import (
 // sqlArgs collects a statement's arguments and names them $n.
 type sqlArgs struct{ list []any }
 
-func (a *sqlArgs) add(v any) string {
-	a.list = append(a.list, v)
-	return "$" + strconv.Itoa(len(a.list))
+func (a *sqlArgs) add(v any) string { return placeholder(&a.list, v) }
+
+// placeholder appends v to the arguments and returns its placeholder ($n).
+func placeholder(args *[]any, v any) string {
+	*args = append(*args, v)
+	return "$" + strconv.Itoa(len(*args))
 }
 
 // gapColumn is the SQL of a field of a gap, as float8 for the metrics (a volume fits).
@@ -156,7 +159,7 @@ func (q gapQuery) metricFilters(a *sqlArgs, kn string) string {
 			continue
 		}
 		col, _ := gapColumn(f)
-		conds = append(conds, rangeSQL(a, col, r))
+		conds = append(conds, rangeSQL(a.add, col, r))
 	}
 	if len(q.filters.Intents) > 0 {
 		conds = append(conds, "k.search_intent = ANY("+a.add(q.filters.Intents)+"::text[])")
@@ -184,13 +187,14 @@ func wholeVolume(v float64) int64 {
 	return int64(math.Max(-1, math.Min(v, 1<<62)))
 }
 
-func rangeSQL(a *sqlArgs, col string, r keywords.Range) string {
+// rangeSQL is the SQL of the range r on col, its bounds added by arg: "true" for none.
+func rangeSQL(arg func(any) string, col string, r keywords.Range) string {
 	var c []string
 	if r.Min != nil {
-		c = append(c, col+" >= "+a.add(*r.Min)+"::float8")
+		c = append(c, col+" >= "+arg(*r.Min)+"::float8")
 	}
 	if r.Max != nil {
-		c = append(c, col+" <= "+a.add(*r.Max)+"::float8")
+		c = append(c, col+" <= "+arg(*r.Max)+"::float8")
 	}
 	if len(c) == 0 {
 		return "true"
@@ -205,7 +209,7 @@ func (q gapQuery) allFilters(a *sqlArgs) string {
 		conds = append(conds, f)
 	}
 	if r, ok := q.filters.Ranges[keywords.FieldCompetitorPosition]; ok {
-		conds = append(conds, rangeSQL(a, "g.cpos::float8", r))
+		conds = append(conds, rangeSQL(a.add, "g.cpos::float8", r))
 	}
 	return strings.Join(conds, " AND ")
 }

@@ -36,10 +36,7 @@ type sqlQuery struct {
 }
 
 // arg adds an argument and returns its placeholder.
-func (q *sqlQuery) arg(v any) string {
-	q.args = append(q.args, v)
-	return "$" + strconv.Itoa(len(q.args))
-}
+func (q *sqlQuery) arg(v any) string { return placeholder(&q.args, v) }
 
 // filters adds the conditions of f.
 func (q *sqlQuery) filters(f keywords.Filters, cols columns) error {
@@ -49,12 +46,7 @@ func (q *sqlQuery) filters(f keywords.Filters, cols columns) error {
 		if !ok || field == keywords.FieldKeyword {
 			return fmt.Errorf("filters.%s: %w", field, keywords.ErrUnsupported)
 		}
-		if r.Min != nil {
-			q.where = append(q.where, fmt.Sprintf("(%s) >= %s::float8", col, q.arg(*r.Min)))
-		}
-		if r.Max != nil {
-			q.where = append(q.where, fmt.Sprintf("(%s) <= %s::float8", col, q.arg(*r.Max)))
-		}
+		q.where = append(q.where, rangeSQL(q.arg, "("+col+")", r))
 	}
 	if len(f.Intents) > 0 {
 		q.where = append(q.where, fmt.Sprintf("%s = ANY(%s::text[])", cols.intent, q.arg(f.Intents)))
