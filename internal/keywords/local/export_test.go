@@ -33,3 +33,13 @@ func CompetitorSetsFrom(t *testing.T, n int) {
 	t.Cleanup(func() { setsFrom = old })
 	setsFrom = n
 }
+
+// ColumnsOff makes gaps and rankings answer in SQL until the test ends.
+func ColumnsOff(t *testing.T) {
+	old := columnsOff
+	t.Cleanup(func() { columnsOff = old })
+	columnsOff = true
+}
+
+// ColumnAnswers is how many answers the keyword columns gave.
+func ColumnAnswers() int64 { return columnAnswers.Load() }

@@ -96,7 +96,24 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 		}
 		total := 0
 		var page []pageRow
+		cols, err := p.columns(ctx, tx, country, language)
+		if err != nil {
+			return err
+		}
+		onColumns := false
+		if cols != nil {
+			if page, total, onColumns, err = cols.gapsOnColumns(ctx, tx, m, q, req.Limit); err != nil {
+				return err
+			}
+			if onColumns {
+				columnAnswers.Add(1)
+				if q.after != nil {
+					total = q.after.Total // counted on the first page
+				}
+			}
+		}
 		switch {
+		case onColumns:
 		case q.after != nil:
 			total = q.after.Total // counted on the first page
 		case q.filters.Empty():
@@ -116,7 +133,7 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 			return err
 		}
 		out.Total = total
-		if page == nil {
+		if page == nil && !onColumns {
 			if page, err = p.gapPage(ctx, tx, m, q, req.Limit, total); err != nil {
 				return err
 			}

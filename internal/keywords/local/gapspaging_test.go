@@ -213,6 +213,24 @@ func TestGapsPagingReturnsEachGapOnceInOrder(t *testing.T) {
 	pool := db(t)
 	all := pagingFixture(t, pool)
 	p := local.New(pool)
+	// In SQL, then on the keyword columns (columns.go), which need fresh keyword sets.
+	t.Run("sql", func(t *testing.T) {
+		local.ColumnsOff(t)
+		testGapsPaging(t, p, all)
+	})
+	t.Run("columns", func(t *testing.T) {
+		if err := local.BuildKeywordSets(context.Background(), pool); err != nil {
+			t.Fatal(err)
+		}
+		before := local.ColumnAnswers()
+		testGapsPaging(t, p, all)
+		if local.ColumnAnswers() == before {
+			t.Fatal("no answer came from the keyword columns")
+		}
+	})
+}
+
+func testGapsPaging(t *testing.T, p *local.Provider, all []pagingGap) {
 	asc := func(f keywords.Field) keywords.OrderKey { return keywords.OrderKey{Field: f} }
 	desc := func(f keywords.Field) keywords.OrderKey { return keywords.OrderKey{Field: f, Desc: true} }
 	cases := []struct {

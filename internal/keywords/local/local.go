@@ -20,12 +20,15 @@ const Name = keywords.LocalName
 // Provider answers keyword questions from PostgreSQL.
 type Provider struct {
 	pool *pgxpool.Pool
+	cols *columnStore // columns.go
 }
 
 var _ keywords.Provider = (*Provider)(nil)
 
 // New returns a provider reading the pool's keyword tables.
-func New(pool *pgxpool.Pool) *Provider { return &Provider{pool: pool} }
+func New(pool *pgxpool.Pool) *Provider {
+	return &Provider{pool: pool, cols: &columnStore{markets: map[market]*columnsEntry{}}}
+}
 
 // Name reports "local".
 func (p *Provider) Name() string { return Name }

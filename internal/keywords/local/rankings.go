@@ -167,6 +167,9 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 		if err != nil {
 			return err
 		}
+		if done, err := p.rankingsOnColumns(ctx, tx, req, domain, country, language, order, keys, limit, src.read, &out); done || err != nil {
+			return err
+		}
 		join := ""
 		if needsMetrics(req.Filters, nil) {
 			join = src.join
@@ -244,6 +247,44 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 		return keywords.RankingList{}, fmt.Errorf("local: rankings: %w", err)
 	}
 	return out, nil
+}
+
+// rankingsOnColumns answers on the keyword columns (columnquery.go) when they are loaded
+// for the data of tx's snapshot; done is false when SQL must answer.
+func (p *Provider) rankingsOnColumns(ctx context.Context, tx pgx.Tx, req keywords.RankingsRequest, domain, country, language string,
+	order []keywords.OrderKey, keys []sortKey, limit int, readSQL string, out *keywords.RankingList) (done bool, err error) {
+	cols, err := p.columns(ctx, tx, country, language)
+	if err != nil || cols == nil {
+		return false, err
+	}
+	var after []any
+	if req.Page.After != "" {
+		if after, err = decodeToken(keys, req.Page.After); err != nil {
+			return false, err
+		}
+	}
+	counts, err := tokenCounts(req.Page.After, 1+len(keywords.Bands))
+	if err != nil {
+		return false, err
+	}
+	page, last, more, counted, ok, err := cols.rankingsOnColumns(ctx, tx, market{country, language}, domain, req.Filters,
+		order, after, limit, counts == nil)
+	if err != nil || !ok {
+		return false, err
+	}
+	columnAnswers.Add(1)
+	if counts == nil {
+		counts = counted
+	}
+	out.Total = counts[0]
+	for i, b := range keywords.Bands {
+		out.Bands[b.Name] = counts[i+1]
+	}
+	if more {
+		out.Next = encodeToken(last, counts)
+	}
+	out.Rankings, err = readRankings(ctx, tx, readSQL, domain, country, language, page)
+	return true, err
 }
 
 func emptyBands() map[string]int {

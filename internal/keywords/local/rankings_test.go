@@ -210,13 +210,23 @@ func TestRankingsPagesEveryRowOnceInOrder(t *testing.T) {
 	p := local.New(pool)
 	// Both sources: the rankings joined to the keyword table (the best rankings are stale
 	// after the inserts), then the best rankings once built (migration 00031).
-	for _, source := range []string{"joined", "best"} {
-		if source == "best" {
+	// The keyword columns (columns.go) last: they need fresh keyword sets.
+	for _, source := range []string{"joined", "best", "columns"} {
+		switch source {
+		case "best":
 			if err := local.BuildBestRankings(context.Background(), pool); err != nil {
 				t.Fatal(err)
 			}
+		case "columns":
+			if err := local.BuildKeywordSets(context.Background(), pool); err != nil {
+				t.Fatal(err)
+			}
 		}
+		before := local.ColumnAnswers()
 		testRankingsPaging(t, source, p, all)
+		if onColumns := local.ColumnAnswers() > before; onColumns != (source == "columns") {
+			t.Fatalf("%s: answers from the keyword columns: %v", source, onColumns)
+		}
 	}
 }
 

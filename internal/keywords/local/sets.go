@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -63,7 +64,6 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
 			return err
 		}
-		type market struct{ country, language string }
 		type setKey struct {
 			market
 			domain string
@@ -80,16 +80,30 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		var last string
 		id := uint32(0)
 		first := true
+		// dicts are each market's keywords in id order, NUL-separated (keyword_set_keywords).
+		dicts := map[market]*bytes.Buffer{}
+		counts := map[market]int{}
+		var dict *bytes.Buffer
 		var country, language, norm, domain string
 		var position int
 		_, err = pgx.ForEachRow(rows, []any{&country, &language, &norm, &domain, &position}, func() error {
 			m := market{country, language}
+			newID := true
 			switch {
 			case first || m != cur:
 				cur, last, id, first = m, norm, 0, false
+				dict = &bytes.Buffer{}
+				dicts[m] = dict
 			case norm != last:
 				last = norm
 				id++
+				dict.WriteByte(0)
+			default:
+				newID = false
+			}
+			if newID {
+				dict.WriteString(norm)
+				counts[m]++
 			}
 			k := setKey{m, domain}
 			s := sets[k]
@@ -128,6 +142,17 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"domain_keyword_sets"},
 			[]string{"country", "language", "domain", "keywords", "ids", "positions"}, pgx.CopyFromRows(out)); err != nil {
+			return fmt.Errorf("keyword sets: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM keyword_set_keywords`); err != nil {
+			return fmt.Errorf("keyword sets: %w", err)
+		}
+		out = out[:0]
+		for m, d := range dicts {
+			out = append(out, []any{m.country, m.language, counts[m], d.Bytes()})
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"keyword_set_keywords"},
+			[]string{"country", "language", "keywords", "norms"}, pgx.CopyFromRows(out)); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
 		_, err = tx.Exec(ctx, `UPDATE keyword_sets_state SET built = $1`, generation)

@@ -1,0 +1,280 @@
+package local
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// Gaps and a domain's rankings on the keyword columns (columns.go): the same rows, order,
+// totals and page tokens as their SQL (gaps.go, rankings.go), from one pass over the
+// domain's or the competitors' keyword sets. Each row passing the filters is counted, and
+// offered to a heap keeping the first limit+1 rows after the page's position in the
+// query's order: O(rows × log limit) whatever the filters and the order.
+
+// gapsOnColumns returns the page of gaps after q.after (limit+1 rows when there are more,
+// all with limit 0) and how many gaps pass the filters; ok is false when a keyword set
+// has no positions (built before migration 00031), and SQL answers.
+func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, limit int) (page []pageRow, total int, ok bool, err error) {
+	mk := market{m.country, m.language}
+	own, ok, err := c.set(ctx, tx, mk, m.domain)
+	if err != nil || !ok {
+		return nil, 0, false, err
+	}
+	comps := make([]*domainSet, 0, len(m.competitors))
+	union := make([]*roaring.Bitmap, 0, len(m.competitors))
+	for _, d := range m.competitors {
+		s, ok, err := c.set(ctx, tx, mk, d)
+		if err != nil || !ok {
+			return nil, 0, false, err
+		}
+		comps, union = append(comps, s), append(union, s.ids)
+	}
+	cand := roaring.FastOr(union...)
+	cand.AndNot(own.ids)
+	c.matchWords(cand, q.filters)
+
+	e := gapEval{c: c, order: q.order}
+	if _, ok := q.filters.Ranges[keywords.FieldCompetitorPosition]; ok || q.ordersBy(keywords.FieldCompetitorPosition) {
+		e.cpos = densePositions(len(c.norms), comps...)
+	}
+	filter := newRowFilter(q.filters)
+	var after *gapRow
+	if q.after != nil {
+		after = &gapRow{key: q.after.Key}
+		for i, v := range q.after.Values {
+			after.values[i] = math.NaN()
+			if v != nil {
+				after.values[i] = *v
+			}
+		}
+	}
+	top := topK{k: limit + 1, less: func(a, b uint32) bool { return e.compare(e.row(a), e.row(b)) < 0 }}
+	if limit <= 0 {
+		top.k = 0
+	}
+	it := cand.Iterator()
+	for it.HasNext() {
+		id := it.Next()
+		if !filter.pass(c.intent[id], func(f keywords.Field) float64 { return e.value(id, f) }) {
+			continue
+		}
+		total++
+		if after == nil || e.compare(e.row(id), *after) > 0 {
+			top.offer(id)
+		}
+	}
+	for _, id := range top.sorted() {
+		r := e.row(id)
+		row := pageRow{key: r.key, values: make([]*float64, len(q.order))}
+		for i, o := range q.order {
+			if v := r.values[i]; o.Field != keywords.FieldKeyword && !math.IsNaN(v) {
+				row.values[i] = &v
+			}
+		}
+		page = append(page, row)
+	}
+	return page, total, true, nil
+}
+
+// gapRow is a gap's sort values (NaN: unknown) and key.
+type gapRow struct {
+	values [3]float64
+	key    string
+}
+
+type gapEval struct {
+	c     *marketColumns
+	order []keywords.OrderKey
+	cpos  []uint16 // dense best competitor positions, when the query needs them
+}
+
+func (e *gapEval) value(id uint32, f keywords.Field) float64 {
+	switch f {
+	case keywords.FieldSearchVolume:
+		return e.c.volume[id]
+	case keywords.FieldDifficulty:
+		return e.c.diff[id]
+	case keywords.FieldCPC:
+		return e.c.cpc[id]
+	case keywords.FieldCompetitorPosition:
+		if p := e.cpos[id]; p != noPosition {
+			return float64(p)
+		}
+	}
+	return math.NaN()
+}
+
+func (e *gapEval) row(id uint32) gapRow {
+	r := gapRow{key: e.c.norms[id]}
+	for i, o := range e.order {
+		r.values[i] = e.value(id, o.Field)
+	}
+	return r
+}
+
+// compare orders gaps as gapQuery.orderBy does: each key with unknowns last in either
+// direction, then the keyword ascending (byte order: collation "C").
+func (e *gapEval) compare(a, b gapRow) int {
+	for i, o := range e.order {
+		var c int
+		if o.Field == keywords.FieldKeyword {
+			c = strings.Compare(a.key, b.key)
+		} else {
+			an, bn := math.IsNaN(a.values[i]), math.IsNaN(b.values[i])
+			switch {
+			case an && bn:
+				continue
+			case an:
+				return 1
+			case bn:
+				return -1
+			}
+			c = cmp.Compare(a.values[i], b.values[i])
+		}
+		if o.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return strings.Compare(a.key, b.key)
+}
+
+// rankingsOnColumns returns the keys of the page of the domain's rankings after the page
+// token and the last row's sort values (more: a row follows), and the counts of the rows
+// passing the filters (total, then by position band) when counted; ok is false when the
+// domain's keyword set has no positions.
+func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk market, domain string, f keywords.Filters,
+	order []keywords.OrderKey, after []any, limit int, counted bool) (keys []string, last []any, more bool, counts []int, ok bool, err error) {
+	s, ok, err := c.set(ctx, tx, mk, domain)
+	if err != nil || !ok {
+		return nil, nil, false, nil, false, err
+	}
+	cand := s.ids.Clone()
+	c.matchWords(cand, f)
+	e := rankEval{c: c, order: order, pos: densePositions(len(c.norms), s)}
+	filter := newRowFilter(f)
+	if counted {
+		counts = make([]int, 1+len(keywords.Bands))
+	}
+	var afterRow *rankRow
+	if after != nil {
+		afterRow = &rankRow{key: after[len(after)-1].(string)}
+		for i, o := range order {
+			if o.Field != keywords.FieldKeyword {
+				afterRow.values[i] = after[i].(float64)
+			}
+		}
+	}
+	top := topK{k: limit + 1, less: func(a, b uint32) bool { return e.compare(e.row(a), e.row(b)) < 0 }}
+	it := cand.Iterator()
+	for it.HasNext() {
+		id := it.Next()
+		if !filter.pass(c.intent[id], func(f keywords.Field) float64 { return e.value(id, f) }) {
+			continue
+		}
+		if counted {
+			counts[0]++
+			p := int(e.pos[id])
+			for i, b := range keywords.Bands {
+				if p >= b.From && p <= b.To {
+					counts[i+1]++
+				}
+			}
+		}
+		if afterRow == nil || e.compare(e.row(id), *afterRow) > 0 {
+			top.offer(id)
+		}
+	}
+	ids := top.sorted()
+	if len(ids) > limit {
+		ids, more = ids[:limit], true
+	}
+	for _, id := range ids {
+		keys = append(keys, c.norms[id])
+	}
+	if len(ids) > 0 {
+		r := e.row(ids[len(ids)-1])
+		for i, o := range order {
+			if o.Field == keywords.FieldKeyword {
+				last = append(last, r.key)
+			} else {
+				last = append(last, r.values[i])
+			}
+		}
+		last = append(last, r.key)
+	}
+	return keys, last, more, counts, true, nil
+}
+
+// rankRow is a ranking's sort values (unknowns as +∞ ascending, -∞ descending, as the SQL
+// order's coalesce) and key.
+type rankRow struct {
+	values [3]float64
+	key    string
+}
+
+type rankEval struct {
+	c     *marketColumns
+	order []keywords.OrderKey
+	pos   []uint16 // the domain's best position by id
+}
+
+func (e *rankEval) value(id uint32, f keywords.Field) float64 {
+	switch f {
+	case keywords.FieldSearchVolume:
+		return e.c.volume[id]
+	case keywords.FieldDifficulty:
+		return e.c.diff[id]
+	case keywords.FieldCPC:
+		return e.c.cpc[id]
+	case keywords.FieldPosition:
+		return float64(e.pos[id])
+	case keywords.FieldTraffic:
+		// floor(volume × CTR + 0.5), as the SQL's; NaN (unknown) with the volume.
+		return math.Floor(e.c.volume[id]*keywords.CTR(int(e.pos[id])) + 0.5)
+	}
+	return math.NaN()
+}
+
+func (e *rankEval) row(id uint32) rankRow {
+	r := rankRow{key: e.c.norms[id]}
+	for i, o := range e.order {
+		v := e.value(id, o.Field)
+		if math.IsNaN(v) {
+			v = math.Inf(1)
+			if o.Desc {
+				v = math.Inf(-1)
+			}
+		}
+		r.values[i] = v
+	}
+	return r
+}
+
+// compare orders rankings as the SQL's keys (columns.order): each key, then the keyword.
+func (e *rankEval) compare(a, b rankRow) int {
+	for i, o := range e.order {
+		var c int
+		if o.Field == keywords.FieldKeyword {
+			c = strings.Compare(a.key, b.key)
+		} else {
+			c = cmp.Compare(a.values[i], b.values[i])
+		}
+		if o.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return strings.Compare(a.key, b.key)
+}

@@ -1,0 +1,501 @@
+package local
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
+
+// Keyword columns: a market's ranked keywords held in the process as columns, in the order
+// of the keyword sets' ids (sets.go), so that a filtered, sorted or word-matched gaps or
+// rankings question is one pass over a domain's keyword set in memory instead of a walk of
+// its rows in PostgreSQL. A filtered first page had to count every row passing its filters
+// exactly: for the domain holding 43% of 3M rankings that walk took 300 ms to 1.6 s in SQL
+// whatever the indexes, and a few milliseconds over arrays.
+//
+// A market's columns are the keyword (its normalised text), search volume, difficulty, CPC
+// and intent of every keyword some domain ranks for, read once in one statement and shared
+// by every question in the market until the data changes. They are tagged with the version
+// of the data they were read from: the keyword sets' build and the generation of
+// domain_rankings and keyword_metrics (best_rankings_state, moved on by statement triggers
+// on any write). A question reads the version in its own snapshot and uses the columns only
+// when they are of that version and the keyword sets are fresh; otherwise it loads them
+// (waiting for the load, shared with the questions asking meanwhile) or, when the data
+// moved during the load, answers in SQL as before. So an answer from the columns is the
+// answer SQL gives in the same snapshot: the same rows, order, totals and page tokens
+// (TestColumnsAnswerAsSQL compares them).
+//
+// Memory: about 50 bytes per ranked keyword (55 MB for a market of 1M), plus the decoded
+// keyword sets and word matches questions used, for at most maxColumnMarkets markets.
+
+// maxColumnMarkets is how many markets' columns a process keeps, the least recently used
+// dropped first.
+const maxColumnMarkets = 4
+
+// maxCachedSets and maxCachedWords bound a market's decoded keyword sets and word matches.
+const (
+	maxCachedSets  = 256
+	maxCachedWords = 1024
+)
+
+// columnsLoadTimeout bounds a load, which runs detached from the question that started it
+// (the others waiting for it must not fail with that question's cancellation).
+const columnsLoadTimeout = 2 * time.Minute
+
+// columnsOff turns the columns off (tests answering in SQL to compare); columnAnswers
+// counts the answers the columns gave.
+var (
+	columnsOff    bool
+	columnAnswers atomic.Int64
+)
+
+// columnsVersion is the data a market's columns were read from.
+type columnsVersion struct {
+	sets int64 // keyword_sets_state.built
+	data int64 // best_rankings_state.generation: any write to the rankings or keywords
+}
+
+type market struct{ country, language string }
+
+// columnStore holds the markets' columns.
+type columnStore struct {
+	mu      sync.Mutex
+	markets map[market]*columnsEntry
+	clock   int64 // use counter, for dropping the least recently used
+}
+
+type columnsEntry struct {
+	version columnsVersion
+	ready   chan struct{} // closed when cols or err is set
+	cols    *marketColumns
+	err     error
+	used    int64
+}
+
+// marketColumns is one market's ranked keywords, index = keyword-set id. Unknown metrics
+// are NaN; intent 0 is unknown.
+type marketColumns struct {
+	norms  []string
+	volume []float64
+	diff   []float64
+	cpc    []float64
+	intent []uint8
+
+	mu    sync.Mutex
+	sets  map[string]*domainSet
+	words map[string]*roaring.Bitmap
+}
+
+// domainSet is a domain's keyword set and its best position for each id, in id order.
+type domainSet struct {
+	ids       *roaring.Bitmap
+	positions []uint16
+}
+
+// intents numbers the search intents (0: unknown).
+var intents = []string{"", "informational", "navigational", "commercial", "transactional"}
+
+func intentCode(s string) uint8 {
+	for i, v := range intents {
+		if v == s && i > 0 {
+			return uint8(i)
+		}
+	}
+	return 0
+}
+
+// columnsKeywordsSQL is a market's ranked keywords in keyword-set id order (the sets
+// number the distinct keyword_norm of domain_rankings in this order, collation "C"), for
+// sets built before keyword_set_keywords held them.
+const columnsKeywordsSQL = `SELECT DISTINCT keyword_norm FROM domain_rankings WHERE country = $1 AND language = $2 ORDER BY 1`
+
+// columnsMetricsSQL is a market's keyword metrics.
+const columnsMetricsSQL = `SELECT keyword_norm, search_volume::float8, keyword_difficulty, cpc, search_intent
+FROM keyword_metrics WHERE country = $1 AND language = $2`
+
+// columns returns the market's columns of the data tx sees, nil when the keyword sets are
+// stale, the columns are off, or the data moved while they loaded (the caller answers in
+// SQL).
+func (p *Provider) columns(ctx context.Context, tx pgx.Tx, country, language string) (*marketColumns, error) {
+	if columnsOff || p.cols == nil {
+		return nil, nil
+	}
+	var v columnsVersion
+	var fresh bool
+	err := tx.QueryRow(ctx, `SELECT s.built, s.generation = s.built, b.generation FROM keyword_sets_state s, best_rankings_state b`).
+		Scan(&v.sets, &fresh, &v.data)
+	if err != nil || !fresh {
+		return nil, err
+	}
+	return p.cols.get(ctx, p.pool, market{country, language}, v)
+}
+
+func (s *columnStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion) (*marketColumns, error) {
+	s.mu.Lock()
+	s.clock++
+	e := s.markets[m]
+	if e == nil || e.version != v {
+		e = &columnsEntry{version: v, ready: make(chan struct{})}
+		s.markets[m] = e
+		s.evict()
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), columnsLoadTimeout)
+			defer cancel()
+			e.cols, e.err = loadColumns(ctx, pool, m, v)
+			close(e.ready)
+			if e.err != nil {
+				s.mu.Lock()
+				if s.markets[m] == e { // the next question tries again
+					delete(s.markets, m)
+				}
+				s.mu.Unlock()
+			}
+		}()
+	}
+	e.used = s.clock
+	s.mu.Unlock()
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if errors.Is(e.err, errColumnsMoved) {
+		return nil, nil
+	}
+	return e.cols, e.err
+}
+
+// evict drops the least recently used markets beyond maxColumnMarkets (s.mu held).
+func (s *columnStore) evict() {
+	for len(s.markets) > maxColumnMarkets {
+		var oldest market
+		first := true
+		for m, e := range s.markets {
+			if first || e.used < s.markets[oldest].used {
+				oldest, first = m, false
+			}
+		}
+		delete(s.markets, oldest)
+	}
+}
+
+// errColumnsMoved is a load that found the data changed since the question's snapshot.
+var errColumnsMoved = errors.New("local: keyword data changed while its columns loaded")
+
+func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion) (*marketColumns, error) {
+	c := &marketColumns{sets: map[string]*domainSet{}, words: map[string]*roaring.Bitmap{}}
+	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		var now columnsVersion
+		if err := tx.QueryRow(ctx, `SELECT s.built, b.generation FROM keyword_sets_state s, best_rankings_state b`).
+			Scan(&now.sets, &now.data); err != nil {
+			return err
+		}
+		if now != v {
+			return errColumnsMoved
+		}
+		if _, err := tx.Exec(ctx, "SET LOCAL jit = off; SET LOCAL work_mem = '256MB'"); err != nil {
+			return err
+		}
+		var dict []byte
+		err := tx.QueryRow(ctx, `SELECT norms FROM keyword_set_keywords WHERE country = $1 AND language = $2`,
+			m.country, m.language).Scan(&dict)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			// Sets built before migration 00038: the keywords are grouped from the rankings.
+			if c.norms, err = collectKeys(tx.Query(ctx, columnsKeywordsSQL, m.country, m.language)); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		case len(dict) > 0:
+			c.norms = strings.Split(string(dict), "\x00") // one copy, sliced
+		}
+		n := len(c.norms)
+		c.volume, c.diff, c.cpc, c.intent = make([]float64, n), make([]float64, n), make([]float64, n), make([]uint8, n)
+		nan := math.NaN()
+		for i := range n {
+			c.volume[i], c.diff[i], c.cpc[i] = nan, nan, nan
+		}
+		rows, err := tx.Query(ctx, columnsMetricsSQL, m.country, m.language)
+		if err != nil {
+			return err
+		}
+		var norm string
+		var volume, diff, cpc *float64
+		var intent *string
+		_, err = pgx.ForEachRow(rows, []any{&norm, &volume, &diff, &cpc, &intent}, func() error {
+			id, found := slices.BinarySearch(c.norms, norm)
+			if !found { // a keyword nobody ranks for
+				return nil
+			}
+			if volume != nil {
+				c.volume[id] = *volume
+			}
+			if diff != nil {
+				c.diff[id] = *diff
+			}
+			if cpc != nil {
+				c.cpc[id] = *cpc
+			}
+			if intent != nil {
+				c.intent[id] = intentCode(*intent)
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// set returns the domain's keyword set, read in tx (whose snapshot holds the sets of the
+// columns' version) the first time; an empty set when the domain has no rankings. ok is
+// false for a set built without positions.
+func (c *marketColumns) set(ctx context.Context, tx pgx.Tx, m market, domain string) (*domainSet, bool, error) {
+	c.mu.Lock()
+	s := c.sets[domain]
+	c.mu.Unlock()
+	if s != nil {
+		return s, s.positions != nil || s.ids.IsEmpty(), nil
+	}
+	var ids, positions []byte
+	err := tx.QueryRow(ctx, `SELECT ids, positions FROM domain_keyword_sets WHERE country = $1 AND language = $2 AND domain = $3`,
+		m.country, m.language, domain).Scan(&ids, &positions)
+	s = &domainSet{ids: roaring.New()}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return nil, false, err
+	default:
+		if err := s.ids.UnmarshalBinary(ids); err != nil {
+			return nil, false, err
+		}
+		if !s.ids.IsEmpty() && int(s.ids.Maximum()) >= len(c.norms) {
+			return nil, false, fmt.Errorf("local: the keyword set of %s numbers keywords its columns do not hold", domain)
+		}
+		if positions != nil {
+			s.positions = make([]uint16, len(positions)/2)
+			for i := range s.positions {
+				s.positions[i] = binary.LittleEndian.Uint16(positions[2*i:])
+			}
+		}
+	}
+	c.mu.Lock()
+	if len(c.sets) >= maxCachedSets {
+		clear(c.sets)
+	}
+	c.sets[domain] = s
+	c.mu.Unlock()
+	return s, s.positions != nil || s.ids.IsEmpty(), nil
+}
+
+// word returns the ids of the keywords holding the word (a whole word of the normalised
+// keyword).
+func (c *marketColumns) word(w string) *roaring.Bitmap {
+	c.mu.Lock()
+	b := c.words[w]
+	c.mu.Unlock()
+	if b != nil {
+		return b
+	}
+	b = roaring.New()
+	for id, n := range c.norms {
+		if hasWord(n, w) {
+			b.Add(uint32(id))
+		}
+	}
+	b.RunOptimize()
+	c.mu.Lock()
+	if len(c.words) >= maxCachedWords {
+		clear(c.words)
+	}
+	c.words[w] = b
+	c.mu.Unlock()
+	return b
+}
+
+// hasWord reports whether w is a whole word of the space-separated s.
+func hasWord(s, w string) bool {
+	for len(s) > 0 {
+		i := strings.IndexByte(s, ' ')
+		if i < 0 {
+			return s == w
+		}
+		if s[:i] == w {
+			return true
+		}
+		s = s[i+1:]
+	}
+	return false
+}
+
+// matchWords narrows ids to the keywords holding every include word and none of the
+// exclude words (ids is changed).
+func (c *marketColumns) matchWords(ids *roaring.Bitmap, f keywords.Filters) {
+	for _, w := range f.Include {
+		ids.And(c.word(strings.ToLower(w)))
+	}
+	for _, w := range f.Exclude {
+		ids.AndNot(c.word(strings.ToLower(w)))
+	}
+}
+
+// noPosition marks an id without a position in a dense positions array.
+const noPosition = math.MaxUint16
+
+// densePositions spreads sets' positions over every id of the market, the best of the
+// sets for each id (noPosition where none ranks).
+func densePositions(n int, sets ...*domainSet) []uint16 {
+	out := make([]uint16, n)
+	for i := range out {
+		out[i] = noPosition
+	}
+	for _, s := range sets {
+		it := s.ids.Iterator()
+		for i := 0; it.HasNext(); i++ {
+			id := it.Next()
+			if p := s.positions[i]; p < out[id] {
+				out[id] = p
+			}
+		}
+	}
+	return out
+}
+
+// bounds is a range filter as closed float bounds; a NaN value never passes.
+type bounds struct{ lo, hi float64 }
+
+func boundsOf(r keywords.Range) bounds {
+	b := bounds{math.Inf(-1), math.Inf(1)}
+	if r.Min != nil {
+		b.lo = *r.Min
+	}
+	if r.Max != nil {
+		b.hi = *r.Max
+	}
+	return b
+}
+
+func (b bounds) pass(v float64) bool { return v >= b.lo && v <= b.hi } // false for NaN
+
+// rowFilter is a query's range and intent filters over the columns, the values read by
+// value (NaN: unknown).
+type rowFilter struct {
+	fields  []keywords.Field
+	ranges  []bounds
+	intents [5]bool // by intentCode
+	anyOf   bool    // an intent list is given
+}
+
+func newRowFilter(f keywords.Filters) rowFilter {
+	var r rowFilter
+	for _, field := range sortedFields(f.Ranges) {
+		r.fields = append(r.fields, field)
+		r.ranges = append(r.ranges, boundsOf(f.Ranges[field]))
+	}
+	for _, in := range f.Intents {
+		if code := intentCode(in); code > 0 {
+			r.intents[code] = true
+		}
+		r.anyOf = true
+	}
+	return r
+}
+
+func (r *rowFilter) pass(intent uint8, value func(keywords.Field) float64) bool {
+	if r.anyOf && !r.intents[intent] {
+		return false
+	}
+	for i, f := range r.fields {
+		if !r.ranges[i].pass(value(f)) {
+			return false
+		}
+	}
+	return true
+}
+
+// topK keeps the k first ids of an order (less: a before b), in a max-heap whose root is
+// the last kept; k 0 keeps every id.
+type topK struct {
+	k    int
+	less func(a, b uint32) bool
+	ids  []uint32
+}
+
+func (t *topK) offer(id uint32) {
+	if t.k == 0 || len(t.ids) < t.k {
+		t.ids = append(t.ids, id)
+		if t.k > 0 {
+			t.up(len(t.ids) - 1)
+		}
+		return
+	}
+	if !t.less(id, t.ids[0]) {
+		return
+	}
+	t.ids[0] = id
+	t.down(0)
+}
+
+func (t *topK) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !t.less(t.ids[p], t.ids[i]) {
+			return
+		}
+		t.ids[p], t.ids[i] = t.ids[i], t.ids[p]
+		i = p
+	}
+}
+
+func (t *topK) down(i int) {
+	n := len(t.ids)
+	for {
+		l, big := 2*i+1, i
+		if l < n && t.less(t.ids[big], t.ids[l]) {
+			big = l
+		}
+		if r := l + 1; r < n && t.less(t.ids[big], t.ids[r]) {
+			big = r
+		}
+		if big == i {
+			return
+		}
+		t.ids[i], t.ids[big] = t.ids[big], t.ids[i]
+		i = big
+	}
+}
+
+// sorted returns the kept ids in order.
+func (t *topK) sorted() []uint32 {
+	out := t.ids
+	sortIDs(out, t.less)
+	return out
+}
+
+func sortIDs(ids []uint32, less func(a, b uint32) bool) {
+	slices.SortFunc(ids, func(a, b uint32) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	})
+}

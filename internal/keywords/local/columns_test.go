@@ -1,0 +1,156 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/keywords/local"
+)
+
+// randomQuery draws filters and an order of up to three keys over the fields given, with
+// bounds taken from the fixtures' value sets (so ties and edges are hit).
+func randomQuery(r *rand.Rand, fields []keywords.Field, words []string) (keywords.Filters, []keywords.OrderKey) {
+	var f keywords.Filters
+	bound := func(field keywords.Field) *float64 {
+		var vs []float64
+		switch field {
+		case keywords.FieldSearchVolume:
+			vs = []float64{0, 10, 20, 49.5, 50, 1000}
+		case keywords.FieldDifficulty:
+			vs = []float64{0, 10, 15, 20, 30}
+		case keywords.FieldCPC:
+			vs = []float64{0.5, 1, 1.25, 2}
+		case keywords.FieldTraffic:
+			vs = []float64{0, 1, 3, 30, 300}
+		default: // positions
+			vs = []float64{1, 3, 4, 10, 12, 30, 101}
+		}
+		v := vs[r.IntN(len(vs))]
+		return &v
+	}
+	for _, field := range fields {
+		if r.IntN(4) != 0 {
+			continue
+		}
+		if f.Ranges == nil {
+			f.Ranges = map[keywords.Field]keywords.Range{}
+		}
+		var rg keywords.Range
+		if r.IntN(2) == 0 {
+			rg.Min = bound(field)
+		}
+		if r.IntN(2) == 0 || rg.Min == nil {
+			rg.Max = bound(field)
+		}
+		f.Ranges[field] = rg
+	}
+	if r.IntN(4) == 0 {
+		f.Intents = []string{"commercial", "informational"}[:1+r.IntN(2)]
+	}
+	if r.IntN(4) == 0 {
+		f.Include = []string{words[r.IntN(len(words))]}
+	}
+	if r.IntN(4) == 0 {
+		if w := words[r.IntN(len(words))]; len(f.Include) == 0 || f.Include[0] != w {
+			f.Exclude = []string{w}
+		}
+	}
+	var order []keywords.OrderKey
+	for n := r.IntN(4); len(order) < n; {
+		all := append([]keywords.Field{keywords.FieldKeyword}, fields...)
+		k := keywords.OrderKey{Field: all[r.IntN(len(all))], Desc: r.IntN(2) == 0}
+		dup := false
+		for _, o := range order {
+			dup = dup || o.Field == k.Field
+		}
+		if !dup {
+			order = append(order, k)
+		}
+	}
+	return f, order
+}
+
+// The keyword columns answer as SQL does: for random filters, orders and page sizes, every
+// page of gaps and of rankings, its total, bands and next-page token are the same on the
+// columns and in SQL (the tokens too: a cursor from one continues on the other).
+func TestColumnsAnswerAsSQL(t *testing.T) {
+	pool := db(t)
+	pagingFixture(t, pool)
+	pagedMarket(t)
+	ctx := context.Background()
+	p := local.New(pool)
+	if err := local.BuildKeywordSets(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(26, 11))
+	type answer struct {
+		Total int
+		Bands map[string]int
+		Next  string
+		Rows  any
+	}
+	// ask pages through a question to its end, on the columns or (columnsOff) in SQL.
+	ask := func(t *testing.T, columns bool, f func(after string) (answer, error)) []answer {
+		t.Helper()
+		var out []answer
+		t.Run(map[bool]string{true: "columns", false: "sql"}[columns], func(t *testing.T) {
+			if !columns {
+				local.ColumnsOff(t)
+			}
+			before := local.ColumnAnswers()
+			after := ""
+			for range 1000 {
+				a, err := f(after)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, a)
+				if a.Next == "" {
+					break
+				}
+				after = a.Next
+			}
+			if n := local.ColumnAnswers() - before; columns && n != int64(len(out)) || !columns && n != 0 {
+				t.Fatalf("%d of %d pages from the columns", n, len(out))
+			}
+		})
+		return out
+	}
+	gapFields := []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC, keywords.FieldCompetitorPosition}
+	rankFields := []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC, keywords.FieldPosition, keywords.FieldTraffic}
+	for i := range 40 {
+		limit := []int{6, 37, 1000}[r.IntN(3)]
+		if i%2 == 0 {
+			filters, order := randomQuery(r, gapFields, []string{"alpha", "beta", "gamma", "omega"})
+			comps := [][]string{{"comp1.example"}, {"comp2.example", "comp1.example"}, {"comp2.example", "nobody.example"}}[r.IntN(3)]
+			q := func(after string) (answer, error) {
+				l, err := p.Gaps(ctx, keywords.GapsRequest{Domain: "ours.example", Competitors: comps, Country: "pg", Language: "en",
+					Limit: limit, Filters: filters, Order: order, After: after})
+				return answer{Total: l.Total, Next: l.Next, Rows: l.Gaps}, err
+			}
+			name := fmt.Sprintf("gaps %v %+v %v limit %d", comps, filters, order, limit)
+			t.Run(name, func(t *testing.T) {
+				if sql, cols := ask(t, false, q), ask(t, true, q); !reflect.DeepEqual(sql, cols) {
+					t.Fatalf("columns differ from SQL:\n sql %+v\ncols %+v", sql, cols)
+				}
+			})
+			continue
+		}
+		filters, order := randomQuery(r, rankFields, []string{"red", "grinder", "cheap", "best"})
+		domain := []string{"big.example", "tiny.example", "nobody.example"}[r.IntN(3)]
+		q := func(after string) (answer, error) {
+			l, err := p.Rankings(ctx, keywords.RankingsRequest{Domain: domain, Country: "au", Language: "en",
+				Filters: filters, Order: order, Page: keywords.Page{Limit: limit, After: after}})
+			return answer{Total: l.Total, Bands: l.Bands, Next: l.Next, Rows: l.Rankings}, err
+		}
+		t.Run(fmt.Sprintf("rankings %s %+v %v limit %d", domain, filters, order, limit), func(t *testing.T) {
+			if sql, cols := ask(t, false, q), ask(t, true, q); !reflect.DeepEqual(sql, cols) {
+				t.Fatalf("columns differ from SQL:\n sql %+v\ncols %+v", sql, cols)
+			}
+		})
+	}
+}
