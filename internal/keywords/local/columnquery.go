@@ -55,23 +55,25 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 			}
 		}
 	}
-	top := topK{k: limit + 1, less: func(a, b uint32) bool { return e.compare(e.row(a), e.row(b)) < 0 }}
+	top := topK[gapRow]{k: limit + 1, cmp: e.compare}
 	if limit <= 0 {
 		top.k = 0
 	}
-	it := cand.Iterator()
-	for it.HasNext() {
-		id := it.Next()
-		if !filter.pass(c.intent[id], func(f keywords.Field) float64 { return e.value(id, f) }) {
-			continue
+	filtering := len(filter.fields) > 0 || filter.anyOf
+	eachID(cand, func(id uint32) {
+		if filtering && !filter.pass(c.intent[id], func(f keywords.Field) float64 { return e.value(id, f) }) {
+			return
 		}
 		total++
-		if after == nil || e.compare(e.row(id), *after) > 0 {
-			top.offer(id)
+		if top.full() && e.behind(id, top.last()) {
+			return
 		}
-	}
-	for _, id := range top.sorted() {
 		r := e.row(id)
+		if after == nil || e.compare(&r, after) > 0 {
+			top.offer(r)
+		}
+	})
+	for _, r := range top.sorted() {
 		row := pageRow{key: r.key, values: make([]*float64, len(q.order))}
 		for i, o := range q.order {
 			if v := r.values[i]; o.Field != keywords.FieldKeyword && !math.IsNaN(v) {
@@ -81,6 +83,25 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 		page = append(page, row)
 	}
 	return page, total, true, nil
+}
+
+// behind reports whether the gap id sorts after r on the order's first key alone (so
+// after r whatever the other keys): most rows of a page's pass are rejected on it.
+func (e *gapEval) behind(id uint32, r *gapRow) bool {
+	o := e.order[0]
+	if o.Field == keywords.FieldKeyword {
+		return false
+	}
+	v, w := e.value(id, o.Field), r.values[0]
+	switch {
+	case math.IsNaN(v):
+		return !math.IsNaN(w)
+	case math.IsNaN(w):
+		return false
+	case o.Desc:
+		return v < w
+	}
+	return v > w
 }
 
 // gapRow is a gap's sort values (NaN: unknown) and key.
@@ -121,7 +142,7 @@ func (e *gapEval) row(id uint32) gapRow {
 
 // compare orders gaps as gapQuery.orderBy does: each key with unknowns last in either
 // direction, then the keyword ascending (byte order: collation "C").
-func (e *gapEval) compare(a, b gapRow) int {
+func (e *gapEval) compare(a, b *gapRow) int {
 	for i, o := range e.order {
 		var c int
 		if o.Field == keywords.FieldKeyword {
@@ -174,12 +195,11 @@ func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk mar
 			}
 		}
 	}
-	top := topK{k: limit + 1, less: func(a, b uint32) bool { return e.compare(e.row(a), e.row(b)) < 0 }}
-	it := cand.Iterator()
-	for it.HasNext() {
-		id := it.Next()
-		if !filter.pass(c.intent[id], func(f keywords.Field) float64 { return e.value(id, f) }) {
-			continue
+	top := topK[rankRow]{k: limit + 1, cmp: e.compare}
+	filtering := len(filter.fields) > 0 || filter.anyOf
+	eachID(cand, func(id uint32) {
+		if filtering && !filter.pass(c.intent[id], func(f keywords.Field) float64 { return e.value(id, f) }) {
+			return
 		}
 		if counted {
 			counts[0]++
@@ -190,19 +210,23 @@ func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk mar
 				}
 			}
 		}
-		if afterRow == nil || e.compare(e.row(id), *afterRow) > 0 {
-			top.offer(id)
+		if top.full() && e.behind(id, top.last()) {
+			return
 		}
+		r := e.row(id)
+		if afterRow == nil || e.compare(&r, afterRow) > 0 {
+			top.offer(r)
+		}
+	})
+	rows := top.sorted()
+	if len(rows) > limit {
+		rows, more = rows[:limit], true
 	}
-	ids := top.sorted()
-	if len(ids) > limit {
-		ids, more = ids[:limit], true
+	for _, r := range rows {
+		keys = append(keys, r.key)
 	}
-	for _, id := range ids {
-		keys = append(keys, c.norms[id])
-	}
-	if len(ids) > 0 {
-		r := e.row(ids[len(ids)-1])
+	if len(rows) > 0 {
+		r := rows[len(rows)-1]
 		for i, o := range order {
 			if o.Field == keywords.FieldKeyword {
 				last = append(last, r.key)
@@ -213,6 +237,19 @@ func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk mar
 		last = append(last, r.key)
 	}
 	return keys, last, more, counts, true, nil
+}
+
+// behind reports whether the ranking id sorts after r on the order's first key alone.
+func (e *rankEval) behind(id uint32, r *rankRow) bool {
+	o := e.order[0]
+	if o.Field == keywords.FieldKeyword {
+		return false
+	}
+	v := e.sortValue(id, o)
+	if o.Desc {
+		return v < r.values[0]
+	}
+	return v > r.values[0]
 }
 
 // rankRow is a ranking's sort values (unknowns as +∞ ascending, -∞ descending, as the SQL
@@ -248,20 +285,25 @@ func (e *rankEval) value(id uint32, f keywords.Field) float64 {
 func (e *rankEval) row(id uint32) rankRow {
 	r := rankRow{key: e.c.norms[id]}
 	for i, o := range e.order {
-		v := e.value(id, o.Field)
-		if math.IsNaN(v) {
-			v = math.Inf(1)
-			if o.Desc {
-				v = math.Inf(-1)
-			}
-		}
-		r.values[i] = v
+		r.values[i] = e.sortValue(id, o)
 	}
 	return r
 }
 
+// sortValue is the value of the key o, an unknown one as +∞ ascending, -∞ descending.
+func (e *rankEval) sortValue(id uint32, o keywords.OrderKey) float64 {
+	v := e.value(id, o.Field)
+	if math.IsNaN(v) {
+		v = math.Inf(1)
+		if o.Desc {
+			v = math.Inf(-1)
+		}
+	}
+	return v
+}
+
 // compare orders rankings as the SQL's keys (columns.order): each key, then the keyword.
-func (e *rankEval) compare(a, b rankRow) int {
+func (e *rankEval) compare(a, b *rankRow) int {
 	for i, o := range e.order {
 		var c int
 		if o.Field == keywords.FieldKeyword {

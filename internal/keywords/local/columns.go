@@ -429,73 +429,77 @@ func (r *rowFilter) pass(intent uint8, value func(keywords.Field) float64) bool 
 	return true
 }
 
-// topK keeps the k first ids of an order (less: a before b), in a max-heap whose root is
-// the last kept; k 0 keeps every id.
-type topK struct {
+// topK keeps the k first rows of an order (cmp), in a max-heap whose root is the last
+// kept; k 0 keeps every row.
+type topK[R any] struct {
 	k    int
-	less func(a, b uint32) bool
-	ids  []uint32
+	cmp  func(a, b *R) int
+	rows []R
 }
 
-func (t *topK) offer(id uint32) {
-	if t.k == 0 || len(t.ids) < t.k {
-		t.ids = append(t.ids, id)
+// full reports whether a row must beat the root to be kept.
+func (t *topK[R]) full() bool { return t.k > 0 && len(t.rows) == t.k }
+
+// last is the last row kept (the root), when full.
+func (t *topK[R]) last() *R { return &t.rows[0] }
+
+func (t *topK[R]) offer(r R) {
+	if !t.full() {
+		t.rows = append(t.rows, r)
 		if t.k > 0 {
-			t.up(len(t.ids) - 1)
+			t.up(len(t.rows) - 1)
 		}
 		return
 	}
-	if !t.less(id, t.ids[0]) {
+	if t.cmp(&r, &t.rows[0]) >= 0 {
 		return
 	}
-	t.ids[0] = id
+	t.rows[0] = r
 	t.down(0)
 }
 
-func (t *topK) up(i int) {
+func (t *topK[R]) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !t.less(t.ids[p], t.ids[i]) {
+		if t.cmp(&t.rows[p], &t.rows[i]) >= 0 {
 			return
 		}
-		t.ids[p], t.ids[i] = t.ids[i], t.ids[p]
+		t.rows[p], t.rows[i] = t.rows[i], t.rows[p]
 		i = p
 	}
 }
 
-func (t *topK) down(i int) {
-	n := len(t.ids)
+func (t *topK[R]) down(i int) {
+	n := len(t.rows)
 	for {
 		l, big := 2*i+1, i
-		if l < n && t.less(t.ids[big], t.ids[l]) {
+		if l < n && t.cmp(&t.rows[big], &t.rows[l]) < 0 {
 			big = l
 		}
-		if r := l + 1; r < n && t.less(t.ids[big], t.ids[r]) {
+		if r := l + 1; r < n && t.cmp(&t.rows[big], &t.rows[r]) < 0 {
 			big = r
 		}
 		if big == i {
 			return
 		}
-		t.ids[i], t.ids[big] = t.ids[big], t.ids[i]
+		t.rows[i], t.rows[big] = t.rows[big], t.rows[i]
 		i = big
 	}
 }
 
-// sorted returns the kept ids in order.
-func (t *topK) sorted() []uint32 {
-	out := t.ids
-	sortIDs(out, t.less)
-	return out
+// sorted returns the kept rows in order.
+func (t *topK[R]) sorted() []R {
+	slices.SortFunc(t.rows, func(a, b R) int { return t.cmp(&a, &b) })
+	return t.rows
 }
 
-func sortIDs(ids []uint32, less func(a, b uint32) bool) {
-	slices.SortFunc(ids, func(a, b uint32) int {
-		switch {
-		case less(a, b):
-			return -1
-		case less(b, a):
-			return 1
+// eachID calls f with every id of b, in batches.
+func eachID(b *roaring.Bitmap, f func(id uint32)) {
+	it := b.ManyIterator()
+	buf := make([]uint32, 4096)
+	for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
+		for _, id := range buf[:n] {
+			f(id)
 		}
-		return 0
-	})
+	}
 }

@@ -213,6 +213,12 @@ func TestRankingsPagesEveryRowOnceInOrder(t *testing.T) {
 	// The keyword columns (columns.go) last: they need fresh keyword sets.
 	for _, source := range []string{"joined", "best", "columns"} {
 		switch source {
+		case "joined":
+			// A statement writing no row still moves the generations on: the best rankings
+			// and the keyword sets are stale, whatever other tests built.
+			if _, err := pool.Exec(context.Background(), `DELETE FROM domain_rankings WHERE false`); err != nil {
+				t.Fatal(err)
+			}
 		case "best":
 			if err := local.BuildBestRankings(context.Background(), pool); err != nil {
 				t.Fatal(err)

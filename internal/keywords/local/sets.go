@@ -71,40 +71,47 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		sets := map[setKey]*roaring.Bitmap{}
 		// positions holds each set's best position per keyword, in id order.
 		positions := map[setKey][]uint16{}
+		// In the order of domain_rankings_by_keyword_idx (00030), an index-only scan: by
+		// keyword, then market, then domain. Each market's keywords come in ascending order
+		// (its ids), and a domain's rows of one keyword together. (Sorted by market first,
+		// the language's default collation made it an external sort: 72 s of 3M rows.)
 		rows, err := tx.Query(ctx, `SELECT country, language, keyword_norm, domain, least(position, 65535) FROM domain_rankings
-			ORDER BY country, language, keyword_norm`)
+			ORDER BY keyword_norm, country, language, domain`)
 		if err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
-		var cur market
-		var last string
-		id := uint32(0)
-		first := true
-		// dicts are each market's keywords in id order, NUL-separated (keyword_set_keywords).
-		dicts := map[market]*bytes.Buffer{}
-		counts := map[market]int{}
-		var dict *bytes.Buffer
+		// numbering is a market's state: its next id, its last keyword, and its keywords
+		// in id order, NUL-separated (keyword_set_keywords).
+		type numbering struct {
+			id    uint32
+			last  string
+			count int
+			dict  bytes.Buffer
+		}
+		markets := map[market]*numbering{}
+		var cur *numbering
+		var curMarket market
 		var country, language, norm, domain string
 		var position int
 		_, err = pgx.ForEachRow(rows, []any{&country, &language, &norm, &domain, &position}, func() error {
 			m := market{country, language}
-			newID := true
-			switch {
-			case first || m != cur:
-				cur, last, id, first = m, norm, 0, false
-				dict = &bytes.Buffer{}
-				dicts[m] = dict
-			case norm != last:
-				last = norm
-				id++
-				dict.WriteByte(0)
-			default:
-				newID = false
+			if cur == nil || m != curMarket {
+				cur, curMarket = markets[m], m
+				if cur == nil {
+					cur = &numbering{}
+					markets[m] = cur
+				}
 			}
-			if newID {
-				dict.WriteString(norm)
-				counts[m]++
+			if cur.count == 0 || norm != cur.last {
+				if cur.count > 0 {
+					cur.id++
+					cur.dict.WriteByte(0)
+				}
+				cur.last = norm
+				cur.count++
+				cur.dict.WriteString(norm)
 			}
+			id := cur.id
 			k := setKey{m, domain}
 			s := sets[k]
 			if s == nil {
@@ -148,8 +155,8 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
 		out = out[:0]
-		for m, d := range dicts {
-			out = append(out, []any{m.country, m.language, counts[m], d.Bytes()})
+		for m, n := range markets {
+			out = append(out, []any{m.country, m.language, n.count, n.dict.Bytes()})
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"keyword_set_keywords"},
 			[]string{"country", "language", "keywords", "norms"}, pgx.CopyFromRows(out)); err != nil {
