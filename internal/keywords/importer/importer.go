@@ -226,11 +226,6 @@ func importFile(ctx context.Context, pool *pgxpool.Pool, rep *Report, stage func
 			return err
 		}
 	}
-	// A domain's rankings read the best rankings with their keywords' metrics (package
-	// local, best.go).
-	if err := local.BuildBestRankings(ctx, pool); err != nil {
-		return err
-	}
 	return nil
 }
 

@@ -30,7 +30,7 @@ import (
 // and intent of every keyword some domain ranks for, read once in one statement and shared
 // by every question in the market until the data changes. They are tagged with the version
 // of the data they were read from: the keyword sets' build and the generation of
-// domain_rankings and keyword_metrics (best_rankings_state, moved on by statement triggers
+// domain_rankings and keyword_metrics (keyword_data_state, moved on by statement triggers
 // on any write). A question reads the version in its own snapshot and uses the columns only
 // when they are of that version and the keyword sets are fresh; otherwise it loads them
 // (waiting for the load, shared with the questions asking meanwhile) or, when the data
@@ -38,18 +38,16 @@ import (
 // answer SQL gives in the same snapshot: the same rows, order, totals and page tokens
 // (TestColumnsAnswerAsSQL compares them).
 //
-// Memory: about 50 bytes per ranked keyword (55 MB for a market of 1M), plus the decoded
-// keyword sets and word matches questions used, for at most maxColumnMarkets markets.
+// Memory: about 60 bytes per ranked keyword (60 MB for a market of 1M), plus up to 64 MB of
+// decoded keyword sets and 64 MB of word matches, for at most maxColumnMarkets markets.
 
 // maxColumnMarkets is how many markets' columns a process keeps, the least recently used
 // dropped first.
 const maxColumnMarkets = 4
 
-// maxCachedSets and maxCachedWords bound a market's decoded keyword sets and word matches.
-const (
-	maxCachedSets  = 256
-	maxCachedWords = 1024
-)
+// maxCachedBytes bounds a market's decoded keyword sets, and again its word matches: past
+// it, the cache is emptied.
+const maxCachedBytes = 64 << 20
 
 // columnsLoadTimeout bounds a load, which runs detached from the question that started it
 // (the others waiting for it must not fail with that question's cancellation).
@@ -65,7 +63,7 @@ var (
 // columnsVersion is the data a market's columns were read from.
 type columnsVersion struct {
 	sets int64 // keyword_sets_state.built
-	data int64 // best_rankings_state.generation: any write to the rankings or keywords
+	data int64 // keyword_data_state.generation: any write to the rankings or keywords
 }
 
 type market struct{ country, language string }
@@ -94,9 +92,10 @@ type marketColumns struct {
 	cpc    []float64
 	intent []uint8
 
-	mu    sync.Mutex
-	sets  map[string]*domainSet
-	words map[string]*roaring.Bitmap
+	mu                  sync.Mutex
+	sets                map[string]*domainSet
+	words               map[string]*roaring.Bitmap
+	setBytes, wordBytes uint64
 }
 
 // domainSet is a domain's keyword set and its best position for each id, in id order.
@@ -135,7 +134,7 @@ func (p *Provider) columns(ctx context.Context, tx pgx.Tx, country, language str
 	}
 	var v columnsVersion
 	var fresh bool
-	err := tx.QueryRow(ctx, `SELECT s.built, s.generation = s.built, b.generation FROM keyword_sets_state s, best_rankings_state b`).
+	err := tx.QueryRow(ctx, `SELECT s.built, s.generation = s.built, b.generation FROM keyword_sets_state s, keyword_data_state b`).
 		Scan(&v.sets, &fresh, &v.data)
 	if err != nil || !fresh {
 		return nil, err
@@ -199,7 +198,7 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 	c := &marketColumns{sets: map[string]*domainSet{}, words: map[string]*roaring.Bitmap{}}
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 		var now columnsVersion
-		if err := tx.QueryRow(ctx, `SELECT s.built, b.generation FROM keyword_sets_state s, best_rankings_state b`).
+		if err := tx.QueryRow(ctx, `SELECT s.built, b.generation FROM keyword_sets_state s, keyword_data_state b`).
 			Scan(&now.sets, &now.data); err != nil {
 			return err
 		}
@@ -292,14 +291,23 @@ func (c *marketColumns) set(ctx context.Context, tx pgx.Tx, m market, domain str
 			s.positions = make([]uint16, len(positions)/2)
 			for i := range s.positions {
 				s.positions[i] = binary.LittleEndian.Uint16(positions[2*i:])
+				if s.positions[i] == noPosition {
+					// A position of 65,535 or more, capped by the build (positions go up to
+					// 1,000,000): not exact here, so SQL answers for this domain.
+					s.positions = nil
+					break
+				}
 			}
 		}
 	}
+	size := s.ids.GetSizeInBytes() + 2*uint64(len(s.positions))
 	c.mu.Lock()
-	if len(c.sets) >= maxCachedSets {
+	if c.setBytes+size > maxCachedBytes {
 		clear(c.sets)
+		c.setBytes = 0
 	}
 	c.sets[domain] = s
+	c.setBytes += size
 	c.mu.Unlock()
 	return s, s.positions != nil || s.ids.IsEmpty(), nil
 }
@@ -320,11 +328,14 @@ func (c *marketColumns) word(w string) *roaring.Bitmap {
 		}
 	}
 	b.RunOptimize()
+	size := b.GetSizeInBytes()
 	c.mu.Lock()
-	if len(c.words) >= maxCachedWords {
+	if c.wordBytes+size > maxCachedBytes {
 		clear(c.words)
+		c.wordBytes = 0
 	}
 	c.words[w] = b
+	c.wordBytes += size
 	c.mu.Unlock()
 	return b
 }

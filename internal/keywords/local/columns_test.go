@@ -154,3 +154,41 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 		})
 	}
 }
+
+// A position beyond what the keyword sets hold (they keep 16 bits: 65,535) is not
+// approximated: that domain's rankings are answered in SQL, exactly.
+func TestColumnsLeaveHugePositionsToSQL(t *testing.T) {
+	pool := db(t)
+	ctx := context.Background()
+	t.Cleanup(func() {
+		_, _ = pool.Exec(ctx, `DELETE FROM domain_rankings WHERE country = 'zh'`)
+		_ = local.BuildKeywordSets(ctx, pool)
+	})
+	if _, err := pool.Exec(ctx, `INSERT INTO domain_rankings (domain, keyword, country, language, position, source) VALUES
+		('far.example', 'deep keyword', 'zh', 'en', 70000, 'test'), ('far.example', 'near keyword', 'zh', 'en', 2, 'test'),
+		('close.example', 'near keyword', 'zh', 'en', 5, 'test')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := local.BuildKeywordSets(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	p := local.New(pool)
+	ask := func(domain string) keywords.RankingList {
+		l, err := p.Rankings(ctx, keywords.RankingsRequest{Domain: domain, Country: "zh", Language: "en",
+			Filters: keywords.Filters{Ranges: map[keywords.Field]keywords.Range{keywords.FieldPosition: {Min: fptr(60000)}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	before := local.ColumnAnswers()
+	if l := ask("far.example"); l.Total != 1 || len(l.Rankings) != 1 || l.Rankings[0].Position != 70000 {
+		t.Fatalf("far.example: %+v", l)
+	}
+	if local.ColumnAnswers() != before {
+		t.Fatal("a capped position was answered from the columns")
+	}
+	if l := ask("close.example"); l.Total != 0 || local.ColumnAnswers() != before+1 {
+		t.Fatalf("close.example: %+v, %d answers from the columns", l, local.ColumnAnswers()-before)
+	}
+}

@@ -373,7 +373,7 @@ func emptySet(t *testing.T) []byte {
 	return b
 }
 
-// TestKeywordSetBuildsConcurrent: builds (keyword sets and best rankings) running at once
+// TestKeywordSetBuildsConcurrent: keyword-set builds running at once
 // beside writes to domain_rankings (imports finishing together) all succeed, and the last build leaves sets that count
 // what SQL counts.
 func TestKeywordSetBuildsConcurrent(t *testing.T) {
@@ -393,9 +393,6 @@ func TestKeywordSetBuildsConcurrent(t *testing.T) {
 				errs <- err
 			}
 			if err := local.BuildKeywordSets(ctx, pool); err != nil {
-				errs <- err
-			}
-			if err := local.BuildBestRankings(ctx, pool); err != nil {
 				errs <- err
 			}
 		})

@@ -14,10 +14,9 @@ import (
 
 // A domain's rankings are one row per keyword: the domain's best position for it (a domain
 // may rank with several URLs) and the URL holding it (the first by URL on a tie). They are
-// answered in one read-only snapshot by three statements, on the best rankings (best.go,
-// migration 00031: one table holding these rows with their metrics, indexed for the common
-// orders) when they are as new as the rankings and keywords, else on the rankings joined to
-// the keyword table:
+// answered in one read-only snapshot: on the keyword columns (columns.go) when the keyword
+// sets are fresh, choosing the page's keywords and counting in one pass in memory, else by
+// three statements on the rankings joined to the keyword table:
 //
 //  1. Count: how many keywords pass the filters, in all and by position band. Joined, the
 //     domain's best positions come from the rankings' primary key alone (it includes the
@@ -57,33 +56,6 @@ func rankingColumns(ctr string) columns {
 	}
 }
 
-// bestColumns are the same fields read from the best rankings (best.go, migration 00031),
-// whose indexes are written in these expressions.
-var bestColumns = columns{
-	fields: map[keywords.Field]string{
-		keywords.FieldSearchVolume: "search_volume",
-		keywords.FieldDifficulty:   "keyword_difficulty",
-		keywords.FieldCPC:          "cpc",
-		keywords.FieldPosition:     "position",
-		keywords.FieldTraffic:      "traffic",
-	},
-	intent: "search_intent",
-	words:  "keyword_norm",
-	key:    "keyword_norm",
-}
-
-// rankingSource is where a domain's rankings are read from: the best rankings when they are
-// as new as their sources, else the rankings joined to the keyword table.
-type rankingSource struct {
-	cols columns
-	// base is the FROM and WHERE of the count and page statements (%[1]s the join of the
-	// keyword table where one is needed, %[2]s the conditions), read the statement reading
-	// the page's rows.
-	base, join, read string
-	// counts: the source has each domain's unfiltered counts built (domain_best_counts).
-	counts bool
-}
-
 // rankingsBase is the domain's best position per keyword ($1 domain, $2 country, $3
 // language), with the keyword's metrics when joined.
 const rankingsBase = `
@@ -109,23 +81,8 @@ CROSS JOIN LATERAL (
 LEFT JOIN keyword_metrics k ON k.keyword_norm = g.keyword_norm AND k.country = $2 AND k.language = $3
 ORDER BY g.ord`
 
-const bestBase = `
-FROM domain_best_rankings%[1]s
-WHERE domain = $1 AND country = $2 AND language = $3 AND %[2]s`
-
-const bestReadSQL = `
-SELECT b.keyword, b.search_volume, b.keyword_difficulty, b.cpc, b.competition, b.search_intent,
-       k.serp_urls, b.position, b.url, b.synthetic OR coalesce(b.metrics_synthetic, false)
-FROM unnest($4::text[]) WITH ORDINALITY AS g(keyword_norm, ord)
-JOIN domain_best_rankings b
-  ON b.domain = $1 AND b.country = $2 AND b.language = $3 AND b.keyword_norm = g.keyword_norm
-LEFT JOIN keyword_metrics k ON k.keyword_norm = g.keyword_norm AND k.country = $2 AND k.language = $3
-ORDER BY g.ord`
-
-var (
-	joinedRankings = rankingSource{cols: rankingColumns(ctrArray), base: rankingsBase, join: rankingsJoin, read: rankingsReadSQL}
-	bestRankings   = rankingSource{cols: bestColumns, base: bestBase, read: bestReadSQL, counts: true}
-)
+// joinedColumns are the fields of the joined rankings.
+var joinedColumns = rankingColumns(ctrArray)
 
 // defaultRankingOrder is the order of a request without one: best position first, then
 // the highest volume.
@@ -152,37 +109,29 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 		if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
 			return err
 		}
-		src := joinedRankings
-		if fresh, err := bestFresh(ctx, tx); err != nil {
-			return err
-		} else if fresh {
-			src = bestRankings
-		}
 		// The statement's fixed arguments: $1–$3 the domain and market.
 		q := sqlQuery{args: []any{domain, country, language}}
-		if err := q.filters(req.Filters, src.cols); err != nil {
+		if err := q.filters(req.Filters, joinedColumns); err != nil {
 			return err
 		}
-		keys, err := src.cols.order(order)
+		keys, err := joinedColumns.order(order)
 		if err != nil {
 			return err
 		}
-		if done, err := p.rankingsOnColumns(ctx, tx, req, domain, country, language, order, keys, limit, src.read, &out); done || err != nil {
+		if done, err := p.rankingsOnColumns(ctx, tx, req, domain, country, language, order, keys, limit, &out); done || err != nil {
 			return err
 		}
 		join := ""
 		if needsMetrics(req.Filters, nil) {
-			join = src.join
+			join = rankingsJoin
 		}
-		countSQL := `SELECT ` + countsSQL() + fmt.Sprintf(src.base, join, q.whereSQL())
+		countSQL := `SELECT ` + countsSQL() + fmt.Sprintf(rankingsBase, join, q.whereSQL())
 		countArgs := q.args
-		// Unfiltered on the best rankings, the counts built with them are read.
-		prebuilt := src.counts && len(q.where) == 0
 		pq := sqlQuery{args: q.args, where: q.where}
 		if err := pq.after(keys, req.Page.After); err != nil {
 			return err
 		}
-		pageSQL := "SELECT " + selectKeys(keys) + fmt.Sprintf(src.base, src.join, pq.whereSQL()) +
+		pageSQL := "SELECT " + selectKeys(keys) + fmt.Sprintf(rankingsBase, rankingsJoin, pq.whereSQL()) +
 			" ORDER BY " + orderBy(keys) + " LIMIT " + pq.arg(limit+1)
 		// A later page repeats the counts of the first (its token carries them).
 		counts, err := tokenCounts(req.Page.After, 1+len(keywords.Bands))
@@ -195,15 +144,7 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 			for i := range counts {
 				targets[i] = &counts[i]
 			}
-			if prebuilt {
-				var built []int
-				err := tx.QueryRow(ctx, `SELECT counts FROM domain_best_counts WHERE domain = $1 AND country = $2 AND language = $3`,
-					domain, country, language).Scan(&built)
-				if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: no rankings, zeros
-					return err
-				}
-				copy(counts, built)
-			} else if err := tx.QueryRow(ctx, countSQL, countArgs...).Scan(targets...); err != nil {
+			if err := tx.QueryRow(ctx, countSQL, countArgs...).Scan(targets...); err != nil {
 				return err
 			}
 		}
@@ -237,7 +178,7 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		out.Rankings, err = readRankings(ctx, tx, src.read, domain, country, language, page)
+		out.Rankings, err = readRankings(ctx, tx, domain, country, language, page)
 		return err
 	})
 	if err != nil {
@@ -252,7 +193,7 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 // rankingsOnColumns answers on the keyword columns (columnquery.go) when they are loaded
 // for the data of tx's snapshot; done is false when SQL must answer.
 func (p *Provider) rankingsOnColumns(ctx context.Context, tx pgx.Tx, req keywords.RankingsRequest, domain, country, language string,
-	order []keywords.OrderKey, keys []sortKey, limit int, readSQL string, out *keywords.RankingList) (done bool, err error) {
+	order []keywords.OrderKey, keys []sortKey, limit int, out *keywords.RankingList) (done bool, err error) {
 	cols, err := p.columns(ctx, tx, country, language)
 	if err != nil || cols == nil {
 		return false, err
@@ -283,7 +224,7 @@ func (p *Provider) rankingsOnColumns(ctx context.Context, tx pgx.Tx, req keyword
 	if more {
 		out.Next = encodeToken(last, counts)
 	}
-	out.Rankings, err = readRankings(ctx, tx, readSQL, domain, country, language, page)
+	out.Rankings, err = readRankings(ctx, tx, domain, country, language, page)
 	return true, err
 }
 
@@ -313,12 +254,12 @@ func needsMetrics(f keywords.Filters, order []keywords.OrderKey) bool {
 	return false
 }
 
-func readRankings(ctx context.Context, tx pgx.Tx, readSQL, domain, country, language string, keys []string) ([]keywords.Ranking, error) {
+func readRankings(ctx context.Context, tx pgx.Tx, domain, country, language string, keys []string) ([]keywords.Ranking, error) {
 	out := make([]keywords.Ranking, 0, len(keys))
 	if len(keys) == 0 {
 		return out, nil
 	}
-	rows, err := tx.Query(ctx, readSQL, domain, country, language, keys)
+	rows, err := tx.Query(ctx, rankingsReadSQL, domain, country, language, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -332,4 +273,13 @@ func readRankings(ctx context.Context, tx pgx.Tx, readSQL, domain, country, lang
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// countsSQL is the select list of a rankings count: every row, then each position band's.
+func countsSQL() string {
+	out := `count(*)`
+	for _, b := range keywords.Bands {
+		out += fmt.Sprintf(", count(*) FILTER (WHERE position BETWEEN %d AND %d)", b.From, b.To)
+	}
+	return out
 }

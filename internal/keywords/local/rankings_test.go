@@ -208,19 +208,14 @@ func TestRankingsPagesEveryRowOnceInOrder(t *testing.T) {
 	all := pagedMarket(t)
 	pool := db(t)
 	p := local.New(pool)
-	// Both sources: the rankings joined to the keyword table (the best rankings are stale
-	// after the inserts), then the best rankings once built (migration 00031).
-	// The keyword columns (columns.go) last: they need fresh keyword sets.
-	for _, source := range []string{"joined", "best", "columns"} {
+	// Both ways: the rankings joined to the keyword table (the keyword sets stale), then
+	// the keyword columns (columns.go), which need fresh keyword sets.
+	for _, source := range []string{"joined", "columns"} {
 		switch source {
 		case "joined":
-			// A statement writing no row still moves the generations on: the best rankings
-			// and the keyword sets are stale, whatever other tests built.
+			// A statement writing no row still moves the generation on: the keyword sets
+			// are stale, whatever other tests built.
 			if _, err := pool.Exec(context.Background(), `DELETE FROM domain_rankings WHERE false`); err != nil {
-				t.Fatal(err)
-			}
-		case "best":
-			if err := local.BuildBestRankings(context.Background(), pool); err != nil {
 				t.Fatal(err)
 			}
 		case "columns":

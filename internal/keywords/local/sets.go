@@ -24,13 +24,9 @@ import (
 // and any later write to the table moves the generation on (a statement trigger), so stale
 // sets are never read: answers count in SQL until the next build.
 
-// setsLock and bestLock are the advisory locks builds of the keyword sets and of the best
-// rankings take in turn: two imports ending together would otherwise both refill the same
-// tables (the keyword sets' rows; best rankings' next table, a deadlock).
-const (
-	setsLock int64 = 0x6b7773657473 // "kwsets"
-	bestLock int64 = 0x6b7762657374 // "kwbest"
-)
+// setsLock is the advisory lock builds of the keyword sets take in turn: two imports ending
+// together would otherwise both refill the same rows.
+const setsLock int64 = 0x6b7773657473 // "kwsets"
 
 // oneAtATime runs build on a connection holding the advisory lock key, waiting for it.
 func oneAtATime(ctx context.Context, pool *pgxpool.Pool, key int64, build func(*pgx.Conn) error) error {
@@ -54,8 +50,10 @@ func BuildKeywordSets(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
-	// Read committed, as BuildBestRankings (best.go) and for the same reasons: a repeatable-
-	// read update of the state row fails when a writer moved the generation meanwhile.
+	// Read committed, the generation read first: a write committed after that read moves
+	// the generation past the one recorded (the sets then read as stale, never as fresh
+	// with older rows), and recording it waits for a concurrent writer instead of failing
+	// as a repeatable-read update of the state row would.
 	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var generation int64
 		if err := tx.QueryRow(ctx, `SELECT generation FROM keyword_sets_state`).Scan(&generation); err != nil {
