@@ -84,18 +84,22 @@ func laterPage[R any, P pagedRequest[R], A any](kind, name, path string, r R,
 		return c
 	}
 	var cursor *string
+	asked := false
 	return question{kind: kind, name: name,
 		ask: func(ctx context.Context, b *report.Builder) (string, error) {
-			if cursor == nil {
+			if !asked {
 				c := r
 				if err := P(&c).Normalize(report.Options{}); err != nil {
 					return "", err
 				}
 				first, err := call(b, ctx, c)
-				if err != nil || next(first) == nil {
-					return "no second page", err
+				if err != nil {
+					return "", err
 				}
-				cursor = next(first)
+				asked, cursor = true, next(first)
+			}
+			if cursor == nil {
+				return noSecondPage, nil
 			}
 			c := withCursor(*cursor)
 			if err := P(&c).Normalize(report.Options{}); err != nil {
@@ -114,6 +118,10 @@ func laterPage[R any, P pagedRequest[R], A any](kind, name, path string, r R,
 			})},
 	}
 }
+
+// noSecondPage is a later-page question's answer when the first page is the last: nothing
+// is timed.
+const noSecondPage = "no second page"
 
 // reader decodes an answer's data as A and summarizes it.
 func reader[A any](summary func(A) string) func([]byte) (string, error) {
@@ -379,7 +387,7 @@ func (s *httpStack) call(ctx context.Context, q question) (string, time.Duration
 			s.laterPage[key] = cursor
 		}
 		if cursor == "" {
-			return "no second page", 0, nil
+			return noSecondPage, 0, nil
 		}
 		body = h.page(cursor)
 	}
@@ -408,7 +416,7 @@ func askHTTP(ctx context.Context, s *httpStack, res *result, q question, rounds 
 		if got != want {
 			return fmt.Errorf("%s %s: over HTTP %q, in process %q", q.kind, q.name, got, want)
 		}
-		if i > 0 {
+		if i > 0 && got != noSecondPage {
 			res.httpTimings[q.kind] = append(res.httpTimings[q.kind], took)
 		}
 	}

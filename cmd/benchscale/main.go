@@ -7,10 +7,15 @@
 // The answers are built by report.Builder over the local provider, the code the API's
 // handlers and the worker's jobs run, without the Redis cache. Crawls are cut off at once
 // (a 1 ms crawl timeout), so recommend and content map times exclude crawl time.
+//
+// With -http (make bench-scale sets it) each question is also asked as the user's HTTP call
+// to the real bin/api and bin/worker, started on the bench database (http.go); both
+// figures are printed side by side, and the HTTP answers must carry the same totals.
 package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -86,7 +91,8 @@ func run(ctx context.Context) error {
 	flag.BoolVar(&overHTTP, "http", false, "also time every question (but the paging) through HTTP: bin/api and bin/worker started on each database")
 	flag.StringVar(&httpOpts.api, "api", "bin/api", "the api binary (-http)")
 	flag.StringVar(&httpOpts.worker, "worker", "bin/worker", "the worker binary (-http)")
-	flag.StringVar(&httpOpts.redisServer, "redis-url", "redis://127.0.0.1:6379", "Redis server for -http; a free database number (15 down to 1) is claimed on it")
+	flag.StringVar(&httpOpts.redisServer, "redis-url", cmp.Or(os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379"),
+		"Redis server for -http (default $REDIS_URL); its database number is ignored: a free one (15 down to 1) is claimed")
 	shapes := flag.String("shapes", shapeSpread+","+shapeSkewed, "data-set shapes, comma-separated: spread, skewed")
 	flag.Parse()
 	httpOpts.ctl = *ctlBin
@@ -242,6 +248,9 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 			if i == 0 {
 				res.answers[q.kind+" "+q.name] = summary
 				continue // warm-up
+			}
+			if summary == noSecondPage {
+				break
 			}
 			res.timings[q.kind] = append(res.timings[q.kind], took)
 		}
@@ -403,7 +412,7 @@ func printResults(results []result) {
 		width = 32
 	}
 	row := func(label string, f func(r result) string) {
-		fmt.Printf("%-34s", label)
+		fmt.Printf("%-46s", label)
 		for _, r := range results {
 			fmt.Printf(" %*s", width, f(r))
 		}
