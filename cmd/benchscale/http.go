@@ -144,14 +144,14 @@ func mustJSON(v any) []byte {
 
 // httpStack is an api and a worker run for one bench database, and the account they serve.
 type httpStack struct {
-	base      string // http://127.0.0.1:port
-	key       string // the account's API key
-	client    *http.Client
-	procs     []*child
-	redisURL  string
-	release   func() // gives the Redis database number back
-	dir       string // logs
-	laterPage map[string]string
+	base     string // http://127.0.0.1:port
+	key      string // the account's API key
+	client   *http.Client
+	procs    []*child
+	redisURL string
+	release  func()            // gives the Redis database number back
+	dir      string            // logs
+	cursors  map[string]string // a later-page question's cursor, from its first HTTP page
 }
 
 // child is a started api or worker.
@@ -180,7 +180,7 @@ type httpOptions struct {
 // ready, then registers an account through the API and puts it on an enterprise plan with
 // room for every call (ctl plan set). Stop ends the processes; it is safe after an error.
 func startHTTP(ctx context.Context, o httpOptions, dsn string) (s *httpStack, err error) {
-	s = &httpStack{client: &http.Client{Timeout: 15 * time.Minute}, laterPage: map[string]string{}}
+	s = &httpStack{client: &http.Client{Timeout: 15 * time.Minute}, cursors: map[string]string{}}
 	defer func() {
 		if err != nil {
 			s.stop(true)
@@ -244,7 +244,7 @@ func startHTTP(ctx context.Context, o httpOptions, dsn string) (s *httpStack, er
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return s, fmt.Errorf("ctl plan set: %w: %s", err, out)
 	}
-	fmt.Fprintf(os.Stderr, "http: api at %s and worker (metrics %s) on %s, logs in %s\n", s.base, metrics, s.redisURL, s.dir)
+	fmt.Fprintf(os.Stderr, "http: api at %s and worker (metrics %s) on %s, logs in %s (kept after a failure)\n", s.base, metrics, s.redisURL, s.dir)
 	return s, nil
 }
 
@@ -375,16 +375,19 @@ func (s *httpStack) call(ctx context.Context, q question) (string, time.Duration
 	body := h.body
 	if h.page != nil {
 		key := q.kind + " " + q.name
-		cursor, ok := s.laterPage[key]
+		cursor, ok := s.cursors[key]
 		if !ok {
 			status, data, err := s.post(ctx, h.path, s.key, h.body)
-			if err != nil || status != http.StatusOK {
-				return "", 0, fmt.Errorf("first page: status %d, %w: %.500s", status, err, data)
+			if err != nil {
+				return "", 0, fmt.Errorf("first page: %w", err)
+			}
+			if status != http.StatusOK {
+				return "", 0, fmt.Errorf("first page: POST %s: status %d: %.500s", h.path, status, data)
 			}
 			if cursor, err = h.next(data); err != nil {
 				return "", 0, err
 			}
-			s.laterPage[key] = cursor
+			s.cursors[key] = cursor
 		}
 		if cursor == "" {
 			return noSecondPage, 0, nil
@@ -439,7 +442,7 @@ func claimRedis(ctx context.Context, server string) (string, func(), error) {
 		key := "contentapi:testenv:db:" + strconv.Itoa(n)
 		ok, err := ctl.SetNX(ctx, key, "benchscale "+strconv.Itoa(os.Getpid()), 2*time.Hour).Result()
 		if err != nil {
-			return "", nil, fmt.Errorf("Redis at %s: %w", opt.Addr, err)
+			return "", nil, fmt.Errorf("claim a database number on Redis at %s: %w", opt.Addr, err)
 		}
 		if !ok {
 			continue
@@ -472,7 +475,7 @@ func claimRedis(ctx context.Context, server string) (string, func(), error) {
 func freePorts(n int) ([]int, error) {
 	var ports []int
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}

@@ -225,7 +225,7 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 		if stack, err = startHTTP(ctx, httpOpts, dsn); err != nil {
 			return res, err
 		}
-		defer func() { stack.stop(err != nil) }()
+		defer func() { stack.stop(err != nil && ctx.Err() == nil) }() // logs kept after a failure, not an interrupt
 	}
 	if err := pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT (domain, keyword_norm)) FROM domain_rankings`).Scan(&res.domainRows, &res.distinct); err != nil {
 		return res, err
