@@ -61,15 +61,22 @@ func newQuestion[R any, P request[R], A any](kind, name, path string, r R,
 	call func(*report.Builder, context.Context, R) (A, error), summary func(A) string) question {
 	return question{kind: kind, name: name,
 		ask: func(ctx context.Context, b *report.Builder) (string, error) {
-			c := r
-			if err := P(&c).Normalize(report.Options{}); err != nil {
-				return "", err
-			}
-			a, err := call(b, ctx, c)
+			a, err := callNormalized[R, P](ctx, b, r, call)
 			return summary(a), err
 		},
 		http: httpForm{path: path, body: mustJSON(r), read: reader(summary)},
 	}
+}
+
+// callNormalized gives call a normalized copy of r, as the API would.
+func callNormalized[R any, P request[R], A any](ctx context.Context, b *report.Builder, r R,
+	call func(*report.Builder, context.Context, R) (A, error)) (A, error) {
+	c := r
+	if err := P(&c).Normalize(report.Options{}); err != nil {
+		var zero A
+		return zero, err
+	}
+	return call(b, ctx, c)
 }
 
 // laterPage makes a question of the page after r's first: in process the first page is
@@ -88,11 +95,7 @@ func laterPage[R any, P pagedRequest[R], A any](kind, name, path string, r R,
 	return question{kind: kind, name: name,
 		ask: func(ctx context.Context, b *report.Builder) (string, error) {
 			if !asked {
-				c := r
-				if err := P(&c).Normalize(report.Options{}); err != nil {
-					return "", err
-				}
-				first, err := call(b, ctx, c)
+				first, err := callNormalized[R, P](ctx, b, r, call)
 				if err != nil {
 					return "", err
 				}
@@ -101,11 +104,7 @@ func laterPage[R any, P pagedRequest[R], A any](kind, name, path string, r R,
 			if cursor == nil {
 				return noSecondPage, nil
 			}
-			c := withCursor(*cursor)
-			if err := P(&c).Normalize(report.Options{}); err != nil {
-				return "", err
-			}
-			a, err := call(b, ctx, c)
+			a, err := callNormalized[R, P](ctx, b, withCursor(*cursor), call)
 			return summary(a), err
 		},
 		http: httpForm{path: path, body: mustJSON(r), read: reader(summary),
