@@ -80,8 +80,9 @@ bench: ## run the benchmarks (HTTP throughput and latency, job round trip, crawl
 KEYWORDS ?= 100000,1000000
 RANKINGS ?= 300000,3000000
 BENCH_DOMAINS ?= 2000
-bench-scale: build ## load generated keyword data (KEYWORDS=…, RANKINGS=…) through ctl import into a throwaway database and time imports and answers
-	$(GO) run ./cmd/benchscale -ctl $(BIN)/ctl -keywords $(KEYWORDS) -rankings $(RANKINGS) -domains $(BENCH_DOMAINS)
+BENCH_HTTP ?= true
+bench-scale: build ## load generated keyword data (KEYWORDS=…, RANKINGS=…) through ctl import into a throwaway database and time answers in process and through the real api and worker (BENCH_HTTP=false: in process only)
+	$(GO) run ./cmd/benchscale -ctl $(BIN)/ctl -api $(BIN)/api -worker $(BIN)/worker -http=$(BENCH_HTTP) -keywords $(KEYWORDS) -rankings $(RANKINGS) -domains $(BENCH_DOMAINS)
 
 lint: ## run golangci-lint (pinned version)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...

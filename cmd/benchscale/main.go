@@ -7,10 +7,15 @@
 // The answers are built by report.Builder over the local provider, the code the API's
 // handlers and the worker's jobs run, without the Redis cache. Crawls are cut off at once
 // (a 1 ms crawl timeout), so recommend and content map times exclude crawl time.
+//
+// With -http (make bench-scale sets it) each question is also asked as the user's HTTP call
+// to the real bin/api and bin/worker, started on the bench database (http.go); both
+// figures are printed side by side, and the HTTP answers must carry the same totals.
 package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -54,6 +59,7 @@ type result struct {
 	shape                string
 	importKW, importRK   phase
 	timings              map[string][]time.Duration
+	httpTimings          map[string][]time.Duration // -http: the same questions through the API
 	answers              map[string]string
 	reimport             phase
 	domainRows, distinct int
@@ -82,8 +88,14 @@ func run(ctx context.Context) error {
 	flag.BoolVar(&askQuestions, "questions", true, "time the answers after the imports")
 	flag.BoolVar(&paging, "paging", true, "page through every gap of the big domain, 1,000 a page")
 	flag.BoolVar(&compress, "gzip", true, "write the data files gzip-compressed")
+	flag.BoolVar(&overHTTP, "http", false, "also time every question (but the paging) through HTTP: bin/api and bin/worker started on each database")
+	flag.StringVar(&httpOpts.api, "api", "bin/api", "the api binary (-http)")
+	flag.StringVar(&httpOpts.worker, "worker", "bin/worker", "the worker binary (-http)")
+	flag.StringVar(&httpOpts.redisServer, "redis-url", cmp.Or(os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379"),
+		"Redis server for -http (default $REDIS_URL); its database number is ignored: a free one (15 down to 1) is claimed")
 	shapes := flag.String("shapes", shapeSpread+","+shapeSkewed, "data-set shapes, comma-separated: spread, skewed")
 	flag.Parse()
+	httpOpts.ctl = *ctlBin
 
 	sizes, err := parseSizes(*kwFlag, *rkFlag, *bigFlag)
 	if err != nil {
@@ -138,7 +150,8 @@ func parseSizes(kw, rk, big string) ([]size, error) {
 }
 
 func measure(ctx context.Context, s size, shape string, domains int, seed uint64, rounds int, ctlBin, serverDSN, dir string, keep bool) (result, error) {
-	res := result{size: s, shape: shape, timings: map[string][]time.Duration{}, answers: map[string]string{}}
+	res := result{size: s, shape: shape, timings: map[string][]time.Duration{}, httpTimings: map[string][]time.Duration{},
+		answers: map[string]string{}}
 	start := time.Now()
 	d := generate(seed, s.keywords, s.rankings, s.big, domains)
 	if shape == shapeSkewed {
@@ -199,13 +212,21 @@ func mustDSN(server, name string) string {
 	return dsn
 }
 
-// ask times the questions against the database.
-func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (result, error) {
+// ask times the questions against the database, and with -http each through the API after
+// its in-process rounds.
+func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_ result, err error) {
 	pool, err := postgres.Connect(ctx, dsn)
 	if err != nil {
 		return res, err
 	}
 	defer pool.Close()
+	var stack *httpStack
+	if overHTTP {
+		if stack, err = startHTTP(ctx, httpOpts, dsn); err != nil {
+			return res, err
+		}
+		defer func() { stack.stop(err != nil && ctx.Err() == nil) }() // logs kept after a failure, not an interrupt
+	}
 	if err := pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT (domain, keyword_norm)) FROM domain_rankings`).Scan(&res.domainRows, &res.distinct); err != nil {
 		return res, err
 	}
@@ -228,7 +249,15 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (r
 				res.answers[q.kind+" "+q.name] = summary
 				continue // warm-up
 			}
+			if summary == noSecondPage {
+				break
+			}
 			res.timings[q.kind] = append(res.timings[q.kind], took)
+		}
+		if stack != nil {
+			if err := askHTTP(ctx, stack, &res, q, rounds); err != nil {
+				return res, err
+			}
 		}
 	}
 	if paging && strings.Contains(pagingKind, only) {
@@ -283,6 +312,12 @@ func pageAll(ctx context.Context, b *report.Builder, res *result, domain, compet
 
 // reuse and only are the -reuse and -only flags.
 var reuse, only string
+
+// overHTTP is -http; httpOpts the binaries and Redis server it uses.
+var (
+	overHTTP bool
+	httpOpts httpOptions
+)
 
 // askQuestions says whether answers are timed (-questions); paging whether every gap of
 // the big domain is paged through (-paging).
@@ -371,10 +406,15 @@ func dropDatabase(serverDSN, name string) {
 // printResults prints the sizes side by side.
 func printResults(results []result) {
 	fmt.Println()
+	width := 24
+	withHTTP := slices.ContainsFunc(results, func(r result) bool { return len(r.httpTimings) > 0 })
+	if withHTTP {
+		width = 32
+	}
 	row := func(label string, f func(r result) string) {
-		fmt.Printf("%-34s", label)
+		fmt.Printf("%-46s", label)
 		for _, r := range results {
-			fmt.Printf(" %24s", f(r))
+			fmt.Printf(" %*s", width, f(r))
 		}
 		fmt.Println()
 	}
@@ -395,11 +435,20 @@ func printResults(results []result) {
 		}
 	}
 	slices.Sort(kinds)
+	if withHTTP {
+		row("p50 / p95", func(result) string { return "in process | HTTP" })
+	}
 	for _, k := range kinds {
 		row(k+" p50 / p95", func(r result) string {
-			t := slices.Clone(r.timings[k])
-			slices.Sort(t)
-			return fmt.Sprintf("%s / %s", ms(pct(t, 50)), ms(pct(t, 95)))
+			cell := p50p95(r.timings[k])
+			if withHTTP {
+				http := "-"
+				if t := r.httpTimings[k]; len(t) > 0 {
+					http = p50p95(t)
+				}
+				cell += " | " + http
+			}
+			return cell
 		})
 	}
 	fmt.Println()
@@ -414,6 +463,13 @@ func printResults(results []result) {
 			fmt.Printf("  %-40s %s\n", k, r.answers[k])
 		}
 	}
+}
+
+// p50p95 is "p50 / p95 ms" of the durations.
+func p50p95(t []time.Duration) string {
+	t = slices.Clone(t)
+	slices.Sort(t)
+	return fmt.Sprintf("%s / %s", strings.TrimSuffix(ms(pct(t, 50)), " ms"), ms(pct(t, 95)))
 }
 
 func rate(p phase) string {

@@ -7,10 +7,12 @@ import (
 	"github.com/contentapi/contentapi/internal/report"
 )
 
-// question is one timed request.
+// question is one timed request: its call in process and its HTTP form (http.go), made of
+// one request by newQuestion.
 type question struct {
 	kind, name string
 	ask        func(ctx context.Context, b *report.Builder) (string, error)
+	http       httpForm
 }
 
 // questions is the fixed list asked at every size. The domains are chosen by rank, so the
@@ -23,13 +25,9 @@ func questions(d *dataset) []question {
 	var qs []question
 	research := func(kind, name string, r report.ResearchRequest) {
 		r.Domain = site
-		qs = append(qs, question{kind, name, func(ctx context.Context, b *report.Builder) (string, error) {
-			if err := r.Normalize(report.Options{}); err != nil {
-				return "", err
-			}
-			res, err := b.Research(ctx, r)
-			return fmt.Sprintf("%d keywords in %d clusters", res.TotalKeywords, len(res.Clusters)), err
-		}})
+		qs = append(qs, newQuestion(kind, name, "/v1/keywords/research", r, (*report.Builder).Research, func(res report.ResearchResult) string {
+			return fmt.Sprintf("%d keywords in %d clusters", res.TotalKeywords, len(res.Clusters))
+		}))
 	}
 	for _, t := range []string{"coffee", "espresso", "grinder", "latte", "arabica"} {
 		research("research one-word", t, report.ResearchRequest{Topic: t})
@@ -46,14 +44,10 @@ func questions(d *dataset) []question {
 		research("research 5 seeds", fmt.Sprint(seeds), report.ResearchRequest{Keywords: seeds})
 	}
 	gaps := func(kind string, competitors ...string) {
-		qs = append(qs, question{kind, fmt.Sprint(competitors), func(ctx context.Context, b *report.Builder) (string, error) {
-			r := report.GapsRequest{Domain: site, Competitors: competitors}
-			if err := r.Normalize(report.Options{}); err != nil {
-				return "", err
-			}
-			res, err := b.Gaps(ctx, r)
-			return fmt.Sprintf("total_gaps %d", res.TotalGaps), err
-		}})
+		r := report.GapsRequest{Domain: site, Competitors: competitors}
+		qs = append(qs, newQuestion(kind, fmt.Sprint(competitors), "/v1/keywords/gaps", r, (*report.Builder).Gaps, func(res report.GapsResult) string {
+			return fmt.Sprintf("total_gaps %d", res.TotalGaps)
+		}))
 	}
 	gaps("gaps typical pair", rival)
 	gaps("gaps vs big domain", big)
@@ -62,15 +56,11 @@ func questions(d *dataset) []question {
 	// Filters and orders on the biggest competitor's gaps, first pages of 1,000.
 	f := func(v float64) *float64 { return &v }
 	queried := func(kind string, q report.Query, competitors ...string) {
-		qs = append(qs, question{kind, fmt.Sprint(competitors, q.OrderBy), func(ctx context.Context, b *report.Builder) (string, error) {
-			limit := 1000
-			r := report.GapsRequest{Domain: site, Competitors: competitors, Limit: &limit, Query: q}
-			if err := r.Normalize(report.Options{}); err != nil {
-				return "", err
-			}
-			res, err := b.Gaps(ctx, r)
-			return fmt.Sprintf("total %d, %d listed", res.Total, len(res.Gaps)), err
-		}})
+		limit := 1000
+		r := report.GapsRequest{Domain: site, Competitors: competitors, Limit: &limit, Query: q}
+		qs = append(qs, newQuestion(kind, fmt.Sprint(competitors, q.OrderBy), "/v1/keywords/gaps", r, (*report.Builder).Gaps, func(res report.GapsResult) string {
+			return fmt.Sprintf("total %d, %d listed", res.Total, len(res.Gaps))
+		}))
 	}
 	filtered := &report.QueryFilters{SearchVolume: &report.RangeFilter{Min: f(500)}, KeywordDifficulty: &report.RangeFilter{Max: f(30)},
 		CompetitorPosition: &report.RangeFilter{Max: f(10)}}
@@ -78,28 +68,20 @@ func questions(d *dataset) []question {
 	queried("gaps sorted 1000", report.Query{OrderBy: []string{"keyword_difficulty.asc", "cpc.desc"}}, big)
 	queried("gaps filtered+sorted 1000", report.Query{Filters: filtered, OrderBy: []string{"competitor_position.asc", "search_volume.desc"}}, big)
 	queried("gaps words 1000", report.Query{Filters: &report.QueryFilters{Include: []string{"coffee"}, Exclude: []string{"cheap"}}}, big, d.domains[1], d.domains[2])
-	qs = append(qs, question{"recommend", "seeded, one competitor", func(ctx context.Context, b *report.Builder) (string, error) {
-		r := report.RecommendRequest{Domain: site, Competitors: []string{rival}}
-		if err := r.Normalize(report.Options{}); err != nil {
-			return "", err
-		}
-		res, err := b.Recommend(ctx, r, "bench")
-		return fmt.Sprintf("%d recommendations, existing_keywords %d", res.TotalRecommendations, res.ExistingKeywords), err
-	}}, question{"recommend", "focus topics, big competitor", func(ctx context.Context, b *report.Builder) (string, error) {
-		r := report.RecommendRequest{Domain: site, FocusTopics: []string{"espresso machine", "cold brew"}, Competitors: []string{big}}
-		if err := r.Normalize(report.Options{}); err != nil {
-			return "", err
-		}
-		res, err := b.Recommend(ctx, r, "bench")
-		return fmt.Sprintf("%d recommendations, existing_keywords %d", res.TotalRecommendations, res.ExistingKeywords), err
-	}}, question{"content map", "one competitor", func(ctx context.Context, b *report.Builder) (string, error) {
-		r := report.ContentMapRequest{Domain: site, Competitors: []string{rival}}
-		if err := r.Normalize(report.Options{}); err != nil {
-			return "", err
-		}
-		res, err := b.ContentMap(ctx, r)
-		return fmt.Sprintf("current_rankings %d, gaps %d", res.CurrentRankings.Count, res.CompetitorGaps.Count), err
-	}})
+	recommend := func(b *report.Builder, ctx context.Context, r report.RecommendRequest) (report.RecommendResult, error) {
+		return b.Recommend(ctx, r, "bench")
+	}
+	recommended := func(res report.RecommendResult) string {
+		return fmt.Sprintf("%d recommendations, existing_keywords %d", res.TotalRecommendations, res.ExistingKeywords)
+	}
+	qs = append(qs, newQuestion("recommend", "seeded, one competitor", "/v1/content/recommend",
+		report.RecommendRequest{Domain: site, Competitors: []string{rival}}, recommend, recommended),
+		newQuestion("recommend", "focus topics, big competitor", "/v1/content/recommend",
+			report.RecommendRequest{Domain: site, FocusTopics: []string{"espresso machine", "cold brew"}, Competitors: []string{big}}, recommend, recommended),
+		newQuestion("content map", "one competitor", "/v1/content-map",
+			report.ContentMapRequest{Domain: site, Competitors: []string{rival}}, (*report.Builder).ContentMap, func(res report.ContentMapResult) string {
+				return fmt.Sprintf("current_rankings %d, gaps %d", res.CurrentRankings.Count, res.CompetitorGaps.Count)
+			}))
 	qs = append(qs, rankingQuestions(d)...) // rankings.go
 	return qs
 }
