@@ -42,8 +42,10 @@ type Config struct {
 	MetricsAddr       string
 	AdminToken        string
 
-	KeywordProvider    string
-	KeywordCacheTTL    time.Duration
+	KeywordProvider string
+	KeywordCacheTTL time.Duration
+	// KeywordColumnsMB is the local provider's memory budget for keyword columns (0: off).
+	KeywordColumnsMB   int
 	DataForSEOLogin    string
 	DataForSEOPassword string
 	DataForSEOBaseURL  string
@@ -117,6 +119,7 @@ var vars = []struct {
 	{"METRICS_ADDR", ":9091", false},
 	{"KEYWORD_PROVIDER", "local", false},
 	{"KEYWORD_CACHE_TTL", "24h", false},
+	{"KEYWORD_COLUMNS_MB", "256", false},
 	{"DATAFORSEO_LOGIN", "", true},
 	{"DATAFORSEO_PASSWORD", "", true},
 	{"DATAFORSEO_BASE_URL", "https://api.dataforseo.com", false},
@@ -224,6 +227,7 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		MetricsAddr:             get("METRICS_ADDR"),
 		KeywordProvider:         strings.ToLower(get("KEYWORD_PROVIDER")),
 		KeywordCacheTTL:         dur("KEYWORD_CACHE_TTL", 0),
+		KeywordColumnsMB:        integer("KEYWORD_COLUMNS_MB", 0, 1<<20),
 		DataForSEOLogin:         get("DATAFORSEO_LOGIN"),
 		DataForSEOPassword:      get("DATAFORSEO_PASSWORD"),
 		DataForSEOBaseURL:       absURL("DATAFORSEO_BASE_URL", "http", "https"),

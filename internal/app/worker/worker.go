@@ -37,7 +37,7 @@ func keywordProvider(a *app.App) keywords.Provider {
 	case "dataforseo":
 		p = dataforseo.New(DataForSEOConfig(cfg, a.Log))
 	default:
-		p = local.New(a.Pool)
+		p = local.New(a.Pool, local.WithColumnsBudget(int64(cfg.KeywordColumnsMB)<<20))
 	}
 	c := cache.New(p, a.Redis, cfg.KeywordCacheTTL, cache.WithLogger(a.Log))
 	labels := map[string]string{"provider": p.Name()}

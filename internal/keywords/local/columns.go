@@ -38,16 +38,22 @@ import (
 // answer SQL gives in the same snapshot: the same rows, order, totals and page tokens
 // (TestColumnsAnswerAsSQL compares them).
 //
-// Memory: about 60 bytes per ranked keyword (60 MB for a market of 1M), plus up to 64 MB of
-// decoded keyword sets and 64 MB of word matches, for at most maxColumnMarkets markets.
+// Memory: about 60 bytes per ranked keyword (60 MB for a market of 1M). The columns of all
+// markets share a budget (KEYWORD_COLUMNS_MB, DefaultColumnsBudget): past it the least
+// recently used market is dropped, and a market larger than the whole budget is answered
+// in SQL. Each market's decoded keyword sets, and again its word matches, may take an
+// eighth of the budget more.
 
-// maxColumnMarkets is how many markets' columns a process keeps, the least recently used
-// dropped first.
-const maxColumnMarkets = 4
+// DefaultColumnsBudget is the columns' memory budget when none is configured.
+const DefaultColumnsBudget = 256 << 20
 
-// maxCachedBytes bounds a market's decoded keyword sets, and again its word matches: past
-// it, the cache is emptied.
-const maxCachedBytes = 64 << 20
+// Option configures a Provider.
+type Option func(*Provider)
+
+// WithColumnsBudget sets the keyword columns' memory budget in bytes; 0 turns them off.
+func WithColumnsBudget(bytes int64) Option {
+	return func(p *Provider) { p.cols.budget = bytes }
+}
 
 // columnsLoadTimeout bounds a load, which runs detached from the question that started it
 // (the others waiting for it must not fail with that question's cancellation).
@@ -70,6 +76,7 @@ type market struct{ country, language string }
 
 // columnStore holds the markets' columns.
 type columnStore struct {
+	budget  int64 // bytes
 	mu      sync.Mutex
 	markets map[market]*columnsEntry
 	clock   int64 // use counter, for dropping the least recently used
@@ -83,9 +90,13 @@ type columnsEntry struct {
 	used    int64
 }
 
+// cacheBytes bounds a market's decoded sets, and again its word matches.
+func (s *columnStore) cacheBytes() uint64 { return uint64(max(s.budget/8, 4<<20)) }
+
 // marketColumns is one market's ranked keywords, index = keyword-set id. Unknown metrics
 // are NaN; intent 0 is unknown.
 type marketColumns struct {
+	bytes  int64 // the columns' size
 	norms  []string
 	volume []float64
 	diff   []float64
@@ -96,6 +107,7 @@ type marketColumns struct {
 	sets                map[string]*domainSet
 	words               map[string]*roaring.Bitmap
 	setBytes, wordBytes uint64
+	cacheBytes          uint64 // the bound of each
 }
 
 // domainSet is a domain's keyword set and its best position for each id, in id order.
@@ -129,7 +141,7 @@ FROM keyword_metrics WHERE country = $1 AND language = $2`
 // stale, the columns are off, or the data moved while they loaded (the caller answers in
 // SQL).
 func (p *Provider) columns(ctx context.Context, tx pgx.Tx, country, language string) (*marketColumns, error) {
-	if columnsOff || p.cols == nil {
+	if columnsOff || p.cols.budget <= 0 {
 		return nil, nil
 	}
 	var v columnsVersion
@@ -149,19 +161,21 @@ func (s *columnStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v c
 	if e == nil || e.version != v {
 		e = &columnsEntry{version: v, ready: make(chan struct{})}
 		s.markets[m] = e
-		s.evict()
 		go func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), columnsLoadTimeout)
 			defer cancel()
-			e.cols, e.err = loadColumns(ctx, pool, m, v)
-			close(e.ready)
-			if e.err != nil {
-				s.mu.Lock()
-				if s.markets[m] == e { // the next question tries again
-					delete(s.markets, m)
-				}
-				s.mu.Unlock()
+			cols, err := loadColumns(ctx, pool, m, v, s.budget, s.cacheBytes())
+			s.mu.Lock()
+			e.cols, e.err = cols, err
+			switch {
+			case err == nil:
+				s.evict(e)
+			case errors.Is(err, errColumnsTooBig): // kept: SQL answers at this version
+			case s.markets[m] == e: // the next question tries again
+				delete(s.markets, m)
 			}
+			s.mu.Unlock()
+			close(e.ready)
 		}()
 	}
 	e.used = s.clock
@@ -171,31 +185,47 @@ func (s *columnStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v c
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	if errors.Is(e.err, errColumnsMoved) {
+	if errors.Is(e.err, errColumnsMoved) || errors.Is(e.err, errColumnsTooBig) {
 		return nil, nil
 	}
 	return e.cols, e.err
 }
 
-// evict drops the least recently used markets beyond maxColumnMarkets (s.mu held).
-func (s *columnStore) evict() {
-	for len(s.markets) > maxColumnMarkets {
+// evict drops the least recently used markets' columns, other than keep's, while all of
+// them take more than the budget (s.mu held).
+func (s *columnStore) evict(keep *columnsEntry) {
+	for {
+		var total int64
 		var oldest market
-		first := true
+		var lru *columnsEntry
 		for m, e := range s.markets {
-			if first || e.used < s.markets[oldest].used {
-				oldest, first = m, false
+			if e.cols == nil {
+				continue
 			}
+			total += e.cols.bytes
+			if e != keep && (lru == nil || e.used < lru.used) {
+				oldest, lru = m, e
+			}
+		}
+		if total <= s.budget || lru == nil {
+			return
 		}
 		delete(s.markets, oldest)
 	}
 }
 
-// errColumnsMoved is a load that found the data changed since the question's snapshot.
-var errColumnsMoved = errors.New("local: keyword data changed while its columns loaded")
+// errColumnsMoved is a load that found the data changed since the question's snapshot;
+// errColumnsTooBig a market whose columns would take more than the whole budget.
+var (
+	errColumnsMoved  = errors.New("local: keyword data changed while its columns loaded")
+	errColumnsTooBig = errors.New("local: the market's keyword columns exceed their memory budget")
+)
 
-func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion) (*marketColumns, error) {
-	c := &marketColumns{sets: map[string]*domainSet{}, words: map[string]*roaring.Bitmap{}}
+// columnBytes is the size of the columns of n keywords whose texts take text bytes.
+func columnBytes(n, text int) int64 { return int64(text) + int64(n)*(16+3*8+1) }
+
+func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion, budget int64, cacheBytes uint64) (*marketColumns, error) {
+	c := &marketColumns{sets: map[string]*domainSet{}, words: map[string]*roaring.Bitmap{}, cacheBytes: cacheBytes}
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 		var now columnsVersion
 		if err := tx.QueryRow(ctx, `SELECT s.built, b.generation FROM keyword_sets_state s, keyword_data_state b`).
@@ -208,9 +238,17 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 		if _, err := tx.Exec(ctx, "SET LOCAL jit = off; SET LOCAL work_mem = '256MB'"); err != nil {
 			return err
 		}
+		var n, text int
+		err := tx.QueryRow(ctx, `SELECT keywords, octet_length(norms) FROM keyword_set_keywords WHERE country = $1 AND language = $2`,
+			m.country, m.language).Scan(&n, &text)
+		if err == nil && columnBytes(n, text) > budget {
+			return errColumnsTooBig
+		}
 		var dict []byte
-		err := tx.QueryRow(ctx, `SELECT norms FROM keyword_set_keywords WHERE country = $1 AND language = $2`,
-			m.country, m.language).Scan(&dict)
+		if err == nil {
+			err = tx.QueryRow(ctx, `SELECT norms FROM keyword_set_keywords WHERE country = $1 AND language = $2`,
+				m.country, m.language).Scan(&dict)
+		}
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			// Sets built before migration 00038: the keywords are grouped from the rankings.
@@ -222,7 +260,13 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 		case len(dict) > 0:
 			c.norms = strings.Split(string(dict), "\x00") // one copy, sliced
 		}
-		n := len(c.norms)
+		n = len(c.norms)
+		if c.bytes = columnBytes(n, len(dict)); len(dict) == 0 {
+			c.bytes = columnBytes(n, 0) + int64(n)*24 // the fallback's strings, each its own
+		}
+		if c.bytes > budget {
+			return errColumnsTooBig
+		}
 		c.volume, c.diff, c.cpc, c.intent = make([]float64, n), make([]float64, n), make([]float64, n), make([]uint8, n)
 		nan := math.NaN()
 		for i := range n {
@@ -302,7 +346,7 @@ func (c *marketColumns) set(ctx context.Context, tx pgx.Tx, m market, domain str
 	}
 	size := s.ids.GetSizeInBytes() + 2*uint64(len(s.positions))
 	c.mu.Lock()
-	if c.setBytes+size > maxCachedBytes {
+	if c.setBytes+size > c.cacheBytes {
 		clear(c.sets)
 		c.setBytes = 0
 	}
@@ -330,7 +374,7 @@ func (c *marketColumns) word(w string) *roaring.Bitmap {
 	b.RunOptimize()
 	size := b.GetSizeInBytes()
 	c.mu.Lock()
-	if c.wordBytes+size > maxCachedBytes {
+	if c.wordBytes+size > c.cacheBytes {
 		clear(c.words)
 		c.wordBytes = 0
 	}

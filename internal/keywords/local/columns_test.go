@@ -192,3 +192,33 @@ func TestColumnsLeaveHugePositionsToSQL(t *testing.T) {
 		t.Fatalf("close.example: %+v, %d answers from the columns", l, local.ColumnAnswers()-before)
 	}
 }
+
+// A market whose columns would take more than the whole memory budget is answered in SQL,
+// the same answer; a budget of 0 turns the columns off.
+func TestColumnsBudget(t *testing.T) {
+	pool := db(t)
+	pagingFixture(t, pool)
+	ctx := context.Background()
+	if err := local.BuildKeywordSets(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	req := keywords.GapsRequest{Domain: "ours.example", Competitors: []string{"comp1.example"}, Country: "pg", Language: "en", Limit: 10,
+		Filters: keywords.Filters{Ranges: map[keywords.Field]keywords.Range{keywords.FieldSearchVolume: {Min: fptr(10)}}}}
+	want, err := local.New(pool).Gaps(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, budget := range []int64{1000, 0} {
+		before := local.ColumnAnswers()
+		got, err := local.New(pool, local.WithColumnsBudget(budget)).Gaps(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if local.ColumnAnswers() != before {
+			t.Errorf("budget %d: answered from the columns", budget)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("budget %d: %+v, want %+v", budget, got, want)
+		}
+	}
+}

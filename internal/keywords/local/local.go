@@ -26,8 +26,12 @@ type Provider struct {
 var _ keywords.Provider = (*Provider)(nil)
 
 // New returns a provider reading the pool's keyword tables.
-func New(pool *pgxpool.Pool) *Provider {
-	return &Provider{pool: pool, cols: &columnStore{markets: map[market]*columnsEntry{}}}
+func New(pool *pgxpool.Pool, opts ...Option) *Provider {
+	p := &Provider{pool: pool, cols: &columnStore{budget: DefaultColumnsBudget, markets: map[market]*columnsEntry{}}}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
 // Name reports "local".
