@@ -61,7 +61,7 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 	}
 	filtering := len(filter.fields) > 0 || filter.anyOf
 	eachID(cand, func(id uint32) {
-		if filtering && !filter.pass(c.intent[id], func(f keywords.Field) float64 { return e.value(id, f) }) {
+		if filtering && !passes(&e, id, c.intent[id], &filter) {
 			return
 		}
 		total++
@@ -198,7 +198,7 @@ func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk mar
 	top := topK[rankRow]{k: limit + 1, cmp: e.compare}
 	filtering := len(filter.fields) > 0 || filter.anyOf
 	eachID(cand, func(id uint32) {
-		if filtering && !filter.pass(c.intent[id], func(f keywords.Field) float64 { return e.value(id, f) }) {
+		if filtering && !passes(&e, id, c.intent[id], &filter) {
 			return
 		}
 		if counted {

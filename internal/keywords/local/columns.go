@@ -472,12 +472,18 @@ func newRowFilter(f keywords.Filters) rowFilter {
 	return r
 }
 
-func (r *rowFilter) pass(intent uint8, value func(keywords.Field) float64) bool {
-	if r.anyOf && !r.intents[intent] {
+// valuer reads a row's value of a field (NaN: unknown).
+type valuer interface {
+	value(id uint32, f keywords.Field) float64
+}
+
+// passes reports whether the row id, of this intent, passes f's ranges and intents.
+func passes[V valuer](v V, id uint32, intent uint8, f *rowFilter) bool {
+	if f.anyOf && !f.intents[intent] {
 		return false
 	}
-	for i, f := range r.fields {
-		if !r.ranges[i].pass(value(f)) {
+	for i, field := range f.fields {
+		if !f.ranges[i].pass(v.value(id, field)) {
 			return false
 		}
 	}
