@@ -3,7 +3,9 @@ package local
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -319,4 +321,122 @@ func (e *rankEval) compare(a, b *rankRow) int {
 		}
 	}
 	return strings.Compare(a.key, b.key)
+}
+
+// competitorsOnColumns answers filtered competitor discovery: the domain's keywords passing
+// the filters (its metrics, its position, words) as a set, then every other domain's
+// keyword set against it: the size of the intersection, or, with a range on the
+// competitor's position, the intersection's keywords where the competitor ranks in it.
+// Averages are over the counted keywords, as competitorsSQL's. ok is false when a set has
+// no positions (SQL answers).
+func (c *marketColumns) competitorsOnColumns(ctx context.Context, tx pgx.Tx, mk market, domain string, f keywords.Filters,
+	after *keywords.Competitor, limit int) (all, page []keywords.Competitor, ok bool, err error) {
+	own, ok, err := c.set(ctx, tx, mk, domain)
+	if err != nil || !ok {
+		return nil, nil, false, err
+	}
+	var cRange *bounds
+	if r, has := f.Ranges[keywords.FieldCompetitorPosition]; has {
+		b := boundsOf(r)
+		cRange = &b
+		ranges := make(map[keywords.Field]keywords.Range, len(f.Ranges))
+		for field, v := range f.Ranges {
+			if field != keywords.FieldCompetitorPosition {
+				ranges[field] = v
+			}
+		}
+		f.Ranges = ranges
+	}
+	cand := own.ids.Clone()
+	c.matchWords(cand, f)
+	e := rankEval{c: c, pos: densePositions(len(c.norms), own)}
+	if filter := newRowFilter(f); len(filter.fields) > 0 || filter.anyOf {
+		kept := make([]uint32, 0, cand.GetCardinality())
+		eachID(cand, func(id uint32) {
+			if passes(&e, id, c.intent[id], &filter) {
+				kept = append(kept, id)
+			}
+		})
+		cand = roaring.BitmapOf(kept...)
+	}
+	all = []keywords.Competitor{}
+	if cand.IsEmpty() {
+		return all, nil, true, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT domain, ids, positions, keywords FROM domain_keyword_sets
+		WHERE country = $1 AND language = $2 AND domain <> $3`, mk.country, mk.language, domain)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	type other struct {
+		ids       *roaring.Bitmap
+		positions []byte
+		total     int
+	}
+	others := map[string]other{}
+	var d string
+	var ids, positions []byte
+	var total int
+	complete := true
+	// shared counts the keywords of cand the set holds (its positions in id order) where the
+	// competitor's position passes cRange, with the sums of both positions.
+	shared := func(s *roaring.Bitmap, ps []byte) (n, sum, ownSum int) {
+		it := s.Iterator()
+		for i := 0; it.HasNext(); i++ {
+			id := it.Next()
+			if !cand.Contains(id) {
+				continue
+			}
+			p := int(binary.LittleEndian.Uint16(ps[2*i:]))
+			if cRange != nil && !cRange.pass(float64(p)) {
+				continue
+			}
+			n, sum, ownSum = n+1, sum+p, ownSum+int(e.pos[id])
+		}
+		return n, sum, ownSum
+	}
+	_, err = pgx.ForEachRow(rows, []any{&d, &ids, &positions, &total}, func() error {
+		if positions == nil || len(positions) > 0 && slices.Contains(positionsOf(positions), noPosition) {
+			complete = false
+			return nil
+		}
+		s := roaring.New()
+		if err := s.UnmarshalBinary(ids); err != nil {
+			return err
+		}
+		if cRange == nil {
+			if n := cand.AndCardinality(s); n > 0 {
+				all = append(all, keywords.Competitor{Domain: d, Shared: int(n)})
+				others[d] = other{s, slices.Clone(positions), total}
+			}
+			return nil
+		}
+		if n, sum, ownSum := shared(s, positions); n > 0 {
+			all = append(all, keywords.Competitor{Domain: d, Shared: n, AvgPosition: float64(sum) / float64(n),
+				DomainAvgPosition: float64(ownSum) / float64(n), Total: total})
+		}
+		return nil
+	})
+	if err != nil || !complete {
+		return nil, nil, false, err
+	}
+	slices.SortFunc(all, compareCompetitors)
+	page = pageOf(all, after, limit)
+	for i := range page {
+		if o, ok := others[page[i].Domain]; ok {
+			n, sum, ownSum := shared(o.ids, o.positions)
+			page[i].AvgPosition, page[i].DomainAvgPosition = float64(sum)/float64(n), float64(ownSum)/float64(n)
+			page[i].Total = o.total
+		}
+	}
+	return all, page, true, nil
+}
+
+// positionsOf reads a set's positions (16 bits each, little-endian).
+func positionsOf(b []byte) []uint16 {
+	out := make([]uint16, len(b)/2)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return out
 }

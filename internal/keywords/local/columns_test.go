@@ -122,7 +122,7 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 	}
 	gapFields := []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC, keywords.FieldCompetitorPosition}
 	rankFields := []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC, keywords.FieldPosition, keywords.FieldTraffic}
-	for i := range 40 {
+	for i := range 48 {
 		limit := []int{6, 37, 1000}[r.IntN(3)]
 		if i%2 == 0 {
 			filters, order := randomQuery(r, gapFields, []string{"alpha", "beta", "gamma", "omega"})
@@ -134,6 +134,25 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 			}
 			name := fmt.Sprintf("gaps %v %+v %v limit %d", comps, filters, order, limit)
 			t.Run(name, func(t *testing.T) {
+				if sql, cols := ask(t, false, q), ask(t, true, q); !reflect.DeepEqual(sql, cols) {
+					t.Fatalf("columns differ from SQL:\n sql %+v\ncols %+v", sql, cols)
+				}
+			})
+			continue
+		}
+		if i%4 == 1 { // competitor discovery, filtered (unfiltered is the keyword sets' own path)
+			cf := []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC, keywords.FieldPosition, keywords.FieldCompetitorPosition}
+			filters, _ := randomQuery(r, cf, []string{"red", "grinder", "cheap", "best"})
+			if filters.Empty() {
+				filters.Include = []string{"red"}
+			}
+			domain := []string{"big.example", "mid.example", "tiny.example"}[r.IntN(3)]
+			q := func(after string) (answer, error) {
+				l, err := p.Competitors(ctx, keywords.CompetitorsRequest{Domain: domain, Country: "au", Language: "en",
+					Filters: filters, Page: keywords.Page{Limit: 2, After: after}})
+				return answer{Total: l.Total, Next: l.Next, Rows: l.Competitors}, err
+			}
+			t.Run(fmt.Sprintf("competitors %s %+v", domain, filters), func(t *testing.T) {
 				if sql, cols := ask(t, false, q), ask(t, true, q); !reflect.DeepEqual(sql, cols) {
 					t.Fatalf("columns differ from SQL:\n sql %+v\ncols %+v", sql, cols)
 				}

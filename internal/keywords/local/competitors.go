@@ -132,6 +132,17 @@ func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequ
 				out.Total = len(all)
 				return err
 			}
+		} else if cols, err := p.columns(ctx, tx, country, language); err != nil {
+			return err
+		} else if cols != nil {
+			var ok bool
+			if all, page, ok, err = cols.competitorsOnColumns(ctx, tx, market{country, language}, domain, req.Filters, after, req.Page.Limit); err != nil || ok {
+				if ok {
+					columnAnswers.Add(1)
+				}
+				out.Total = len(all)
+				return err
+			}
 		}
 		if _, err := tx.Exec(ctx, "SET LOCAL jit = off; SET LOCAL work_mem = '64MB'; SET LOCAL enable_hashjoin = off"); err != nil {
 			return err
