@@ -59,5 +59,21 @@ func rankingQuestions(d *dataset) []question {
 				return fmt.Sprintf("total %d%s", res.Total, top)
 			}))
 	}
+	// Filtered discovery of the biggest domain: its keywords of volume ≥ 500 where the
+	// competitor ranks top 10, and its keywords holding "coffee".
+	fl := func(v float64) *float64 { return &v }
+	for _, cq := range []struct {
+		name    string
+		filters report.QueryFilters
+	}{
+		{"volume >= 500, competitor top 10", report.QueryFilters{SearchVolume: &report.RangeFilter{Min: fl(500)},
+			CompetitorPosition: &report.RangeFilter{Max: fl(10)}}},
+		{"word 'coffee'", report.QueryFilters{Include: []string{"coffee"}}},
+	} {
+		r := report.CompetitorsRequest{DomainQuery: report.DomainQuery{Domain: big}}
+		r.Filters = &cq.filters
+		qs = append(qs, newQuestion("competitors biggest domain, filtered", cq.name, "/v1/keywords/competitors", r, (*report.Builder).Competitors,
+			func(res report.CompetitorsResult) string { return fmt.Sprintf("total %d", res.Total) }))
+	}
 	return qs
 }
