@@ -33,7 +33,7 @@ func TestCloseEndsEveryGoroutine(t *testing.T) {
 	if _, err := api.Deps(a); err != nil {
 		t.Fatal(err)
 	}
-	worker.ReportBuilder(a)
+	worker.ReportBuilder(t.Context(), a)
 	worker.ScheduleCallbacks(a)
 	a.Close()
 }

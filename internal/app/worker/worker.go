@@ -22,22 +22,31 @@ import (
 
 // ReportBuilder is the worker's runner of analyses: the configured keyword provider behind
 // the Redis answer cache, the App's crawler, and the job store's audit snapshots. It
-// registers the cache's counters in Metrics, so it is built once, by the worker.
-func ReportBuilder(a *app.App) *report.Builder {
-	return &report.Builder{Keywords: keywordProvider(a), Crawler: a.Crawler, Clock: a.Clock,
+// registers the cache's counters in Metrics, so it is built once, by the worker. The local
+// provider's keyword columns are kept loaded until ctx ends or the App closes.
+func ReportBuilder(ctx context.Context, a *app.App) *report.Builder {
+	return &report.Builder{Keywords: keywordProvider(ctx, a), Crawler: a.Crawler, Clock: a.Clock,
 		ThinWords: a.Config.ThinContentWords, History: jobs.AuditHistory{Jobs: a.Jobs},
 		Cursors: a.Cursors}
 }
 
 // keywordProvider builds the configured keyword data source behind the Redis answer cache.
-func keywordProvider(a *app.App) keywords.Provider {
+func keywordProvider(ctx context.Context, a *app.App) keywords.Provider {
 	cfg := a.Config
 	var p keywords.Provider
 	switch cfg.KeywordProvider {
 	case "dataforseo":
 		p = dataforseo.New(DataForSEOConfig(cfg, a.Log))
 	default:
-		p = local.New(a.Pool, local.WithColumnsBudget(int64(cfg.KeywordColumnsMB)<<20))
+		lp := local.New(a.Pool, local.WithColumnsBudget(int64(cfg.KeywordColumnsMB)<<20))
+		warm, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			lp.KeepColumnsWarm(warm, columnsWarmInterval, func(err error) { a.Log.Warn("keyword columns: warm", "err", err) })
+		}()
+		a.OnClose(func() { stop(); <-done }) // before the pool closes
+		p = lp
 	}
 	c := cache.New(p, a.Redis, cfg.KeywordCacheTTL, cache.WithLogger(a.Log))
 	labels := map[string]string{"provider": p.Name()}
@@ -47,6 +56,10 @@ func keywordProvider(a *app.App) keywords.Provider {
 		func() float64 { return float64(c.Misses()) })
 	return c
 }
+
+// columnsWarmInterval is how often the worker looks for keyword data newer than its keyword
+// columns (a question finding them stale loads them itself meanwhile).
+const columnsWarmInterval = 30 * time.Second
 
 // DataForSEOConfig is the DataForSEO client's configuration from the service's: the
 // credentials, the address and the intent and difficulty fill-ins (DATAFORSEO_FILL_MISSING,

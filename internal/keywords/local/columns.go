@@ -64,6 +64,7 @@ const columnsLoadTimeout = 2 * time.Minute
 var (
 	columnsOff    bool
 	columnAnswers atomic.Int64
+	columnLoads   atomic.Int64
 )
 
 // columnsVersion is the data a market's columns were read from.
@@ -154,6 +155,71 @@ func (p *Provider) columns(ctx context.Context, tx pgx.Tx, country, language str
 	return p.cols.get(ctx, p.pool, market{country, language}, v)
 }
 
+// WarmColumns loads the keyword columns of the data as it stands, the biggest markets first
+// while their estimated sizes fit the budget, so that the first question after a worker
+// starts, or after an import, does not wait for the load; it returns at once when the
+// keyword sets are stale (no question would use the columns).
+func (p *Provider) WarmColumns(ctx context.Context) error {
+	if columnsOff || p.cols.budget <= 0 {
+		return nil
+	}
+	type sized struct {
+		m     market
+		bytes int64
+	}
+	var v columnsVersion
+	var fresh bool
+	var markets []sized
+	err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT s.built, s.generation = s.built, b.generation FROM keyword_sets_state s, keyword_data_state b`).
+			Scan(&v.sets, &fresh, &v.data); err != nil || !fresh {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT country, language, keywords, octet_length(norms) FROM keyword_set_keywords ORDER BY keywords DESC`)
+		if err != nil {
+			return err
+		}
+		var m market
+		var n, text int
+		_, err = pgx.ForEachRow(rows, []any{&m.country, &m.language, &n, &text}, func() error {
+			markets = append(markets, sized{m, columnBytes(n, text)})
+			return nil
+		})
+		return err
+	})
+	if err != nil || !fresh {
+		return err
+	}
+	var used int64
+	for _, s := range markets {
+		if used+s.bytes > p.cols.budget {
+			continue
+		}
+		used += s.bytes
+		if _, err := p.cols.get(ctx, p.pool, s.m, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// KeepColumnsWarm runs WarmColumns now and every interval until ctx ends, logging failures
+// to logf: after an import the columns of the new data load in the background.
+func (p *Provider) KeepColumnsWarm(ctx context.Context, interval time.Duration, logf func(err error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := p.WarmColumns(ctx); err != nil && ctx.Err() == nil {
+			logf(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 func (s *columnStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion) (*marketColumns, error) {
 	s.mu.Lock()
 	s.clock++
@@ -165,6 +231,9 @@ func (s *columnStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v c
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), columnsLoadTimeout)
 			defer cancel()
 			cols, err := loadColumns(ctx, pool, m, v, s.budget, s.cacheBytes())
+			if err == nil {
+				columnLoads.Add(1)
+			}
 			s.mu.Lock()
 			e.cols, e.err = cols, err
 			switch {

@@ -241,3 +241,48 @@ func TestColumnsBudget(t *testing.T) {
 		}
 	}
 }
+
+// WarmColumns loads the columns of the data as it stands, so a question does not: after
+// it, a question loads nothing; after a write and a rebuild of the sets, warming loads
+// again.
+func TestWarmColumns(t *testing.T) {
+	pool := db(t)
+	pagingFixture(t, pool)
+	ctx := context.Background()
+	if err := local.BuildKeywordSets(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	p := local.New(pool)
+	loads := local.ColumnLoads()
+	if err := p.WarmColumns(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if local.ColumnLoads() == loads {
+		t.Fatal("warming loaded nothing")
+	}
+	loads = local.ColumnLoads()
+	answers := local.ColumnAnswers()
+	req := keywords.GapsRequest{Domain: "ours.example", Competitors: []string{"comp1.example"}, Country: "pg", Language: "en", Limit: 5,
+		Filters: keywords.Filters{Include: []string{"alpha"}}}
+	if _, err := p.Gaps(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if local.ColumnAnswers() != answers+1 || local.ColumnLoads() != loads {
+		t.Fatalf("after warming: %d answers from the columns, %d loads", local.ColumnAnswers()-answers, local.ColumnLoads()-loads)
+	}
+	if err := p.WarmColumns(ctx); err != nil || local.ColumnLoads() != loads {
+		t.Fatalf("warming again with nothing changed: %v, %d loads", err, local.ColumnLoads()-loads)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM domain_rankings WHERE false`); err != nil { // moves the generation on
+		t.Fatal(err)
+	}
+	if err := p.WarmColumns(ctx); err != nil || local.ColumnLoads() != loads {
+		t.Fatalf("warming with stale sets: %v, %d loads", err, local.ColumnLoads()-loads)
+	}
+	if err := local.BuildKeywordSets(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WarmColumns(ctx); err != nil || local.ColumnLoads() == loads {
+		t.Fatalf("warming after a rebuild: %v, no load", err)
+	}
+}

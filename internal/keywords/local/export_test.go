@@ -43,3 +43,6 @@ func ColumnsOff(t *testing.T) {
 
 // ColumnAnswers is how many answers the keyword columns gave.
 func ColumnAnswers() int64 { return columnAnswers.Load() }
+
+// ColumnLoads is how many times keyword columns were loaded.
+func ColumnLoads() int64 { return columnLoads.Load() }
