@@ -24,6 +24,9 @@ import (
 // all with limit 0) and how many gaps pass the filters; ok is false when a keyword set
 // has no positions (built before migration 00031), and SQL answers.
 func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, limit int) (page []pageRow, total int, ok bool, err error) {
+	if len(q.order) > maxColumnKeys {
+		return nil, 0, false, nil
+	}
 	mk := market{m.country, m.language}
 	own, ok, err := c.set(ctx, tx, mk, m.domain)
 	if err != nil || !ok {
@@ -106,9 +109,13 @@ func (e *gapEval) behind(id uint32, r *gapRow) bool {
 	return v > w
 }
 
+// maxColumnKeys is the most order keys a row holds here (the API's limit); a longer order
+// is answered in SQL.
+const maxColumnKeys = 3
+
 // gapRow is a gap's sort values (NaN: unknown) and key.
 type gapRow struct {
-	values [3]float64
+	values [maxColumnKeys]float64
 	key    string
 }
 
@@ -177,6 +184,9 @@ func (e *gapEval) compare(a, b *gapRow) int {
 // domain's keyword set has no positions.
 func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk market, domain string, f keywords.Filters,
 	order []keywords.OrderKey, after []any, limit int, counted bool) (keys []string, last []any, more bool, counts []int, ok bool, err error) {
+	if len(order) > maxColumnKeys {
+		return nil, nil, false, nil, false, nil
+	}
 	s, ok, err := c.set(ctx, tx, mk, domain)
 	if err != nil || !ok {
 		return nil, nil, false, nil, false, err
@@ -257,7 +267,7 @@ func (e *rankEval) behind(id uint32, r *rankRow) bool {
 // rankRow is a ranking's sort values (unknowns as +∞ ascending, -∞ descending, as the SQL
 // order's coalesce) and key.
 type rankRow struct {
-	values [3]float64
+	values [maxColumnKeys]float64
 	key    string
 }
 
