@@ -15,7 +15,7 @@ type ideasFirst struct {
 	asked chan struct{}
 }
 
-func (p ideasFirst) Ideas(ctx context.Context, r keywords.IdeasRequest) ([]keywords.Keyword, error) {
+func (p ideasFirst) Ideas(ctx context.Context, r keywords.IdeasRequest) (keywords.IdeaList, error) {
 	close(p.asked)
 	return p.Provider.Ideas(ctx, r)
 }
