@@ -61,10 +61,10 @@ type ClusterRecord struct {
 
 // ResearchResult is the data of a keyword-research answer.
 type ResearchResult struct {
-	Domain        string          `json:"domain"`
-	Topic         string          `json:"topic"`
-	Country       string          `json:"country"`
-	Clusters      []ClusterRecord `json:"clusters"`
+	Domain   string          `json:"domain"`
+	Topic    string          `json:"topic"`
+	Country  string          `json:"country"`
+	Clusters []ClusterRecord `json:"clusters"`
 	// TotalKeywords counts this page's keywords; Total every keyword the pages walk (see
 	// Research), and NextCursor continues them (null on the last page).
 	TotalKeywords int     `json:"total_keywords"`

@@ -667,7 +667,7 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywor
 		for rs.Next() {
 			var r walkRow
 			var intent *string
-			if err := rs.Scan(&r.Keyword, &r.SearchVolume, &r.Difficulty, &r.CPC, &r.Competition,
+			if err := rs.Scan(&r.Keyword.Keyword, &r.SearchVolume, &r.Difficulty, &r.CPC, &r.Competition,
 				&intent, &r.SERPURLs, &r.Relevance, &r.norm); err != nil {
 				return err
 			}
