@@ -33,3 +33,10 @@ func CompetitorSetsFrom(t *testing.T, n int) {
 	t.Cleanup(func() { setsFrom = old })
 	setsFrom = n
 }
+
+// WalkIdeas makes research pages walk the n most relevant matches until the test ends.
+func WalkIdeas(t *testing.T, n int) {
+	walk := ideasWalk
+	t.Cleanup(func() { ideasWalk = walk })
+	ideasWalk = n
+}
