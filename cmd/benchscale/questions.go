@@ -28,7 +28,7 @@ func questions(d *dataset) []question {
 				return "", err
 			}
 			res, err := b.Research(ctx, r)
-			return fmt.Sprintf("%d keywords in %d clusters", res.TotalKeywords, len(res.Clusters)), err
+			return fmt.Sprintf("%d keywords in %d clusters, total %d", res.TotalKeywords, len(res.Clusters), res.Total), err
 		}})
 	}
 	for _, t := range []string{"coffee", "espresso", "grinder", "latte", "arabica"} {
@@ -45,6 +45,36 @@ func questions(d *dataset) []question {
 		}
 		research("research 5 seeds", fmt.Sprint(seeds), report.ResearchRequest{Keywords: seeds})
 	}
+	// Research pages of 1,000, filtered and sorted: the first, and the third by cursor (the
+	// cursors of pages one and two are read once, in the warm-up, and kept).
+	f := func(v float64) *float64 { return &v }
+	pagedResearch := func() report.ResearchRequest {
+		limit := 1000
+		return report.ResearchRequest{Domain: site, Topic: "coffee", Limit: &limit, Query: report.Query{
+			Filters: &report.QueryFilters{SearchVolume: &report.RangeFilter{Min: f(50)}, Exclude: []string{"cheap"}},
+			OrderBy: []string{"keyword_difficulty.asc", "search_volume.desc"}}}
+	}
+	research("research 1000 filtered+sorted", "coffee", pagedResearch())
+	var third string
+	qs = append(qs, question{"research 1000 filtered+sorted, page 3", "coffee", func(ctx context.Context, b *report.Builder) (string, error) {
+		r := pagedResearch()
+		if err := r.Normalize(report.Options{}); err != nil {
+			return "", err
+		}
+		for page := 1; third == "" && page < 3; page++ {
+			res, err := b.Research(ctx, r)
+			if err != nil || res.NextCursor == nil {
+				return fmt.Sprintf("no page %d", page+1), err
+			}
+			r.Cursor = *res.NextCursor
+			if page == 2 {
+				third = r.Cursor
+			}
+		}
+		r.Cursor = third
+		res, err := b.Research(ctx, r)
+		return fmt.Sprintf("total %d, %d keywords", res.Total, res.TotalKeywords), err
+	}})
 	gaps := func(kind string, competitors ...string) {
 		qs = append(qs, question{kind, fmt.Sprint(competitors), func(ctx context.Context, b *report.Builder) (string, error) {
 			r := report.GapsRequest{Domain: site, Competitors: competitors}
@@ -60,7 +90,6 @@ func questions(d *dataset) []question {
 	gaps("gaps three competitors", big, rival, rival2)
 	gaps("gaps three biggest", big, d.domains[1], d.domains[2])
 	// Filters and orders on the biggest competitor's gaps, first pages of 1,000.
-	f := func(v float64) *float64 { return &v }
 	queried := func(kind string, q report.Query, competitors ...string) {
 		qs = append(qs, question{kind, fmt.Sprint(competitors, q.OrderBy), func(ctx context.Context, b *report.Builder) (string, error) {
 			limit := 1000
