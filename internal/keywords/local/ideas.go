@@ -263,8 +263,7 @@ func readLookup(ctx context.Context, tx pgx.Tx, kind lookup, tiers []int, args .
 }
 
 // termCandidates gathers one term's candidates (see above).
-func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit int) ([]string, error) {
-	want := ideasCandidates(limit)
+func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit, want int) ([]string, error) {
 	var keys []string
 	err := p.readTx(ctx, true, func(tx pgx.Tx) error {
 		args := []any{country, language, t.text}
@@ -446,7 +445,9 @@ func collectAlike(rows pgx.Rows, err error) (map[string][]string, error) {
 
 // candidates returns the keys of the terms' candidates, or nil when the market is small
 // enough to rank all its matches.
-func (p *Provider) candidates(ctx context.Context, country, language string, texts []string, limit int) ([]string, error) {
+// want is how many candidates of each kind a term gathers (ideasCandidates(limit) but for
+// the research walk).
+func (p *Provider) candidates(ctx context.Context, country, language string, texts []string, limit, want int) ([]string, error) {
 	terms := make([]ideaTerm, len(texts))
 	var threshold float64
 	var size int
@@ -516,7 +517,7 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 	for i, t := range terms {
 		eg.Go(func() error {
 			var err error
-			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit)
+			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit, want)
 			return err
 		})
 	}
@@ -648,7 +649,11 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywor
 	case queried || req.Keep != nil:
 		limit = ideasPool(limit)
 	}
-	keys, err := p.candidates(ctx, country, language, texts, limit)
+	want := ideasCandidates(limit)
+	if paged {
+		want = walkCandidates(limit)
+	}
+	keys, err := p.candidates(ctx, country, language, texts, limit, want)
 	if err != nil {
 		return keywords.IdeaList{}, fmt.Errorf("local: ideas: %w", err)
 	}
