@@ -214,10 +214,10 @@ type Cluster struct {
 
 // ResearchResult is the answer of KeywordResearch.
 type ResearchResult struct {
-	Domain        string    `json:"domain"`
-	Topic         string    `json:"topic"`
-	Country       string    `json:"country"`
-	Clusters      []Cluster `json:"clusters"`
+	Domain   string    `json:"domain"`
+	Topic    string    `json:"topic"`
+	Country  string    `json:"country"`
+	Clusters []Cluster `json:"clusters"`
 	// TotalKeywords counts this page's keywords; Total every keyword the pages walk, and
 	// NextCursor, sent as Query.Cursor, continues them (nil on the last page).
 	TotalKeywords int     `json:"total_keywords"`
