@@ -178,9 +178,12 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 	if len(ideas) > *r.Limit {
 		ideas = ideas[:*r.Limit]
 	}
-	// Relevance before volume: an answer whose matches all share with the topic only
-	// generic words ("remote work tools" for "seo tools") is NO_DATA.
-	if list.Total == 0 && len(list.Dropped) > 0 {
+	// Nothing to answer: no idea at all, or a first page left empty (DataForSEO counts the
+	// ideas the relevance rule leaves out). Relevance before volume: an answer whose matches
+	// all share with the topic only generic words ("remote work tools" for "seo tools") is
+	// NO_DATA, naming them.
+	empty := list.Total == 0 || (len(ideas) == 0 && after == "")
+	if empty && len(list.Dropped) > 0 {
 		_, off, generic := analysis.SplitOffTopic(topic, r.Language, list.Dropped)
 		names := make([]string, 0, min(len(off), 3))
 		for _, k := range off[:min(len(off), 3)] {
@@ -190,7 +193,7 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 			fmt.Sprintf("No keyword data was found for %q in %s/%s: the only matches (%s) share with it just the generic word %s, so they are not about it.",
 				topic, r.Country, r.Language, quotedList(names), quotedList(generic)))
 	}
-	if list.Total == 0 {
+	if empty {
 		asked := seeds
 		if topic != "" {
 			asked = append([]string{topic}, seeds...)
