@@ -704,8 +704,8 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywor
 	return list, nil
 }
 
-// Filters and order_by on ideas apply to a pool of the most relevant matches,
-// ideasPool(limit) of them: the filters keep what passes, the order (relevance when none)
+// Filters and order_by on an unpaged call (no Page: research pages walk instead, walk.go)
+// apply to a pool of the most relevant matches, ideasPool(limit) of them: the filters keep what passes, the order (relevance when none)
 // sorts it, and the first limit are the answer. Ideas are matches of a topic, found by
 // relevance; a filter narrows them, it does not widen the search to keywords that match the
 // topic less (a filter on volume over a whole market is a different question). The pool is
