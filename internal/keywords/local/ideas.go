@@ -262,10 +262,17 @@ func readLookup(ctx context.Context, tx pgx.Tx, kind lookup, tiers []int, args .
 	})
 }
 
-// termCandidates gathers one term's candidates (see above).
-func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit, want int) ([]string, error) {
+// termCandidates gathers one term's candidates (see above). serial runs the look-ups
+// without parallel workers, which hand rows over in no fixed order: a look-up cut by its
+// LIMIT then keeps the same rows every time the data is the same (the research walk).
+func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit, want int, serial bool) ([]string, error) {
 	var keys []string
 	err := p.readTx(ctx, true, func(tx pgx.Tx) error {
+		if serial {
+			if _, err := tx.Exec(ctx, "SET LOCAL max_parallel_workers_per_gather = 0"); err != nil {
+				return err
+			}
+		}
 		args := []any{country, language, t.text}
 		tiers := nearestTiers(t.trigrams)
 		// Full-text matches: the nearest tiers until want, then the rest of the last one.
@@ -446,8 +453,8 @@ func collectAlike(rows pgx.Rows, err error) (map[string][]string, error) {
 // candidates returns the keys of the terms' candidates, or nil when the market is small
 // enough to rank all its matches.
 // want is how many candidates of each kind a term gathers (ideasCandidates(limit) but for
-// the research walk).
-func (p *Provider) candidates(ctx context.Context, country, language string, texts []string, limit, want int) ([]string, error) {
+// the research walk); serial is termCandidates'.
+func (p *Provider) candidates(ctx context.Context, country, language string, texts []string, limit, want int, serial bool) ([]string, error) {
 	terms := make([]ideaTerm, len(texts))
 	var threshold float64
 	var size int
@@ -517,7 +524,7 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 	for i, t := range terms {
 		eg.Go(func() error {
 			var err error
-			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit, want)
+			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit, want, serial)
 			return err
 		})
 	}
@@ -653,7 +660,7 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywor
 	if paged {
 		want = walkCandidates(limit)
 	}
-	keys, err := p.candidates(ctx, country, language, texts, limit, want)
+	keys, err := p.candidates(ctx, country, language, texts, limit, want, paged)
 	if err != nil {
 		return keywords.IdeaList{}, fmt.Errorf("local: ideas: %w", err)
 	}
