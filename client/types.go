@@ -214,13 +214,17 @@ type Cluster struct {
 
 // ResearchResult is the answer of KeywordResearch.
 type ResearchResult struct {
-	Domain        string    `json:"domain"`
-	Topic         string    `json:"topic"`
-	Country       string    `json:"country"`
-	Clusters      []Cluster `json:"clusters"`
-	TotalKeywords int       `json:"total_keywords"`
-	Source        string    `json:"source"`
-	Meta          Meta      `json:"-"`
+	Domain   string    `json:"domain"`
+	Topic    string    `json:"topic"`
+	Country  string    `json:"country"`
+	Clusters []Cluster `json:"clusters"`
+	// TotalKeywords counts this page's keywords; Total every keyword the pages walk, and
+	// NextCursor, sent as Query.Cursor, continues them (nil on the last page).
+	TotalKeywords int     `json:"total_keywords"`
+	Total         int     `json:"total"`
+	NextCursor    *string `json:"next_cursor"`
+	Source        string  `json:"source"`
+	Meta          Meta    `json:"-"`
 }
 
 // GapsRequest is the body of KeywordGaps.

@@ -26,7 +26,7 @@ func questions(d *dataset) []question {
 	research := func(kind, name string, r report.ResearchRequest) {
 		r.Domain = site
 		qs = append(qs, newQuestion(kind, name, "/v1/keywords/research", r, (*report.Builder).Research, func(res report.ResearchResult) string {
-			return fmt.Sprintf("%d keywords in %d clusters", res.TotalKeywords, len(res.Clusters))
+			return fmt.Sprintf("%d keywords in %d clusters, total %d", res.TotalKeywords, len(res.Clusters), res.Total)
 		}))
 	}
 	for _, t := range []string{"coffee", "espresso", "grinder", "latte", "arabica"} {
@@ -43,6 +43,21 @@ func questions(d *dataset) []question {
 		}
 		research("research 5 seeds", fmt.Sprint(seeds), report.ResearchRequest{Keywords: seeds})
 	}
+	// Research pages of 1,000, filtered and sorted: the first, and a later one by cursor.
+	f := func(v float64) *float64 { return &v }
+	pagedResearch := func() report.ResearchRequest {
+		limit := 1000
+		return report.ResearchRequest{Domain: site, Topic: "coffee", Limit: &limit, Query: report.Query{
+			Filters: &report.QueryFilters{SearchVolume: &report.RangeFilter{Min: f(50)}, Exclude: []string{"cheap"}},
+			OrderBy: []string{"keyword_difficulty.asc", "search_volume.desc"}}}
+	}
+	research("research 1000 filtered+sorted", "coffee", pagedResearch())
+	// A later page: keyset, so the second stands for any.
+	qs = append(qs, laterPage("research 1000 filtered+sorted, later page", "coffee", "/v1/keywords/research", pagedResearch(), (*report.Builder).Research,
+		func(res report.ResearchResult) *string { return res.NextCursor },
+		func(res report.ResearchResult) string {
+			return fmt.Sprintf("total %d, %d keywords", res.Total, res.TotalKeywords)
+		}))
 	gaps := func(kind string, competitors ...string) {
 		r := report.GapsRequest{Domain: site, Competitors: competitors}
 		qs = append(qs, newQuestion(kind, fmt.Sprint(competitors), "/v1/keywords/gaps", r, (*report.Builder).Gaps, func(res report.GapsResult) string {
@@ -54,7 +69,6 @@ func questions(d *dataset) []question {
 	gaps("gaps three competitors", big, rival, rival2)
 	gaps("gaps three biggest", big, d.domains[1], d.domains[2])
 	// Filters and orders on the biggest competitor's gaps, first pages of 1,000.
-	f := func(v float64) *float64 { return &v }
 	queried := func(kind string, q report.Query, competitors ...string) {
 		limit := 1000
 		r := report.GapsRequest{Domain: site, Competitors: competitors, Limit: &limit, Query: q}

@@ -46,29 +46,14 @@ func IsGeneric(word, language string) bool {
 // keeps everything: the caller asked about the generic thing. The generic words shared are
 // returned, as the topic writes them, for the message.
 func SplitOffTopic(topic, language string, ideas []keywords.Keyword) (kept, off []keywords.Keyword, shared []string) {
-	topicStems := map[string]bool{}
-	specific := false
-	for _, s := range stem.Stems(topic, language) {
-		topicStems[s] = true
-		specific = specific || !genericStems[s]
-	}
-	if !specific || len(topicStems) < 2 {
+	topicStems := splitting(topic, language)
+	if topicStems == nil {
 		return ideas, nil, nil
 	}
 	seenShared := map[string]bool{}
 	for _, k := range ideas {
-		common, onlyGeneric := 0, true
-		var matched []string
-		for _, s := range stem.Set(k.Keyword, language) {
-			if topicStems[s] {
-				common++
-				if !genericStems[s] {
-					onlyGeneric = false
-				}
-				matched = append(matched, s)
-			}
-		}
-		if common > 0 && onlyGeneric {
+		matched, isOff := offTopic(topicStems, k.Keyword, language)
+		if isOff {
 			off = append(off, k)
 			for _, w := range matched {
 				seenShared[w] = true
@@ -87,4 +72,47 @@ func SplitOffTopic(topic, language string, ideas []keywords.Keyword) (kept, off 
 		}
 	}
 	return kept, off, words
+}
+
+// splitting returns the stems of a topic whose ideas may be off topic: nil for a topic of
+// one stem or of generic words alone, which keeps everything.
+func splitting(topic, language string) map[string]bool {
+	topicStems := map[string]bool{}
+	specific := false
+	for _, s := range stem.Stems(topic, language) {
+		topicStems[s] = true
+		specific = specific || !genericStems[s]
+	}
+	if !specific || len(topicStems) < 2 {
+		return nil
+	}
+	return topicStems
+}
+
+// offTopic reports whether a keyword shares with the topic's stems only generic ones, and
+// which it shares.
+func offTopic(topicStems map[string]bool, keyword, language string) (matched []string, off bool) {
+	onlyGeneric := true
+	for _, s := range stem.Set(keyword, language) {
+		if topicStems[s] {
+			if !genericStems[s] {
+				onlyGeneric = false
+			}
+			matched = append(matched, s)
+		}
+	}
+	return matched, len(matched) > 0 && onlyGeneric
+}
+
+// OnTopic is SplitOffTopic's rule as a test of one idea, true when the idea is kept; nil
+// when the topic keeps every idea.
+func OnTopic(topic, language string) func(keywords.Keyword) bool {
+	topicStems := splitting(topic, language)
+	if topicStems == nil {
+		return nil
+	}
+	return func(k keywords.Keyword) bool {
+		_, off := offTopic(topicStems, k.Keyword, language)
+		return !off
+	}
 }

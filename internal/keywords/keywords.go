@@ -74,6 +74,45 @@ type IdeasRequest struct {
 	// Filters narrow the ideas; Order, when set, replaces relevance order (see query.go).
 	Filters Filters
 	Order   []OrderKey
+	// Page, when its Limit is set, asks for one page of the ideas (Limit is then unused):
+	// the list continues after Page.After, a previous IdeaList.Next, and the answer counts
+	// every idea the pages walk (IdeaList.Total).
+	Page Page
+	// Keep, when set, is a rule every idea must pass (research's relevance rule), applied
+	// before ideas are counted and paged, so that Total counts what the pages hold. KeepRule
+	// names it: a request's cache key and a page token are made of its fields, and a
+	// function is not one.
+	Keep     func(Keyword) bool `json:"-"`
+	KeepRule string             `json:",omitempty"`
+}
+
+// IdeaList is a provider's answer to an IdeasRequest: the ideas (one page of them when the
+// request has a Page), how many ideas the pages walk in all, and the token of the next page.
+type IdeaList struct {
+	Ideas []Keyword `json:"ideas"`
+	// Total counts the ideas passing the filters (and Keep) that the pages walk, before
+	// paging; without a Page, the ideas returned.
+	Total int `json:"total"`
+	// Next is the provider's token for the next page; "" on the last page.
+	Next string `json:"next,omitempty"`
+	// Estimated is set when Total is not exact (DataForSEO's total_count counts the ideas
+	// Keep leaves out too).
+	Estimated bool `json:"estimated,omitempty"`
+	// Dropped are the first few ideas Keep left out, for the advice of an answer that
+	// kept none.
+	Dropped []Keyword `json:"dropped,omitempty"`
+}
+
+// Keeps reports whether k passes req's Keep rule, noting the first few it leaves out in
+// l.Dropped.
+func (l *IdeaList) Keeps(req IdeasRequest, k Keyword) bool {
+	if req.Keep == nil || req.Keep(k) {
+		return true
+	}
+	if len(l.Dropped) < 3 {
+		l.Dropped = append(l.Dropped, k)
+	}
+	return false
 }
 
 // RankedRequest asks for the keywords a domain ranks for.
@@ -177,8 +216,9 @@ const LocalName = "local"
 type Provider interface {
 	// Name is the provider's short name ("local", "dataforseo").
 	Name() string
-	// Ideas returns keywords about the topic or seeds, most relevant first, at most Limit.
-	Ideas(ctx context.Context, req IdeasRequest) ([]Keyword, error)
+	// Ideas returns keywords about the topic or seeds, most relevant first (or in the
+	// request's order), at most Limit, or one page of them when the request has a Page.
+	Ideas(ctx context.Context, req IdeasRequest) (IdeaList, error)
 	// Ranked returns keywords the domain ranks for, best position first.
 	Ranked(ctx context.Context, req RankedRequest) ([]Ranking, error)
 	// Gaps returns the first req.Limit gaps (all with 0), highest search volume first, and
@@ -219,14 +259,15 @@ type TrendLabeler interface {
 // Ideas asks p for ideas and, when p is a SyntheticLabeler, labels the synthetic ones, so
 // every idea carries its flag whichever provider answered; when p is a TrendLabeler, it
 // reads their trends.
-func Ideas(ctx context.Context, p Provider, req IdeasRequest) ([]Keyword, error) {
-	ks, err := p.Ideas(ctx, req)
+func Ideas(ctx context.Context, p Provider, req IdeasRequest) (IdeaList, error) {
+	list, err := p.Ideas(ctx, req)
+	ks := list.Ideas
 	if err != nil || len(ks) == 0 {
-		return ks, err
+		return list, err
 	}
 	if l, ok := p.(SyntheticLabeler); ok {
 		if err := l.LabelSynthetic(ctx, req.Country, req.Language, ks); err != nil {
-			return nil, err
+			return IdeaList{}, err
 		}
 	}
 	if l, ok := p.(TrendLabeler); ok {
@@ -235,10 +276,10 @@ func Ideas(ctx context.Context, p Provider, req IdeasRequest) ([]Keyword, error)
 			ptrs[i] = &ks[i]
 		}
 		if err := l.LabelTrends(ctx, req.Country, req.Language, ptrs); err != nil {
-			return nil, err
+			return IdeaList{}, err
 		}
 	}
-	return ks, nil
+	return list, nil
 }
 
 // Gaps asks p for gaps and, when p is a TrendLabeler, reads their trends.

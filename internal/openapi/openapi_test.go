@@ -34,10 +34,11 @@ func TestServersNameTheDeployment(t *testing.T) {
 // documents X-Request-ID. Analysis costs are report.Catalog'; everything else is free.
 func TestOperationsAndCosts(t *testing.T) {
 	d := doc(t)
-	costs, renderCosts := map[string]int{}, map[string]int{}
+	costs, renderCosts, pageRows := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, s := range report.Catalog {
 		costs[s.Method+" "+s.Path] = s.Cost
 		renderCosts[s.Method+" "+s.Path] = s.RenderCost
+		pageRows[s.Method+" "+s.Path] = s.PageRows
 	}
 	n := 0
 	for path, item := range d["paths"].(map[string]any) {
@@ -55,6 +56,9 @@ func TestOperationsAndCosts(t *testing.T) {
 			}
 			if int(cost) != costs[name] {
 				t.Errorf("%s: x-credit-cost %v, the service charges %d", name, cost, costs[name])
+			}
+			if rows, _ := o["x-credit-page-rows"].(float64); int(rows) != pageRows[name] {
+				t.Errorf("%s: x-credit-page-rows %v, the service prices pages of %d rows", name, rows, pageRows[name])
 			}
 			if render, _ := o["x-credit-cost-render"].(float64); int(render) != renderCosts[name] {
 				t.Errorf("%s: x-credit-cost-render %v, the service charges %d for a rendered request", name, render, renderCosts[name])

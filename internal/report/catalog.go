@@ -51,7 +51,7 @@ type Analysis struct {
 var Catalog = []Analysis{
 	{
 		Kind: KindResearch, Method: http.MethodPost, Path: "/v1/keywords/research", Cost: 5, PageRows: 100, CSV: true,
-		Summary:    "Keyword research with clusters",
+		Summary:    "Keyword research with clusters, paged by cursor",
 		NewRequest: func() Request { return &ResearchRequest{} },
 		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
 			return b.Research(ctx, *req.(*ResearchRequest))

@@ -132,7 +132,7 @@ func (b *Builder) gather(ctx context.Context, r planRequest, withCompetitorPages
 			g.ideasErr = err
 			return nil //nolint:nilerr // a failed part degrades the answer; warnings say so
 		}
-		g.ideas = ideas
+		g.ideas = ideas.Ideas
 		return nil
 	})
 
@@ -153,8 +153,9 @@ func (b *Builder) gather(ctx context.Context, r planRequest, withCompetitorPages
 	topicErrs := make([]error, len(r.FocusTopics))
 	for i, topic := range r.FocusTopics {
 		eg.Go(func() error {
-			topicIdeas[i], topicErrs[i] = keywords.Ideas(ctx, b.Keywords, keywords.IdeasRequest{Topic: topic, Country: r.Country,
+			list, err := keywords.Ideas(ctx, b.Keywords, keywords.IdeasRequest{Topic: topic, Country: r.Country,
 				Language: r.Language, Limit: ideasPerTopic})
+			topicIdeas[i], topicErrs[i] = list.Ideas, err
 			return nil
 		})
 	}

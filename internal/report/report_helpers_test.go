@@ -261,9 +261,9 @@ type failingProvider struct {
 	ideas, ranked, gaps error
 }
 
-func (p failingProvider) Ideas(ctx context.Context, r keywords.IdeasRequest) ([]keywords.Keyword, error) {
+func (p failingProvider) Ideas(ctx context.Context, r keywords.IdeasRequest) (keywords.IdeaList, error) {
 	if p.ideas != nil {
-		return nil, p.ideas
+		return keywords.IdeaList{}, p.ideas
 	}
 	return p.Provider.Ideas(ctx, r)
 }

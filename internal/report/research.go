@@ -61,12 +61,16 @@ type ClusterRecord struct {
 
 // ResearchResult is the data of a keyword-research answer.
 type ResearchResult struct {
-	Domain        string          `json:"domain"`
-	Topic         string          `json:"topic"`
-	Country       string          `json:"country"`
-	Clusters      []ClusterRecord `json:"clusters"`
-	TotalKeywords int             `json:"total_keywords"`
-	Source        string          `json:"source"`
+	Domain   string          `json:"domain"`
+	Topic    string          `json:"topic"`
+	Country  string          `json:"country"`
+	Clusters []ClusterRecord `json:"clusters"`
+	// TotalKeywords counts this page's keywords; Total every keyword the pages walk (see
+	// Research), and NextCursor continues them (null on the last page).
+	TotalKeywords int     `json:"total_keywords"`
+	Total         int     `json:"total"`
+	NextCursor    *string `json:"next_cursor"`
+	Source        string  `json:"source"`
 	described
 }
 
@@ -112,11 +116,19 @@ func bestRankings(ranked []keywords.Ranking) []keywords.Ranking {
 
 // Research finds keywords about the topic (or seeds), groups them into clusters and scores
 // each for the domain. With neither topic nor seeds, the domain's own best keywords are the
-// seeds; otherwise the ideas are looked up while the domain's rankings are read.
+// seeds; otherwise the ideas are looked up while the domain's rankings are read. An answer
+// is one page of the ideas, in relevance order (or the order_by); total counts every idea
+// the pages walk and next_cursor continues them. The relevance rule (ideas sharing with a
+// topic only generic words are not about it) is the provider's Keep rule, applied before
+// the ideas are counted and paged, so that total counts what the pages hold.
 func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResult, error) {
 	var ranked []keywords.Ranking
-	var ideas []keywords.Keyword
+	var list keywords.IdeaList
 	seeds, topic, warnings, err := b.usableSeeds(r)
+	if err != nil {
+		return ResearchResult{}, err
+	}
+	after, err := b.pageToken(ctx, KindResearch, &r)
 	if err != nil {
 		return ResearchResult{}, err
 	}
@@ -128,8 +140,12 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 		return nil
 	}
 	readIdeas := func(ctx context.Context) (err error) {
-		ideas, err = keywords.Ideas(ctx, b.Keywords, keywords.IdeasRequest{Topic: topic, Seeds: seeds, Country: r.Country,
-			Language: r.Language, Limit: *r.Limit, Filters: r.KeywordFilters(), Order: r.KeywordOrder()})
+		q := keywords.IdeasRequest{Topic: topic, Seeds: seeds, Country: r.Country, Language: r.Language,
+			Filters: r.KeywordFilters(), Order: r.KeywordOrder(), Page: keywords.Page{Limit: *r.Limit, After: after}}
+		if keep := analysis.OnTopic(topic, r.Language); keep != nil && len(seeds) == 0 {
+			q.Keep, q.KeepRule = keep, "on-topic"
+		}
+		list, err = keywords.Ideas(ctx, b.Keywords, q)
 		if err != nil {
 			return queryError("keyword ideas", err)
 		}
@@ -158,17 +174,17 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 			return ResearchResult{}, err
 		}
 	}
+	ideas := list.Ideas
 	if len(ideas) > *r.Limit {
 		ideas = ideas[:*r.Limit]
 	}
-	// Relevance before volume: ideas sharing with the topic only generic words ("remote work
-	// tools" for "seo tools") are not about it; an answer of nothing else is NO_DATA.
-	var off []keywords.Keyword
-	var generic []string
-	if topic != "" && len(seeds) == 0 {
-		ideas, off, generic = analysis.SplitOffTopic(topic, r.Language, ideas)
-	}
-	if len(ideas) == 0 && len(off) > 0 {
+	// Nothing to answer: no idea at all, or a first page left empty (DataForSEO counts the
+	// ideas the relevance rule leaves out). Relevance before volume: an answer whose matches
+	// all share with the topic only generic words ("remote work tools" for "seo tools") is
+	// NO_DATA, naming them.
+	empty := list.Total == 0 || (len(ideas) == 0 && after == "")
+	if empty && len(list.Dropped) > 0 {
+		_, off, generic := analysis.SplitOffTopic(topic, r.Language, list.Dropped)
 		names := make([]string, 0, min(len(off), 3))
 		for _, k := range off[:min(len(off), 3)] {
 			names = append(names, k.Keyword)
@@ -177,7 +193,7 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 			fmt.Sprintf("No keyword data was found for %q in %s/%s: the only matches (%s) share with it just the generic word %s, so they are not about it.",
 				topic, r.Country, r.Language, quotedList(names), quotedList(generic)))
 	}
-	if len(ideas) == 0 {
+	if empty {
 		asked := seeds
 		if topic != "" {
 			asked = append([]string{topic}, seeds...)
@@ -185,10 +201,18 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 		return ResearchResult{}, b.noData(ctx, r.Country, r.Language, "another topic or other keywords",
 			fmt.Sprintf("No keyword data was found for %s in %s/%s.", quotedList(asked), r.Country, r.Language))
 	}
+	next, err := b.nextCursor(ctx, KindResearch, &r, list.Next)
+	if err != nil {
+		return ResearchResult{}, err
+	}
+	if list.Estimated {
+		warnings = append(warnings, fmt.Sprintf("total is an upper bound: %s counts the keywords it matched, "+
+			"among them those left out as not about the topic.", providerLabel(b.Keywords.Name())))
+	}
 	pos := positions(ranked)
 	clusters := analysis.ClusterKeywords(ideas, analysis.ClusterOptions{Language: r.Language})
 	res := ResearchResult{Domain: r.Domain, Topic: topic, Country: r.Country, Clusters: []ClusterRecord{},
-		Source: b.Keywords.Name()}
+		Total: list.Total, NextCursor: next, Source: b.Keywords.Name()}
 	if res.Topic == "" {
 		res.Topic = strings.Join(seeds, ", ")
 	}

@@ -81,27 +81,43 @@ type idea struct {
 	Relevance float64 `json:"relevance"`
 }
 
+// ideaList is the stored form of an IdeaList.
+type ideaList struct {
+	Ideas     []idea `json:"ideas"`
+	Total     int    `json:"total"`
+	Next      string `json:"next,omitempty"`
+	Estimated bool   `json:"estimated,omitempty"`
+	// Dropped keeps the ideas Keep left out as they are (Relevance does not matter there).
+	Dropped []keywords.Keyword `json:"dropped,omitempty"`
+}
+
 // Ideas answers from the cache or from the provider, with each idea's synthetic flag (the
-// cache is not a keywords.SyntheticLabeler: what it stores is labelled already).
-func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
-	stored, err := through(ctx, p, "ideas", req, func() ([]idea, error) {
-		ks, err := keywords.Ideas(ctx, p.next, req) // labelled before they are stored
-		if err != nil || ks == nil {
-			return nil, err
+// cache is not a keywords.SyntheticLabeler: what it stores is labelled already). A request
+// with a Keep rule it cannot name (no KeepRule) is passed on uncached.
+func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywords.IdeaList, error) {
+	if req.Keep != nil && req.KeepRule == "" {
+		return keywords.Ideas(ctx, p.next, req)
+	}
+	stored, err := through(ctx, p, "ideas", req, func() (ideaList, error) {
+		list, err := keywords.Ideas(ctx, p.next, req) // labelled before they are stored
+		if err != nil {
+			return ideaList{}, err
 		}
-		out := make([]idea, len(ks))
-		for i, k := range ks {
-			out[i] = idea{Keyword: k, Relevance: k.Relevance}
+		out := ideaList{Ideas: make([]idea, len(list.Ideas)), Total: list.Total, Next: list.Next, Estimated: list.Estimated,
+			Dropped: list.Dropped}
+		for i, k := range list.Ideas {
+			out.Ideas[i] = idea{Keyword: k, Relevance: k.Relevance}
 		}
 		return out, nil
 	})
-	if err != nil || stored == nil {
-		return nil, err
+	if err != nil {
+		return keywords.IdeaList{}, err
 	}
-	out := make([]keywords.Keyword, len(stored))
-	for i, s := range stored {
-		out[i] = s.Keyword
-		out[i].Relevance = s.Relevance
+	out := keywords.IdeaList{Ideas: make([]keywords.Keyword, len(stored.Ideas)), Total: stored.Total, Next: stored.Next,
+		Estimated: stored.Estimated, Dropped: stored.Dropped}
+	for i, s := range stored.Ideas {
+		out.Ideas[i] = s.Keyword
+		out.Ideas[i].Relevance = s.Relevance
 	}
 	return out, nil
 }

@@ -54,14 +54,14 @@ var ideas = []keywords.Keyword{
 	{Keyword: "cold brew tea", Relevance: 0.4, Synthetic: true}, // every metric unknown; made up
 }
 
-func (c *counting) Ideas(_ context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
+func (c *counting) Ideas(_ context.Context, req keywords.IdeasRequest) (keywords.IdeaList, error) {
 	if err := c.count("ideas"); err != nil {
-		return nil, err
+		return keywords.IdeaList{}, err
 	}
 	if req.Topic == "nothing" {
-		return []keywords.Keyword{}, nil
+		return keywords.IdeaList{Ideas: []keywords.Keyword{}}, nil
 	}
-	return ideas, nil
+	return keywords.IdeaList{Ideas: ideas, Total: len(ideas)}, nil
 }
 
 func (c *counting) Ranked(context.Context, keywords.RankedRequest) ([]keywords.Ranking, error) {
@@ -90,11 +90,11 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("Name() = %q, want the wrapped provider's", p.Name())
 	}
 	req := keywords.IdeasRequest{Topic: "cold brew", Country: "us", Language: "en", Limit: 10}
-	first, err := p.Ideas(ctx, req)
+	first, err := ideasOf(p.Ideas(ctx, req))
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := p.Ideas(ctx, req)
+	second, err := ideasOf(p.Ideas(ctx, req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestRoundTrip(t *testing.T) {
 
 	// Another request is another key.
 	req.Limit = 20
-	if _, err := p.Ideas(ctx, req); err != nil {
+	if _, err := ideasOf(p.Ideas(ctx, req)); err != nil {
 		t.Fatal(err)
 	}
 	if next.n("ideas") != 2 || p.Misses() != 2 {
@@ -143,7 +143,7 @@ func TestRoundTrip(t *testing.T) {
 	// An empty answer is cached as an empty list.
 	empty := keywords.IdeasRequest{Topic: "nothing"}
 	for i := 0; i < 2; i++ {
-		got, err := p.Ideas(ctx, empty)
+		got, err := ideasOf(p.Ideas(ctx, empty))
 		if err != nil || got == nil || len(got) != 0 {
 			t.Errorf("empty answer %d: %#v, %v", i, got, err)
 		}
@@ -232,11 +232,11 @@ func TestCorruptEntry(t *testing.T) {
 	req := keywords.IdeasRequest{Topic: "corrupt"}
 	key, _ := cache.Key("fake", "ideas", req)
 	rdb.Set(ctx, key, "{not json", time.Minute)
-	got, err := p.Ideas(ctx, req)
+	got, err := ideasOf(p.Ideas(ctx, req))
 	if err != nil || len(got) != 2 || next.n("ideas") != 1 {
 		t.Fatalf("got %v, %v after %d calls", got, err, next.n("ideas"))
 	}
-	if _, err := p.Ideas(ctx, req); err != nil || next.n("ideas") != 1 {
+	if _, err := ideasOf(p.Ideas(ctx, req)); err != nil || next.n("ideas") != 1 {
 		t.Errorf("the corrupt entry was not replaced")
 	}
 }
@@ -250,7 +250,7 @@ func TestRedisDown(t *testing.T) {
 	next := &counting{}
 	p := cache.New(next, rdb, time.Minute, cache.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	for i := 0; i < 2; i++ {
-		got, err := p.Ideas(ctx, keywords.IdeasRequest{Topic: "cold brew"})
+		got, err := ideasOf(p.Ideas(ctx, keywords.IdeasRequest{Topic: "cold brew"}))
 		if err != nil || !reflect.DeepEqual(got, ideas) {
 			t.Fatalf("call %d: %v, %v", i, got, err)
 		}
@@ -270,13 +270,14 @@ type labelling struct {
 	labelled int
 }
 
-func (l *labelling) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
-	ks, err := l.counting.Ideas(ctx, req)
-	out := append([]keywords.Keyword(nil), ks...)
+func (l *labelling) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywords.IdeaList, error) {
+	list, err := l.counting.Ideas(ctx, req)
+	out := append([]keywords.Keyword(nil), list.Ideas...)
 	for i := range out {
 		out[i].Synthetic = false
 	}
-	return out, err
+	list.Ideas = out
+	return list, err
 }
 
 func (l *labelling) LabelSynthetic(_ context.Context, _, _ string, ks []keywords.Keyword) error {
@@ -295,7 +296,7 @@ func TestIdeasStoredLabelled(t *testing.T) {
 	p := cache.New(next, rdb, time.Minute)
 	req := keywords.IdeasRequest{Topic: "cold brew", Country: "us", Language: "en", Limit: 5}
 	for i := 0; i < 2; i++ {
-		got, err := keywords.Ideas(ctx, p, req)
+		got, err := ideasOf(keywords.Ideas(ctx, p, req))
 		if err != nil || len(got) != 2 || !got[0].Synthetic || got[1].Synthetic {
 			t.Fatalf("answer %d: %+v, %v; want cold brew coffee labelled synthetic", i, got, err)
 		}
@@ -322,3 +323,6 @@ func (c *counting) Competitors(context.Context, keywords.CompetitorsRequest) (ke
 	}
 	return keywords.CompetitorList{Total: 1}, nil
 }
+
+// ideasOf reads an IdeaList's ideas, for the tests written before Ideas answered one.
+func ideasOf(l keywords.IdeaList, err error) ([]keywords.Keyword, error) { return l.Ideas, err }

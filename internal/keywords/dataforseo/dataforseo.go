@@ -126,19 +126,22 @@ func (c *Client) Name() string { return Name }
 func (c *Client) MinSeedChars() int { return MinSeedChars }
 
 // Ideas asks keyword_ideas for keywords related to the seeds, or to the topic when there
-// are none. DataForSEO orders them by relevance; Relevance falls from 1 in that order.
-func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
+// are none. DataForSEO orders them by relevance; Relevance falls from 1 in that order. With
+// a Page, limit is the page's (at most 1,000), a later page continues with DataForSEO's
+// offset_token, and total is its total_count: exact, except that the request's Keep rule
+// leaves out items DataForSEO counts (Estimated is then set).
+func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywords.IdeaList, error) {
 	loc, lang, err := market(req.Country, req.Language)
 	if err != nil {
-		return nil, err
+		return keywords.IdeaList{}, err
 	}
 	filters, err := ideasEndpoint.filters(req.Filters)
 	if err != nil {
-		return nil, err
+		return keywords.IdeaList{}, err
 	}
 	order, err := ideasEndpoint.orderBy(req.Order, nil)
 	if err != nil {
-		return nil, err
+		return keywords.IdeaList{}, err
 	}
 	seeds := make([]string, 0, len(req.Seeds))
 	var short []string
@@ -162,7 +165,7 @@ func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywor
 	}
 	out := []keywords.Keyword{}
 	if len(seeds) == 0 {
-		return out, nil
+		return keywords.IdeaList{Ideas: out}, nil
 	}
 	limit := req.Limit
 	if limit <= 0 {
@@ -174,6 +177,13 @@ func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywor
 		"language_code": lang,
 		"limit":         min(limit, maxLimit),
 	}
+	start := 0
+	if req.Page.Limit > 0 {
+		limit = min(req.Page.Limit, maxLimit)
+		if start, err = page(task, limit, req.Page.After); err != nil {
+			return keywords.IdeaList{}, err
+		}
+	}
 	if filters != nil {
 		task["filters"] = filters
 	}
@@ -181,25 +191,39 @@ func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywor
 		task["order_by"] = order
 	}
 	var results []struct {
+		pageResult
 		Items []keywordData `json:"items"`
 	}
 	if err := c.post(ctx, PathKeywordIdeas, task, &results); err != nil {
-		return nil, err
+		return keywords.IdeaList{}, err
 	}
+	list := keywords.IdeaList{}
 	seen := map[string]bool{}
 	for _, r := range results {
+		if req.Page.Limit > 0 {
+			list.Total = r.TotalCount
+			list.Next = r.next(start, len(r.Items), len(r.Items))
+		}
 		for _, it := range r.Items {
 			k := it.keyword()
 			if k.Keyword == "" || seen[strings.ToLower(k.Keyword)] {
 				continue
 			}
 			seen[strings.ToLower(k.Keyword)] = true
+			if !list.Keeps(req, k) {
+				continue
+			}
 			out = append(out, k)
 		}
 	}
 	if len(out) > limit {
 		out = out[:limit]
 	}
+	if req.Page.Limit == 0 {
+		list.Total = len(out)
+	}
+	// total_count counts what Keep leaves out, on this page or another.
+	list.Estimated = req.Page.Limit > 0 && req.Keep != nil
 	for i := range out {
 		out[i].Relevance = 1 - float64(i)/float64(len(out))
 	}
@@ -208,7 +232,8 @@ func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywor
 		ks[i] = &out[i]
 	}
 	c.fillMissing(ctx, loc, lang, ks)
-	return out, nil
+	list.Ideas = out
+	return list, nil
 }
 
 // Ranked asks ranked_keywords for the domain's organic positions, best first. Limit 0 asks

@@ -175,7 +175,7 @@ func eqF(p *float64, want float64) bool { return p != nil && *p == want }
 func TestIdeas(t *testing.T) {
 	f := newFake(t)
 	c := f.client(dataforseo.Config{})
-	got, err := c.Ideas(context.Background(), keywords.IdeasRequest{Topic: " cold  brew ", Country: "US", Language: "EN"})
+	got, err := ideasOf(c.Ideas(context.Background(), keywords.IdeasRequest{Topic: " cold  brew ", Country: "US", Language: "EN"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestIdeas(t *testing.T) {
 func TestIdeasSeedsAndLimit(t *testing.T) {
 	f := newFake(t)
 	c := f.client(dataforseo.Config{})
-	got, err := c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "ignored", Seeds: []string{"cold brew", "iced coffee"}, Limit: 2})
+	got, err := ideasOf(c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "ignored", Seeds: []string{"cold brew", "iced coffee"}, Limit: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,11 +347,11 @@ func TestLocationCodes(t *testing.T) {
 		}
 	}
 	n := len(f.recorded())
-	_, err := c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "x", Country: "xx"})
+	_, err := ideasOf(c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "x", Country: "xx"}))
 	if !errors.Is(err, keywords.ErrPermanent) {
 		t.Errorf("unknown country: err %v, want permanent", err)
 	}
-	_, err = c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "x", Language: "ja"})
+	_, err = ideasOf(c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "x", Language: "ja"}))
 	if !errors.Is(err, keywords.ErrPermanent) {
 		t.Errorf("unsupported language: err %v, want permanent", err)
 	}
@@ -381,7 +381,7 @@ func TestErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t)
 			f.answer = func(string, map[string]any) (int, []byte) { return tc.status, tc.body }
-			_, err := f.client(dataforseo.Config{}).Ideas(ctx, keywords.IdeasRequest{Topic: "cold brew"})
+			_, err := ideasOf(f.client(dataforseo.Config{}).Ideas(ctx, keywords.IdeasRequest{Topic: "cold brew"}))
 			var pe *keywords.ProviderError
 			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v, want a *keywords.ProviderError", err)
@@ -419,7 +419,7 @@ func TestErrors(t *testing.T) {
 		f := newFake(t)
 		c := f.client(dataforseo.Config{})
 		f.srv.Close()
-		_, err := c.Ideas(ctx, keywords.IdeasRequest{Topic: "cold brew"})
+		_, err := ideasOf(c.Ideas(ctx, keywords.IdeasRequest{Topic: "cold brew"}))
 		if err == nil || errors.Is(err, keywords.ErrPermanent) {
 			t.Errorf("err = %v, want a temporary error", err)
 		}
@@ -429,7 +429,7 @@ func TestErrors(t *testing.T) {
 func TestFillMissing(t *testing.T) {
 	f := newFake(t)
 	c := f.client(dataforseo.Config{FillMissing: true})
-	got, err := c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "cold brew"})
+	got, err := ideasOf(c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "cold brew"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,7 +512,7 @@ func TestCancelWhileWaiting(t *testing.T) {
 	<-f.arrived // the only slot is taken
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := c.Ideas(ctx, keywords.IdeasRequest{Topic: "cold brew"}); !errors.Is(err, context.Canceled) {
+	if _, err := ideasOf(c.Ideas(ctx, keywords.IdeasRequest{Topic: "cold brew"})); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled while waiting for a slot", err)
 	}
 	f.release <- struct{}{}
@@ -520,3 +520,6 @@ func TestCancelWhileWaiting(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// ideasOf reads an IdeaList's ideas, for the tests written before Ideas answered one.
+func ideasOf(l keywords.IdeaList, err error) ([]keywords.Keyword, error) { return l.Ideas, err }

@@ -38,7 +38,7 @@ func TestShortSeedsNotSent(t *testing.T) {
 	if c.MinSeedChars() != 3 {
 		t.Fatalf("MinSeedChars %d", c.MinSeedChars())
 	}
-	got, err := c.Ideas(context.Background(), keywords.IdeasRequest{Seeds: []string{"ai", "cold brew", " é "}})
+	got, err := ideasOf(c.Ideas(context.Background(), keywords.IdeasRequest{Seeds: []string{"ai", "cold brew", " é "}}))
 	if err != nil {
 		t.Fatalf("a short seed must not fail the call: %v", err)
 	}
@@ -50,12 +50,12 @@ func TestShortSeedsNotSent(t *testing.T) {
 		t.Error("no ideas for the seed that was sent")
 	}
 	// Only short seeds, and a short topic: nothing is sent, nothing found.
-	got, err = c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "ux", Seeds: []string{"ai"}})
+	got, err = ideasOf(c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "ux", Seeds: []string{"ai"}}))
 	if err != nil || len(got) != 0 || len(f.recorded()) != 1 {
 		t.Errorf("only short seeds: %v, %v, %d requests; want none sent and no ideas", got, err, len(f.recorded()))
 	}
 	// "café" is 4 characters (5 bytes), "日本" 2.
-	_, _ = c.Ideas(context.Background(), keywords.IdeasRequest{Seeds: []string{"日本", "café"}})
+	_, _ = ideasOf(c.Ideas(context.Background(), keywords.IdeasRequest{Seeds: []string{"日本", "café"}}))
 	task = f.recorded()[1].tasks[0]
 	if kws, _ := task["keywords"].([]any); len(kws) != 1 || kws[0] != "café" {
 		t.Errorf("characters, not bytes, count: sent %v", task["keywords"])
@@ -64,7 +64,7 @@ func TestShortSeedsNotSent(t *testing.T) {
 
 func TestMonthlySearches(t *testing.T) {
 	f := newFake(t)
-	got, err := f.client(dataforseo.Config{}).Ideas(context.Background(), keywords.IdeasRequest{Topic: "cold brew"})
+	got, err := ideasOf(f.client(dataforseo.Config{}).Ideas(context.Background(), keywords.IdeasRequest{Topic: "cold brew"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestRateLimited(t *testing.T) {
 			if tc.header != "" {
 				f.header = map[string]string{"Retry-After": tc.header}
 			}
-			_, err := f.client(dataforseo.Config{}).Ideas(context.Background(), keywords.IdeasRequest{Topic: "cold brew"})
+			_, err := ideasOf(f.client(dataforseo.Config{}).Ideas(context.Background(), keywords.IdeasRequest{Topic: "cold brew"}))
 			var pe *keywords.ProviderError
 			if !errors.Is(err, keywords.ErrRateLimited) || errors.Is(err, keywords.ErrPermanent) || !errors.As(err, &pe) {
 				t.Fatalf("err %v: want rate limited, temporary", err)
@@ -106,7 +106,7 @@ func TestRateLimited(t *testing.T) {
 	}
 	f := newFake(t)
 	f.answer = func(string, map[string]any) (int, []byte) { return http.StatusOK, fixture(t, "task_error_40501.json") }
-	_, err := f.client(dataforseo.Config{}).Ideas(context.Background(), keywords.IdeasRequest{Topic: "cold brew"})
+	_, err := ideasOf(f.client(dataforseo.Config{}).Ideas(context.Background(), keywords.IdeasRequest{Topic: "cold brew"}))
 	if errors.Is(err, keywords.ErrRateLimited) {
 		t.Errorf("40501 is not a rate limit: %v", err)
 	}
@@ -151,8 +151,8 @@ func TestFiltersAndOrder(t *testing.T) {
 
 	// Ideas: the same filters without the keyword_data. prefix; no competitor there.
 	delete(q.Ranges, keywords.FieldCompetitorPosition)
-	if _, err := c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "burr grinder", Filters: q,
-		Order: []keywords.OrderKey{{Field: keywords.FieldCPC, Desc: true}}}); err != nil {
+	if _, err := ideasOf(c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "burr grinder", Filters: q,
+		Order: []keywords.OrderKey{{Field: keywords.FieldCPC, Desc: true}}})); err != nil {
 		t.Fatal(err)
 	}
 	task = f.recorded()[1].tasks[0]
@@ -177,7 +177,7 @@ func TestUnsupportedQueries(t *testing.T) {
 			return err
 		}, "filters.opportunity_score"},
 		{"more than 8 conditions", func(c *dataforseo.Client) error {
-			_, err := c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "coffee", Filters: many})
+			_, err := ideasOf(c.Ideas(context.Background(), keywords.IdeasRequest{Topic: "coffee", Filters: many}))
 			return err
 		}, "at most 8"},
 		{"own position in gaps", func(c *dataforseo.Client) error {

@@ -46,3 +46,10 @@ func ColumnAnswers() int64 { return columnAnswers.Load() }
 
 // ColumnLoads is how many times keyword columns were loaded.
 func ColumnLoads() int64 { return columnLoads.Load() }
+
+// WalkIdeas makes research pages walk the n most relevant matches until the test ends.
+func WalkIdeas(t *testing.T, n int) {
+	walk := ideasWalk
+	t.Cleanup(func() { ideasWalk = walk })
+	ideasWalk = n
+}

@@ -262,11 +262,17 @@ func readLookup(ctx context.Context, tx pgx.Tx, kind lookup, tiers []int, args .
 	})
 }
 
-// termCandidates gathers one term's candidates (see above).
-func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit int) ([]string, error) {
-	want := ideasCandidates(limit)
+// termCandidates gathers one term's candidates (see above). serial runs the look-ups
+// without parallel workers, which hand rows over in no fixed order: a look-up cut by its
+// LIMIT then keeps the same rows every time the data is the same (the research walk).
+func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit, want int, serial bool) ([]string, error) {
 	var keys []string
 	err := p.readTx(ctx, true, func(tx pgx.Tx) error {
+		if serial {
+			if _, err := tx.Exec(ctx, "SET LOCAL max_parallel_workers_per_gather = 0"); err != nil {
+				return err
+			}
+		}
 		args := []any{country, language, t.text}
 		tiers := nearestTiers(t.trigrams)
 		// Full-text matches: the nearest tiers until want, then the rest of the last one.
@@ -446,7 +452,9 @@ func collectAlike(rows pgx.Rows, err error) (map[string][]string, error) {
 
 // candidates returns the keys of the terms' candidates, or nil when the market is small
 // enough to rank all its matches.
-func (p *Provider) candidates(ctx context.Context, country, language string, texts []string, limit int) ([]string, error) {
+// want is how many candidates of each kind a term gathers (ideasCandidates(limit) but for
+// the research walk); serial is termCandidates'.
+func (p *Provider) candidates(ctx context.Context, country, language string, texts []string, limit, want int, serial bool) ([]string, error) {
 	terms := make([]ideaTerm, len(texts))
 	var threshold float64
 	var size int
@@ -516,7 +524,7 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 	for i, t := range terms {
 		eg.Go(func() error {
 			var err error
-			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit)
+			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit, want, serial)
 			return err
 		})
 	}
@@ -573,7 +581,7 @@ WITH terms AS (
     FROM unnest($3::text[], $%[2]d::float8[]) AS t(term, weight)
 )
 SELECT k.keyword, k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
-       k.search_intent, k.serp_urls, r.relevance
+       k.search_intent, k.serp_urls, r.relevance, k.keyword_norm
 FROM %[1]s
 CROSS JOIN LATERAL (SELECT to_tsvector(keyword_ts_config(k.language), k.keyword) AS tsv OFFSET 0) v
 CROSS JOIN LATERAL (
@@ -594,11 +602,12 @@ JOIN keyword_metrics k ON (k.country, k.language, k.keyword_norm) = ($1, $2, c.k
 )
 
 // Ideas returns keywords matching the topic or seeds, most relevant first, at most
-// req.Limit (DefaultIdeasLimit when 0). Seeds and topic together are searched as one list.
+// req.Limit (DefaultIdeasLimit when 0), or one page of the walk (see ideasWalk) when
+// req.Page has a limit. Seeds and topic together are searched as one list.
 // A topic of several words is matched by its words too: its head word
 // (stem.TopicHead: "gardening" for "home gardening") is one more term, weighted
 // headWeight, so the keywords holding only that word follow those matching the topic.
-func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keywords.Keyword, error) {
+func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywords.IdeaList, error) {
 	country, language := Market(req.Country, req.Language)
 	var texts []string
 	var weights []float64
@@ -619,61 +628,91 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) ([]keyw
 	if len(texts) > 0 {
 		add(stem.TopicHead(req.Topic, language), headWeight)
 	}
-	out := []keywords.Keyword{}
-	if len(texts) == 0 {
-		return out, nil
-	}
-	limit := req.Limit
-	if limit <= 0 {
-		limit = DefaultIdeasLimit
-	}
-	queried := !req.Filters.Empty() || len(req.Order) > 0
-	if queried {
-		if err := checkIdeasQuery(req); err != nil {
-			return nil, err
+	paged := req.Page.Limit > 0
+	var pos *walkPosition
+	if paged && req.Page.After != "" {
+		var err error
+		if pos, err = parseWalkPosition(req.Page.After); err != nil {
+			return keywords.IdeaList{}, err
 		}
+	}
+	if len(texts) == 0 {
+		return keywords.IdeaList{Ideas: []keywords.Keyword{}}, nil
+	}
+	answer := req.Limit
+	if answer <= 0 {
+		answer = DefaultIdeasLimit
+	}
+	limit := answer
+	queried := !req.Filters.Empty() || len(req.Order) > 0
+	if queried || paged {
+		if err := checkIdeasQuery(req); err != nil {
+			return keywords.IdeaList{}, err
+		}
+	}
+	switch {
+	case paged:
+		limit = ideasWalk
+	case queried || req.Keep != nil:
 		limit = ideasPool(limit)
 	}
-	keys, err := p.candidates(ctx, country, language, texts, limit)
-	if err != nil {
-		return nil, fmt.Errorf("local: ideas: %w", err)
+	want := ideasCandidates(limit)
+	if paged {
+		want = walkCandidates(limit)
 	}
+	keys, err := p.candidates(ctx, country, language, texts, limit, want, paged)
+	if err != nil {
+		return keywords.IdeaList{}, fmt.Errorf("local: ideas: %w", err)
+	}
+	var rows []walkRow
 	err = p.readTx(ctx, false, func(tx pgx.Tx) error {
 		sql, args := ideasAll, []any{country, language, texts, limit}
 		if keys != nil {
 			sql, args = ideasAmong, append(args, keys)
 		}
 		args = append(args, weights)
-		rows, err := tx.Query(ctx, sql, args...)
+		rs, err := tx.Query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var k keywords.Keyword
+		defer rs.Close()
+		for rs.Next() {
+			var r walkRow
 			var intent *string
-			if err := rows.Scan(&k.Keyword, &k.SearchVolume, &k.Difficulty, &k.CPC, &k.Competition,
-				&intent, &k.SERPURLs, &k.Relevance); err != nil {
+			if err := rs.Scan(&r.Keyword.Keyword, &r.SearchVolume, &r.Difficulty, &r.CPC, &r.Competition,
+				&intent, &r.SERPURLs, &r.Relevance, &r.norm); err != nil {
 				return err
 			}
 			if intent != nil {
-				k.Intent = *intent
+				r.Intent = *intent
 			}
-			out = append(out, k)
+			rows = append(rows, r)
 		}
-		return rows.Err()
+		return rs.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("local: ideas: %w", err)
+		return keywords.IdeaList{}, fmt.Errorf("local: ideas: %w", err)
+	}
+	if paged {
+		return walkPage(rows, req, pos)
+	}
+	var list keywords.IdeaList
+	out := make([]keywords.Keyword, 0, len(rows))
+	for _, r := range rows {
+		if list.Keeps(req, r.Keyword) {
+			out = append(out, r.Keyword)
+		}
 	}
 	if queried {
 		out = filterIdeas(out, req)
 	}
-	return out, nil
+	list.Ideas = out[:min(len(out), answer)]
+	list.Total = len(list.Ideas)
+	return list, nil
 }
 
-// Filters and order_by on ideas apply to a pool of the most relevant matches,
-// ideasPool(limit) of them: the filters keep what passes, the order (relevance when none)
+// Filters and order_by on an unpaged call (no Page: research pages walk instead, walk.go)
+// apply to a pool of the most relevant matches, ideasPool(limit) of them: the filters keep what passes, the order (relevance when none)
 // sorts it, and the first limit are the answer. Ideas are matches of a topic, found by
 // relevance; a filter narrows them, it does not widen the search to keywords that match the
 // topic less (a filter on volume over a whole market is a different question). The pool is
@@ -718,25 +757,29 @@ func ideaValue(k keywords.Keyword, f keywords.Field) *float64 {
 	return nil
 }
 
+// passesFilters reports whether an idea passes the filters.
+func passesFilters(k keywords.Keyword, f keywords.Filters) bool {
+	pass := len(f.Intents) == 0 || slices.Contains(f.Intents, k.Intent)
+	for field, r := range f.Ranges {
+		v := ideaValue(k, field)
+		pass = pass && v != nil && (r.Min == nil || *v >= *r.Min) && (r.Max == nil || *v <= *r.Max)
+	}
+	words := strings.Fields(strings.ToLower(k.Keyword))
+	for _, w := range f.Include {
+		pass = pass && slices.Contains(words, strings.ToLower(w))
+	}
+	for _, w := range f.Exclude {
+		pass = pass && !slices.Contains(words, strings.ToLower(w))
+	}
+	return pass
+}
+
 // filterIdeas keeps the ideas passing req's filters, sorts them by its order (unknowns last,
 // then the keyword; relevance order when it has none) and cuts them to its limit.
 func filterIdeas(ks []keywords.Keyword, req keywords.IdeasRequest) []keywords.Keyword {
-	f := req.Filters
 	out := ks[:0]
 	for _, k := range ks {
-		pass := len(f.Intents) == 0 || slices.Contains(f.Intents, k.Intent)
-		for field, r := range f.Ranges {
-			v := ideaValue(k, field)
-			pass = pass && v != nil && (r.Min == nil || *v >= *r.Min) && (r.Max == nil || *v <= *r.Max)
-		}
-		words := strings.Fields(strings.ToLower(k.Keyword))
-		for _, w := range f.Include {
-			pass = pass && slices.Contains(words, strings.ToLower(w))
-		}
-		for _, w := range f.Exclude {
-			pass = pass && !slices.Contains(words, strings.ToLower(w))
-		}
-		if pass {
+		if passesFilters(k, req.Filters) {
 			out = append(out, k)
 		}
 	}

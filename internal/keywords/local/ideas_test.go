@@ -79,7 +79,7 @@ var ideaRequests = []struct {
 
 func ideasAnswer(t *testing.T, p *local.Provider, r keywords.IdeasRequest, leaveOut []string) []string {
 	t.Helper()
-	got, err := p.Ideas(context.Background(), r)
+	got, err := ideasOf(p.Ideas(context.Background(), r))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func testBounded(t *testing.T, want func(limit int) int) {
 func TestIdeasTopicByWords(t *testing.T) {
 	p := local.New(db(t))
 	ask := func(topic string) []string {
-		got, err := p.Ideas(context.Background(), keywords.IdeasRequest{Topic: topic, Limit: 100})
+		got, err := ideasOf(p.Ideas(context.Background(), keywords.IdeasRequest{Topic: topic, Limit: 100}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,10 +164,10 @@ func TestIdeasFiltersAndOrder(t *testing.T) {
 	p := local.New(db(t))
 	ctx := context.Background()
 	lo, hi := 100.0, 40.0
-	got, err := p.Ideas(ctx, keywords.IdeasRequest{Topic: "coffee", Country: "us", Language: "en", Limit: 10,
+	got, err := ideasOf(p.Ideas(ctx, keywords.IdeasRequest{Topic: "coffee", Country: "us", Language: "en", Limit: 10,
 		Filters: keywords.Filters{Ranges: map[keywords.Field]keywords.Range{keywords.FieldSearchVolume: {Min: &lo},
 			keywords.FieldDifficulty: {Max: &hi}}, Exclude: []string{"cold"}},
-		Order: []keywords.OrderKey{{Field: keywords.FieldCPC, Desc: true}}})
+		Order: []keywords.OrderKey{{Field: keywords.FieldCPC, Desc: true}}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestIdeasFiltersAndOrder(t *testing.T) {
 			t.Fatalf("not by cpc descending: %v", keywordsOf(got))
 		}
 	}
-	if _, err := p.Ideas(ctx, keywords.IdeasRequest{Topic: "coffee", Order: []keywords.OrderKey{{Field: keywords.FieldOpportunity}}}); !errors.Is(err, keywords.ErrUnsupported) {
+	if _, err := ideasOf(p.Ideas(ctx, keywords.IdeasRequest{Topic: "coffee", Order: []keywords.OrderKey{{Field: keywords.FieldOpportunity}}})); !errors.Is(err, keywords.ErrUnsupported) {
 		t.Fatalf("order by opportunity: %v", err)
 	}
 }

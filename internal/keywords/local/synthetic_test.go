@@ -50,9 +50,9 @@ func TestSyntheticFlags(t *testing.T) {
 		return out
 	}
 
-	ideas, err := keywords.Ideas(ctx, p, keywords.IdeasRequest{Topic: "coffee", Country: "us", Language: "en", Limit: 20})
+	ideas, err := ideasOf(keywords.Ideas(ctx, p, keywords.IdeasRequest{Topic: "coffee", Country: "us", Language: "en", Limit: 20}))
 	check("sample ideas", ideas, err, true)
-	ideas, err = keywords.Ideas(ctx, p, keywords.IdeasRequest{Topic: "widget", Country: "ca", Language: "en", Limit: 20})
+	ideas, err = ideasOf(keywords.Ideas(ctx, p, keywords.IdeasRequest{Topic: "widget", Country: "ca", Language: "en", Limit: 20}))
 	check("imported ideas", ideas, err, false)
 
 	ranked, err := p.Ranked(ctx, keywords.RankedRequest{Domain: "coffee-sample.example", Country: "us", Language: "en"})
