@@ -237,6 +237,7 @@ func startHTTP(ctx context.Context, o httpOptions, dsn string) (s *httpStack, er
 		return s, fmt.Errorf("register: status %d: %s", status, data)
 	}
 	s.key = reg.APIKey
+	//nolint:gosec // the bench's own ctl binary (-ctl), and an address it generated
 	cmd := exec.CommandContext(ctx, o.ctl, "plan", "set", "--email", email, "--plan", "enterprise",
 		"--rate-limit", "100000", "--credits-monthly", "100000000")
 	cmd.Env = env
@@ -273,7 +274,11 @@ func (s *httpStack) waitReady(ctx context.Context, c *child, url string) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if c.exited() {
-			return fmt.Errorf("%s exited (%v); log:\n%s", c.name, c.err, tail(c.log, 20))
+			exit := c.err
+			if exit == nil {
+				exit = errors.New("exit status 0")
+			}
+			return fmt.Errorf("%s exited (%w); log:\n%s", c.name, exit, tail(c.log, 20))
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -35,7 +36,7 @@ func competitorsBySets(ctx context.Context, tx pgx.Tx, country, language, domain
 	var ownSize int
 	err = tx.QueryRow(ctx, `SELECT ids, positions, keywords FROM domain_keyword_sets WHERE country = $1 AND language = $2 AND domain = $3`,
 		country, language, domain).Scan(&ownIDs, &ownPositions, &ownSize)
-	if err == pgx.ErrNoRows {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return []keywords.Competitor{}, nil, true, nil // no rankings: nobody shares a keyword
 	}
 	if err != nil || ownPositions == nil || ownSize < setsFrom {
