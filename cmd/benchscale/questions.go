@@ -52,8 +52,11 @@ func questions(d *dataset) []question {
 			OrderBy: []string{"keyword_difficulty.asc", "search_volume.desc"}}}
 	}
 	research("research 1000 filtered+sorted", "coffee", pagedResearch())
-	// A later page: keyset, so the second stands for any.
-	qs = append(qs, laterPage("research 1000 filtered+sorted, later page", "coffee", "/v1/keywords/research", pagedResearch(), (*report.Builder).Research,
+	// A later page, of 100 (the filtered walk may hold fewer than 2,000): keyset, so the
+	// second stands for any.
+	hundred := pagedResearch()
+	*hundred.Limit = 100
+	qs = append(qs, laterPage("research 100 filtered+sorted, later page", "coffee", "/v1/keywords/research", hundred, (*report.Builder).Research,
 		func(res report.ResearchResult) *string { return res.NextCursor },
 		func(res report.ResearchResult) string {
 			return fmt.Sprintf("total %d, %d keywords", res.Total, res.TotalKeywords)

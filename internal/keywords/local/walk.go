@@ -22,18 +22,20 @@ import (
 // wherever it now sorts. Every page ranks the walk again, so a later page costs what the
 // first does.
 
-// ideasWalk is how many of the most relevant matches research pages through: three pages
-// of the largest limit. Ranking the walk is most of a page's time (every page ranks it), and
-// grows with it: at 100k keywords on a loaded machine a walk of 1,000 took about twice an
-// unpaged answer of 50, one of 3,000 about three times, one of 10,000 four to five
-// (docs/keyword-data-at-scale.md). (A variable for the tests.)
-var ideasWalk = 3000
+// ideasWalk is how many of the most relevant matches research pages through: one page of
+// the largest limit, twenty of the default. Ranking the walk is most of a page's time (every
+// page ranks it), and grows with it: at 1M keywords on an idle machine, "espresso machine"
+// took 227 / 264 ms (median / slowest of 5) with this walk and these candidates, 625 / 733 ms
+// with a walk of 3,000 (docs/keyword-data-at-scale.md), against 184 / 238 ms for an unpaged
+// answer of 50. (A variable for the tests.)
+var ideasWalk = 1000
 
-// walkCandidates is how many candidates of each kind a term gathers for the walk: one per
-// idea walked, where an answer's look-ups (ideasCandidates) gather eight, a slack that
-// makes its few ideas the most relevant. The walk is what these look-ups find; gathering
-// twice as many cost a third more. (A variable for the tests.)
-var walkCandidates = func(walk int) int { return max(walk, 400) }
+// walkCandidates is how many candidates of each kind a term gathers for the walk: one for
+// every two ideas walked (two kinds, full-text and words, and a topic's head word as one
+// more term fill it), at least what an unpaged answer gathers. The walk is what these
+// look-ups find; the ranking of every candidate is most of its time. (A variable for the
+// tests.)
+var walkCandidates = func(walk int) int { return max(walk/2, 400) }
 
 // walkRow is an idea with its key (keyword_norm), which breaks the order's ties.
 type walkRow struct {
