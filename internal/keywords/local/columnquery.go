@@ -50,9 +50,9 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 		e.cpos = densePositions(len(c.norms), comps...)
 	}
 	filter := newRowFilter(q.filters)
-	var after *gapRow
+	var after *colRow
 	if q.after != nil {
-		after = &gapRow{key: q.after.Key}
+		after = &colRow{key: q.after.Key}
 		for i, v := range q.after.Values {
 			after.values[i] = math.NaN()
 			if v != nil {
@@ -60,7 +60,7 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 			}
 		}
 	}
-	top := topK[gapRow]{k: limit + 1, cmp: e.compare}
+	top := topK[colRow]{k: limit + 1, cmp: e.compare}
 	if limit <= 0 {
 		top.k = 0
 	}
@@ -92,12 +92,13 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 
 // behind reports whether the gap id sorts after r on the order's first key alone (so
 // after r whatever the other keys): most rows of a page's pass are rejected on it.
-func (e *gapEval) behind(id uint32, r *gapRow) bool {
+func (e *gapEval) behind(id uint32, r *colRow) bool {
 	o := e.order[0]
-	if o.Field == keywords.FieldKeyword {
-		return false
-	}
-	v, w := e.value(id, o.Field), r.values[0]
+	return o.Field != keywords.FieldKeyword && behindOn(o, e.value(id, o.Field), r.values[0])
+}
+
+// behindOn reports whether the value v sorts after w on the key o, unknowns (NaN) last.
+func behindOn(o keywords.OrderKey, v, w float64) bool {
 	switch {
 	case math.IsNaN(v):
 		return !math.IsNaN(w)
@@ -113,8 +114,8 @@ func (e *gapEval) behind(id uint32, r *gapRow) bool {
 // is answered in SQL.
 const maxColumnKeys = 3
 
-// gapRow is a gap's sort values (NaN: unknown) and key.
-type gapRow struct {
+// colRow is a row's sort values (NaN: unknown) and key.
+type colRow struct {
 	values [maxColumnKeys]float64
 	key    string
 }
@@ -141,18 +142,21 @@ func (e *gapEval) value(id uint32, f keywords.Field) float64 {
 	return math.NaN()
 }
 
-func (e *gapEval) row(id uint32) gapRow {
-	r := gapRow{key: e.c.norms[id]}
+func (e *gapEval) row(id uint32) colRow {
+	r := colRow{key: e.c.norms[id]}
 	for i, o := range e.order {
 		r.values[i] = e.value(id, o.Field)
 	}
 	return r
 }
 
-// compare orders gaps as gapQuery.orderBy does: each key with unknowns last in either
-// direction, then the keyword ascending (byte order: collation "C").
-func (e *gapEval) compare(a, b *gapRow) int {
-	for i, o := range e.order {
+// compare orders gaps as gapQuery.orderBy does.
+func (e *gapEval) compare(a, b *colRow) int { return compareRows(e.order, a, b) }
+
+// compareRows orders rows by the keys of order, each with unknowns (NaN) last in either
+// direction, then by the keyword ascending (byte order: collation "C").
+func compareRows(order []keywords.OrderKey, a, b *colRow) int {
+	for i, o := range order {
 		var c int
 		if o.Field == keywords.FieldKeyword {
 			c = strings.Compare(a.key, b.key)
@@ -198,16 +202,16 @@ func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk mar
 	if counted {
 		counts = make([]int, 1+len(keywords.Bands))
 	}
-	var afterRow *rankRow
+	var afterRow *colRow
 	if after != nil {
-		afterRow = &rankRow{key: after[len(after)-1].(string)}
+		afterRow = &colRow{key: after[len(after)-1].(string)}
 		for i, o := range order {
 			if o.Field != keywords.FieldKeyword {
 				afterRow.values[i] = after[i].(float64)
 			}
 		}
 	}
-	top := topK[rankRow]{k: limit + 1, cmp: e.compare}
+	top := topK[colRow]{k: limit + 1, cmp: e.compare}
 	filtering := len(filter.fields) > 0 || filter.anyOf
 	eachID(cand, func(id uint32) {
 		if filtering && !passes(&e, id, c.intent[id], &filter) {
@@ -252,23 +256,9 @@ func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk mar
 }
 
 // behind reports whether the ranking id sorts after r on the order's first key alone.
-func (e *rankEval) behind(id uint32, r *rankRow) bool {
+func (e *rankEval) behind(id uint32, r *colRow) bool {
 	o := e.order[0]
-	if o.Field == keywords.FieldKeyword {
-		return false
-	}
-	v := e.sortValue(id, o)
-	if o.Desc {
-		return v < r.values[0]
-	}
-	return v > r.values[0]
-}
-
-// rankRow is a ranking's sort values (unknowns as +∞ ascending, -∞ descending, as the SQL
-// order's coalesce) and key.
-type rankRow struct {
-	values [maxColumnKeys]float64
-	key    string
+	return o.Field != keywords.FieldKeyword && behindOn(o, e.sortValue(id, o), r.values[0])
 }
 
 type rankEval struct {
@@ -294,8 +284,8 @@ func (e *rankEval) value(id uint32, f keywords.Field) float64 {
 	return math.NaN()
 }
 
-func (e *rankEval) row(id uint32) rankRow {
-	r := rankRow{key: e.c.norms[id]}
+func (e *rankEval) row(id uint32) colRow {
+	r := colRow{key: e.c.norms[id]}
 	for i, o := range e.order {
 		r.values[i] = e.sortValue(id, o)
 	}
@@ -314,24 +304,9 @@ func (e *rankEval) sortValue(id uint32, o keywords.OrderKey) float64 {
 	return v
 }
 
-// compare orders rankings as the SQL's keys (columns.order): each key, then the keyword.
-func (e *rankEval) compare(a, b *rankRow) int {
-	for i, o := range e.order {
-		var c int
-		if o.Field == keywords.FieldKeyword {
-			c = strings.Compare(a.key, b.key)
-		} else {
-			c = cmp.Compare(a.values[i], b.values[i])
-		}
-		if o.Desc {
-			c = -c
-		}
-		if c != 0 {
-			return c
-		}
-	}
-	return strings.Compare(a.key, b.key)
-}
+// compare orders rankings as the SQL's keys (columns.order): their values are never
+// unknown (sortValue makes them ±∞), so compareRows orders them as the SQL does.
+func (e *rankEval) compare(a, b *colRow) int { return compareRows(e.order, a, b) }
 
 // competitorsOnColumns answers filtered competitor discovery: the domain's keywords passing
 // the filters (its metrics, its position, words) as a set, then every other domain's
@@ -406,7 +381,7 @@ func (c *marketColumns) competitorsOnColumns(ctx context.Context, tx pgx.Tx, mk 
 		return n, sum, ownSum
 	}
 	_, err = pgx.ForEachRow(rows, []any{&d, &ids, &positions, &total}, func() error {
-		if positions == nil || len(positions) > 0 && slices.Contains(positionsOf(positions), noPosition) {
+		if positions == nil || capped(positions) {
 			complete = false
 			return nil
 		}
@@ -442,11 +417,13 @@ func (c *marketColumns) competitorsOnColumns(ctx context.Context, tx pgx.Tx, mk 
 	return all, page, true, nil
 }
 
-// positionsOf reads a set's positions (16 bits each, little-endian).
-func positionsOf(b []byte) []uint16 {
-	out := make([]uint16, len(b)/2)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint16(b[2*i:])
+// capped reports whether a set's positions (16 bits each, little-endian) hold one the
+// build capped at noPosition: not exact, so SQL answers.
+func capped(positions []byte) bool {
+	for i := 0; i+1 < len(positions); i += 2 {
+		if binary.LittleEndian.Uint16(positions[i:]) == noPosition {
+			return true
+		}
 	}
-	return out
+	return false
 }

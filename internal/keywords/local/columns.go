@@ -104,11 +104,37 @@ type marketColumns struct {
 	cpc    []float64
 	intent []uint8
 
-	mu                  sync.Mutex
-	sets                map[string]*domainSet
-	words               map[string]*roaring.Bitmap
-	setBytes, wordBytes uint64
-	cacheBytes          uint64 // the bound of each
+	sets  byteCache[*domainSet]      // decoded keyword sets, by domain
+	words byteCache[*roaring.Bitmap] // the ids holding a word, by word
+}
+
+// byteCache is a map bounded by the bytes of its values: past the bound it is emptied.
+type byteCache[V any] struct {
+	mu           sync.Mutex
+	m            map[string]V
+	bytes, bound uint64
+}
+
+func newByteCache[V any](bound uint64) byteCache[V] {
+	return byteCache[V]{m: map[string]V{}, bound: bound}
+}
+
+func (b *byteCache[V]) get(k string) (V, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok := b.m[k]
+	return v, ok
+}
+
+func (b *byteCache[V]) put(k string, v V, size uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bytes+size > b.bound {
+		clear(b.m)
+		b.bytes = 0
+	}
+	b.m[k] = v
+	b.bytes += size
 }
 
 // domainSet is a domain's keyword set and its best position for each id, in id order.
@@ -294,7 +320,7 @@ var (
 func columnBytes(n, text int) int64 { return int64(text) + int64(n)*(16+3*8+1) }
 
 func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion, budget int64, cacheBytes uint64) (*marketColumns, error) {
-	c := &marketColumns{sets: map[string]*domainSet{}, words: map[string]*roaring.Bitmap{}, cacheBytes: cacheBytes}
+	c := &marketColumns{sets: newByteCache[*domainSet](cacheBytes), words: newByteCache[*roaring.Bitmap](cacheBytes)}
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 		var now columnsVersion
 		if err := tx.QueryRow(ctx, `SELECT s.built, b.generation FROM keyword_sets_state s, keyword_data_state b`).
@@ -379,16 +405,13 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 // columns' version) the first time; an empty set when the domain has no rankings. ok is
 // false for a set built without positions.
 func (c *marketColumns) set(ctx context.Context, tx pgx.Tx, m market, domain string) (*domainSet, bool, error) {
-	c.mu.Lock()
-	s := c.sets[domain]
-	c.mu.Unlock()
-	if s != nil {
+	if s, ok := c.sets.get(domain); ok {
 		return s, s.positions != nil || s.ids.IsEmpty(), nil
 	}
 	var ids, positions []byte
 	err := tx.QueryRow(ctx, `SELECT ids, positions FROM domain_keyword_sets WHERE country = $1 AND language = $2 AND domain = $3`,
 		m.country, m.language, domain).Scan(&ids, &positions)
-	s = &domainSet{ids: roaring.New()}
+	s := &domainSet{ids: roaring.New()}
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
@@ -413,43 +436,24 @@ func (c *marketColumns) set(ctx context.Context, tx pgx.Tx, m market, domain str
 			}
 		}
 	}
-	size := s.ids.GetSizeInBytes() + 2*uint64(len(s.positions))
-	c.mu.Lock()
-	if c.setBytes+size > c.cacheBytes {
-		clear(c.sets)
-		c.setBytes = 0
-	}
-	c.sets[domain] = s
-	c.setBytes += size
-	c.mu.Unlock()
+	c.sets.put(domain, s, s.ids.GetSizeInBytes()+2*uint64(len(s.positions)))
 	return s, s.positions != nil || s.ids.IsEmpty(), nil
 }
 
 // word returns the ids of the keywords holding the word (a whole word of the normalised
 // keyword).
 func (c *marketColumns) word(w string) *roaring.Bitmap {
-	c.mu.Lock()
-	b := c.words[w]
-	c.mu.Unlock()
-	if b != nil {
+	if b, ok := c.words.get(w); ok {
 		return b
 	}
-	b = roaring.New()
+	b := roaring.New()
 	for id, n := range c.norms {
 		if hasWord(n, w) {
 			b.Add(uint32(id))
 		}
 	}
 	b.RunOptimize()
-	size := b.GetSizeInBytes()
-	c.mu.Lock()
-	if c.wordBytes+size > c.cacheBytes {
-		clear(c.words)
-		c.wordBytes = 0
-	}
-	c.words[w] = b
-	c.wordBytes += size
-	c.mu.Unlock()
+	c.words.put(w, b, b.GetSizeInBytes())
 	return b
 }
 
