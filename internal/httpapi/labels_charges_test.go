@@ -161,6 +161,7 @@ func TestChargesFollowTheRowsReturned(t *testing.T) {
 		"competitors": []string{"beanbox-sample.example"}, "brand_context": "Home coffee gear", "limit": 5},
 		func(d map[string]any) int { return 3 * blocksOf(count("recommendations")(d), 2) })
 	recs := r.data()["recommendations"].([]any)
+	t.Logf("the README's plan: %d of 5 recommendations, warnings %v", len(recs), r.data()["warnings"])
 	warned := strings.Contains(fmt.Sprint(r.data()["warnings"]), "charged for the")
 	if (len(recs) < 5) != warned {
 		t.Errorf("recommend: %d of 5 items, warnings %v: a word on the charge exactly when fewer were made", len(recs), r.data()["warnings"])
