@@ -128,14 +128,10 @@ func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID stri
 		return RecommendResult{}, b.noPlanData(ctx, sr, g)
 	}
 	warnings := g.warnings()
-	if w := focusWarning(sr, p); w != "" {
-		warnings = append(warnings, w)
-	} else if w := shortWarning(sr, p); w != "" {
-		warnings = append(warnings, w)
-	}
-	if n := len(p.recs); n < sr.Limit {
-		warnings = append(warnings, fmt.Sprintf("The plan is charged for the %d recommendations delivered, not the %d asked for "+
-			"(%d credits per started %d).", n, sr.Limit, priced[KindRecommend].ItemCost, priced[KindRecommend].ItemBlock))
+	if w := cmp.Or(focusWarning(sr, p), shortWarning(sr, p)); w != "" {
+		// Fewer than asked: why, and that the charge follows what was delivered.
+		warnings = append(warnings, fmt.Sprintf("%s; the plan is charged for the %d delivered (%d credits per started %d)",
+			w, len(p.recs), priced[KindRecommend].ItemCost, priced[KindRecommend].ItemBlock))
 	}
 
 	out := RecommendResult{
