@@ -206,8 +206,8 @@ func (a Analysis) CostText() string {
 			"the call reserves the price of its limit and gives back the rest", a.Cost, a.PageRows, a.Cost)
 	}
 	if a.ItemBlock > 0 {
-		return fmt.Sprintf("%d credits per started %d items delivered, at least %d and at most %d; "+
-			"the call reserves the price of its limit and gives back the rest", a.ItemCost, a.ItemBlock, a.ItemCost, a.Cost)
+		return fmt.Sprintf("at most %d credits: %d per started %d items delivered, at least %d; "+
+			"the call reserves the price of its limit and gives back the rest", a.Cost, a.ItemCost, a.ItemBlock, a.ItemCost)
 	}
 	return fmt.Sprintf("%d credits", a.Cost)
 }
