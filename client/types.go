@@ -622,12 +622,16 @@ type ContentMapResult struct {
 
 // DryRunResult is what a call would cost, checked without running it.
 type DryRunResult struct {
-	DryRun           bool   `json:"dry_run"`
-	Endpoint         string `json:"endpoint"`
-	Valid            bool   `json:"valid"`
+	DryRun   bool   `json:"dry_run"`
+	Endpoint string `json:"endpoint"`
+	Valid    bool   `json:"valid"`
+	// CreditsCost is what the call reserves, the most it can cost; CreditsRule says what
+	// of it the answer is charged (keyword lists by the rows returned, plans by the
+	// recommendations delivered), the rest given back.
 	CreditsCost      int    `json:"credits_cost"`
 	CreditsRemaining int    `json:"credits_remaining"`
 	BalanceAfter     int    `json:"balance_after"`
+	CreditsRule      string `json:"credits_rule"`
 }
 
 // Job is an analysis job: still running (Status queued or running) or succeeded, with its

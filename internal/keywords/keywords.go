@@ -167,6 +167,9 @@ type Competitor struct {
 	DomainAvgPosition float64 `json:"domain_avg_position"`
 	// Total counts every keyword the competitor ranks for in the market.
 	Total int `json:"total_keywords"`
+	// Synthetic marks a competitor counted on made-up rows: its rankings, or the asked
+	// domain's, include rows of the generated sample set.
+	Synthetic bool `json:"synthetic,omitempty"`
 }
 
 // CompetitorList is one page of competitors, most shared keywords first.
@@ -174,6 +177,9 @@ type CompetitorList struct {
 	Competitors []Competitor `json:"competitors"`
 	Total       int          `json:"total"`
 	Next        string       `json:"next,omitempty"`
+	// Synthetic marks the asked domain's rankings as including made-up rows (the sample
+	// set): every competitor is then counted on them.
+	Synthetic bool `json:"synthetic,omitempty"`
 }
 
 // GapsRequest asks for the keywords competitors rank for and the domain does not.

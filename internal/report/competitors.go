@@ -86,6 +86,16 @@ func (b *Builder) Competitors(ctx context.Context, r CompetitorsRequest) (Compet
 		res.Competitors = append(res.Competitors, CompetitorRecord{Domain: c.Domain, SharedKeywords: c.Shared,
 			AvgPosition: c.AvgPosition, DomainAvgPosition: c.DomainAvgPosition, TotalKeywords: c.Total})
 	}
-	res.meta = b.meta(rows{}, nil)
+	// The answer rests on rankings: a competitor counted on made-up ones is a made-up row,
+	// and an empty page rests on the domain's own.
+	used := rows{made: "competitors are counted on made-up rankings"}
+	for _, c := range list.Competitors {
+		used.flag(c.Synthetic)
+	}
+	if len(list.Competitors) == 0 {
+		used.flag(list.Synthetic)
+	}
+	res.meta = b.meta(used, nil)
+	res.settle(KindCompetitors, &r, len(res.Competitors))
 	return res, nil
 }

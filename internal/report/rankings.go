@@ -155,6 +155,7 @@ func (b *Builder) Rankings(ctx context.Context, r RankingsRequest) (RankingsResu
 	var used rows
 	used.addRankings(list.Rankings)
 	res.meta = b.meta(used, nil)
+	res.settle(KindRankings, &r, len(res.Rankings))
 	return res, nil
 }
 

@@ -232,6 +232,7 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 	used.add(ideas...)
 	used.addRankings(ranked)
 	res.meta = b.meta(used, warnings)
+	res.settle(KindResearch, &r, res.TotalKeywords)
 	return res, nil
 }
 
