@@ -61,7 +61,8 @@ func unsupported(format string, args ...any) error {
 	return &keywords.UnsupportedError{Part: part, Reason: reason}
 }
 
-// filters translates f into DataForSEO's filters array, nil when f is empty. Ranges are
+// filters translates f into DataForSEO's filters array, nil when f is empty: one condition
+// as a bare [field, operator, value], several joined by "and". Ranges are
 // ">=" and "<=" conditions; intents one "in" condition on search_intent_info.main_intent;
 // include and exclude words "match" and "not_match" conditions on the keyword (DataForSEO's
 // whole-word full-text match).
@@ -100,8 +101,12 @@ func (e endpoint) filters(f keywords.Filters) ([]any, error) {
 	if len(conds) > MaxFilters {
 		return nil, unsupported("filters: DataForSEO takes at most %d conditions and these need %d (each end of a range, the intent list and each include or exclude word is one)", MaxFilters, len(conds))
 	}
-	if len(conds) == 0 {
+	switch len(conds) {
+	case 0:
 		return nil, nil
+	case 1:
+		// DataForSEO documents one condition as a bare [field, operator, value].
+		return conds[0], nil
 	}
 	out := make([]any, 0, 2*len(conds)-1)
 	for i, c := range conds {

@@ -228,7 +228,7 @@ func TestRankings(t *testing.T) {
 	if task["target"] != "brewshop.example" || num(task["limit"]) != 3 || task["offset"] != nil {
 		t.Errorf("task %v", task)
 	}
-	if !reflect.DeepEqual(task["filters"], jsonOf(t, []any{[]any{"ranked_serp_element.serp_item.rank_group", "<=", 20}})) {
+	if !reflect.DeepEqual(task["filters"], jsonOf(t, []any{"ranked_serp_element.serp_item.rank_group", "<=", 20})) {
 		t.Errorf("filters %v", task["filters"])
 	}
 	if !reflect.DeepEqual(task["order_by"], jsonOf(t, []string{"ranked_serp_element.serp_item.rank_group,asc",
