@@ -177,10 +177,10 @@ func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywords
 		"language_code": lang,
 		"limit":         min(limit, maxLimit),
 	}
-	start := 0
+	var at at
 	if req.Page.Limit > 0 {
 		limit = min(req.Page.Limit, maxLimit)
-		if start, err = page(task, limit, req.Page.After); err != nil {
+		if at, err = page(task, limit, req.Page.After); err != nil {
 			return keywords.IdeaList{}, err
 		}
 	}
@@ -201,8 +201,7 @@ func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywords
 	seen := map[string]bool{}
 	for _, r := range results {
 		if req.Page.Limit > 0 {
-			list.Total = r.TotalCount
-			list.Next = r.next(start, len(r.Items), len(r.Items))
+			list.Total, list.Next = at.walk(r.pageResult, len(r.Items), len(r.Items))
 		}
 		for _, it := range r.Items {
 			k := it.keyword()
@@ -231,7 +230,7 @@ func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywords
 	for i := range out {
 		ks[i] = &out[i]
 	}
-	c.fillMissing(ctx, loc, lang, ks)
+	c.fillMissing(ctx, loc, lang, ks, fillsFor(true, req.Filters, req.Order))
 	list.Ideas = out
 	return list, nil
 }
@@ -298,7 +297,9 @@ func (c *Client) Ranked(ctx context.Context, req keywords.RankedRequest) ([]keyw
 	for i := range out {
 		ks[i] = &out[i].Keyword
 	}
-	c.fillMissing(ctx, loc, lang, ks)
+	if !req.PositionsOnly {
+		c.fillMissing(ctx, loc, lang, ks, fills{intent: true, difficulty: true})
+	}
 	return out, nil
 }
 
@@ -346,6 +347,7 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 		return keywords.GapList{Gaps: out}, nil
 	}
 	var starts []int
+	pages := make([]at, len(competitors))
 	if len(competitors) == 1 {
 		starts = []int{0}
 	} else if starts, err = offsets(req.After, len(competitors)); err != nil {
@@ -381,11 +383,11 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 		case starts[i] > 0:
 			after = tokenOffset + strconv.Itoa(starts[i])
 		}
-		start, err := page(task, req.Limit, after)
+		p, err := page(task, req.Limit, after)
 		if err != nil {
 			return keywords.GapList{}, err
 		}
-		starts[i] = start
+		pages[i], starts[i] = p, p.offset
 		g.Go(func() error {
 			var results []answer
 			if err := c.post(gctx, PathDomainIntersection, task, &results); err != nil {
@@ -428,16 +430,20 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 	sort.SliceStable(out, func(i, j int) bool { return less(out[i], out[j]) })
 	list := keywords.GapList{}
 	if len(competitors) == 1 {
-		list.Total = answers[0].TotalCount
 		if req.Limit > 0 && len(out) > req.Limit {
 			out = out[:req.Limit]
 		}
-		list.Next = answers[0].next(starts[0], min(len(answers[0].Items), limitOf(req.Limit)), len(answers[0].Items))
+		list.Total, list.Next = pages[0].walk(answers[0].pageResult, min(len(answers[0].Items), limitOf(req.Limit)), len(answers[0].Items))
 	} else {
 		complete := true
+		reach := make([]int, len(answers)) // each competitor's gaps: total_count, or where its items ended
 		for i, a := range answers {
-			list.Total += a.TotalCount
-			complete = complete && starts[i] == 0 && len(a.Items) >= a.TotalCount
+			reach[i] = a.TotalCount
+			if len(a.Items) < pages[i].limit {
+				reach[i] = starts[i] + len(a.Items)
+			}
+			list.Total += reach[i]
+			complete = complete && starts[i] == 0 && len(a.Items) >= reach[i]
 		}
 		list.Total -= seen - len(out) // keywords several competitors rank for, counted once
 		list.Estimated = !complete
@@ -461,7 +467,7 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 				n++
 			}
 			starts[i] += n
-			more = more || starts[i] < a.TotalCount
+			more = more || starts[i] < reach[i]
 		}
 		if more && len(out) > 0 {
 			list.Next = offsetsToken(starts)
@@ -474,17 +480,9 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 	for i := range out {
 		ks[i] = &out[i].Keyword
 	}
-	c.fillMissing(ctx, loc, lang, ks)
+	c.fillMissing(ctx, loc, lang, ks, fillsFor(false, req.Filters, req.Order)) // gaps show no intent
 	list.Gaps = out
 	return list, nil
-}
-
-// limitOf is the items a page asks for: limit, or maxLimit for 0 and beyond it.
-func limitOf(limit int) int {
-	if limit <= 0 || limit > maxLimit {
-		return maxLimit
-	}
-	return limit
 }
 
 // gapOrder is the order merged gaps are listed in: the query's, or the highest volume
@@ -565,10 +563,31 @@ func bestPosition(g keywords.Gap) *float64 {
 	return best
 }
 
+// fills names the metrics a fill may supply to an answer: those it shows.
+type fills struct{ intent, difficulty bool }
+
+// fillsFor is the fills of an answer showing the intent (when intent) and the difficulty,
+// less a metric the query filters or orders on: DataForSEO filtered and ordered the pages by
+// its own value, and a value filled after that would put rows out of the order the pages
+// promise (unknown last).
+func fillsFor(intent bool, f keywords.Filters, order []keywords.OrderKey) fills {
+	fl := fills{intent: intent && len(f.Intents) == 0, difficulty: true}
+	if _, ok := f.Ranges[keywords.FieldDifficulty]; ok {
+		fl.difficulty = false
+	}
+	for _, k := range order {
+		if k.Field == keywords.FieldDifficulty {
+			fl.difficulty = false
+		}
+	}
+	return fl
+}
+
 // fillMissing, when configured, asks search_intent for keywords without an intent and
-// bulk_keyword_difficulty for those without a difficulty (at most 1,000 each). The fill
-// is best effort: a failure is logged and the keywords keep their gaps.
-func (c *Client) fillMissing(ctx context.Context, loc int, lang string, ks []*keywords.Keyword) {
+// bulk_keyword_difficulty for those without a difficulty (at most 1,000 each, each keyword
+// once), for the metrics want names. The fill is best effort: a failure is logged and the
+// keywords keep their gaps.
+func (c *Client) fillMissing(ctx context.Context, loc int, lang string, ks []*keywords.Keyword, want fills) {
 	if !c.fill || len(ks) == 0 {
 		return
 	}
@@ -576,13 +595,15 @@ func (c *Client) fillMissing(ctx context.Context, loc int, lang string, ks []*ke
 	byKey := map[string][]*keywords.Keyword{}
 	for _, k := range ks {
 		key := strings.ToLower(k.Keyword)
+		if _, ok := byKey[key]; !ok {
+			if want.intent && k.Intent == "" && len(noIntent) < maxLimit {
+				noIntent = append(noIntent, k.Keyword)
+			}
+			if want.difficulty && k.Difficulty == nil && len(noDifficulty) < maxLimit {
+				noDifficulty = append(noDifficulty, k.Keyword)
+			}
+		}
 		byKey[key] = append(byKey[key], k)
-		if k.Intent == "" && len(noIntent) < maxLimit {
-			noIntent = append(noIntent, k.Keyword)
-		}
-		if k.Difficulty == nil && len(noDifficulty) < maxLimit {
-			noDifficulty = append(noDifficulty, k.Keyword)
-		}
 	}
 	if len(noIntent) > 0 {
 		var results []struct {
@@ -875,7 +896,7 @@ func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (ke
 	if filters != nil {
 		task["filters"] = filters
 	}
-	start, err := page(task, req.Page.Limit, req.Page.After)
+	at, err := page(task, req.Page.Limit, req.Page.After)
 	if err != nil {
 		return keywords.RankingList{}, err
 	}
@@ -889,11 +910,9 @@ func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (ke
 	if err := c.post(ctx, PathRankedKeywords, task, &results); err != nil {
 		return keywords.RankingList{}, err
 	}
-	n := 0
+	best := map[string]int{} // keyword → index in list.Rankings
 	for _, r := range results {
-		n += len(r.Items)
-		list.Total = r.TotalCount
-		list.Next = r.next(start, len(r.Items), len(r.Items))
+		list.Total, list.Next = at.walk(r.pageResult, len(r.Items), len(r.Items))
 		if r.Metrics != nil {
 			for key, v := range r.Metrics.Organic {
 				if band := bandOf(key); band != "" && v.v != nil {
@@ -907,6 +926,16 @@ func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (ke
 			if k.Keyword == "" || pos < 1 {
 				continue
 			}
+			// A keyword the domain ranks for with several pages is one row: its best
+			// position, with the URL holding it (the first listed on a tie).
+			key := strings.ToLower(k.Keyword)
+			if i, ok := best[key]; ok {
+				if pos < list.Rankings[i].Position {
+					list.Rankings[i].Position, list.Rankings[i].URL = pos, it.RankedSERPElement.SERPItem.URL
+				}
+				continue
+			}
+			best[key] = len(list.Rankings)
 			list.Rankings = append(list.Rankings, keywords.Ranking{Keyword: k, Position: pos, URL: it.RankedSERPElement.SERPItem.URL})
 		}
 	}
@@ -919,7 +948,7 @@ func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (ke
 	for i := range list.Rankings {
 		ks[i] = &list.Rankings[i].Keyword
 	}
-	c.fillMissing(ctx, loc, lang, ks)
+	c.fillMissing(ctx, loc, lang, ks, fillsFor(true, req.Filters, req.Order))
 	return list, nil
 }
 
@@ -954,10 +983,11 @@ type rankedItem struct {
 
 // Competitors asks competitors_domain for one page of the domains sharing the most
 // organic keywords with the domain: shared keywords are its intersections, the
-// competitor's average position its avg_position, its total full_domain_metrics.organic.count.
-// DataForSEO does not give the domain's own average position over the shared keywords:
-// DomainAvgPosition stays 0 (unknown). DataForSEO lists the domain itself among its
-// competitors; it is left out. Its filters apply to the competitors, not to the shared
+// competitor's average position its avg_position, its total full_domain_metrics.organic.count;
+// what DataForSEO leaves null is named in Competitor.Unknown. DataForSEO does not give the
+// domain's own average position over the shared keywords: it is always unknown. DataForSEO
+// lists the domain itself among its competitors; it is left out, and out of every page's
+// total. Its filters apply to the competitors, not to the shared
 // keywords, and it sorts by its own fields: a query with filters or an order is
 // unsupported.
 func (c *Client) Competitors(ctx context.Context, req keywords.CompetitorsRequest) (keywords.CompetitorList, error) {
@@ -983,7 +1013,7 @@ func (c *Client) Competitors(ctx context.Context, req keywords.CompetitorsReques
 		"item_types":    []string{"organic"},
 		"order_by":      []string{"intersections,desc"},
 	}
-	start, err := page(task, req.Page.Limit, req.Page.After)
+	at, err := page(task, req.Page.Limit, req.Page.After)
 	if err != nil {
 		return keywords.CompetitorList{}, err
 	}
@@ -1003,29 +1033,39 @@ func (c *Client) Competitors(ctx context.Context, req keywords.CompetitorsReques
 	if err := c.post(ctx, PathCompetitorsDomain, task, &results); err != nil {
 		return keywords.CompetitorList{}, err
 	}
+	// The domain shares the most keywords with itself, so DataForSEO lists it first, on the
+	// first page: every page's total leaves it out, so that all pages say the same.
+	self := at.offset > 0
 	for _, r := range results {
-		list.Total = r.TotalCount
-		list.Next = r.next(start, len(r.Items), len(r.Items))
+		list.Total, list.Next = at.walk(r.pageResult, len(r.Items), len(r.Items))
 		for _, it := range r.Items {
 			d := keywords.Domain(it.Domain)
 			if d == "" || d == target {
-				if d == target {
-					list.Total--
-				}
+				self = self || d == target
 				continue
 			}
-			comp := keywords.Competitor{Domain: d}
+			// What DataForSEO leaves null is unknown, never 0.
+			comp := keywords.Competitor{Domain: d, Unknown: []string{keywords.CompetitorDomainAvgPosition}}
 			if v := it.Intersections.v; v != nil {
 				comp.Shared = int(*v)
+			} else {
+				comp.Unknown = append(comp.Unknown, keywords.CompetitorShared)
 			}
 			if v := it.AvgPosition.v; v != nil {
 				comp.AvgPosition = *v
+			} else {
+				comp.Unknown = append(comp.Unknown, keywords.CompetitorAvgPosition)
 			}
 			if m := it.FullDomainMetrics; m != nil && m.Organic != nil && m.Organic.Count.v != nil {
 				comp.Total = int(*m.Organic.Count.v)
+			} else {
+				comp.Unknown = append(comp.Unknown, keywords.CompetitorTotal)
 			}
 			list.Competitors = append(list.Competitors, comp)
 		}
+	}
+	if self && list.Total > 0 {
+		list.Total--
 	}
 	if list.Total < len(list.Competitors) {
 		list.Total = len(list.Competitors)

@@ -161,42 +161,67 @@ func (e endpoint) orderBy(order []keywords.OrderKey, def []string) ([]string, er
 }
 
 // Page tokens. DataForSEO's offset_token continues a query exactly (its docs: same task,
-// only limit may change); where it gives none, the offset does. A merged answer (gaps of
-// several competitors) keeps one offset per competitor.
+// only limit may change); where it gives none, the offset does. A token also carries the
+// total the walk's first page counted, so every page of a walk answers the same total. A
+// merged answer (gaps of several competitors) keeps one offset per competitor. Tokens made
+// before totals were carried ("t:", "o:") are still read.
 const (
-	tokenOffsetToken = "t:"
-	tokenOffset      = "o:"
+	tokenPage        = "p:" // p:OFFSET:TOTAL:OFFSET_TOKEN (the offset_token may be empty)
+	tokenOffsetToken = "t:" // t:OFFSET:OFFSET_TOKEN
+	tokenOffset      = "o:" // o:OFFSET
 	tokenOffsets     = "m:"
 )
 
+// at is where a page stands in a walk: the offset of its first item, the items it asks
+// for, and the total the walk's first page counted (-1 when the token carries none).
+type at struct{ offset, limit, total int }
+
 // page sets limit and the continuation of after on task (limit 0 is maxLimit) and returns
-// the offset of the page's first item. Tokens are "o:OFFSET" or "t:OFFSET:OFFSET_TOKEN".
-func page(task map[string]any, limit int, after string) (int, error) {
-	if limit <= 0 || limit > maxLimit {
-		limit = maxLimit
-	}
+// where the page stands.
+func page(task map[string]any, limit int, after string) (at, error) {
+	limit = limitOf(limit)
 	task["limit"] = limit
+	p := at{limit: limit, total: -1}
 	if after == "" {
-		return 0, nil
+		return p, nil
 	}
 	kind, rest, _ := strings.Cut(after, ":")
-	offset, token, _ := strings.Cut(rest, ":")
+	offset, rest, _ := strings.Cut(rest, ":")
 	n, err := strconv.Atoi(offset)
 	if err != nil || n < 0 {
-		return 0, badToken()
+		return at{}, badToken()
 	}
+	p.offset = n
 	switch kind + ":" {
-	case tokenOffsetToken:
-		if token == "" {
-			return 0, badToken()
+	case tokenPage:
+		total, token, _ := strings.Cut(rest, ":")
+		if p.total, err = strconv.Atoi(total); err != nil || p.total < n {
+			return at{}, badToken()
 		}
-		task["offset_token"] = token
+		if token != "" {
+			task["offset_token"] = token
+		} else {
+			task["offset"] = n
+		}
+	case tokenOffsetToken:
+		if rest == "" {
+			return at{}, badToken()
+		}
+		task["offset_token"] = rest
 	case tokenOffset:
 		task["offset"] = n
 	default:
-		return 0, badToken()
+		return at{}, badToken()
 	}
-	return n, nil
+	return p, nil
+}
+
+// limitOf is the items a page asks for: limit, or maxLimit for 0 and beyond it.
+func limitOf(limit int) int {
+	if limit <= 0 || limit > maxLimit {
+		return maxLimit
+	}
+	return limit
 }
 
 func badToken() error {
@@ -209,18 +234,32 @@ type pageResult struct {
 	OffsetToken string `json:"offset_token"`
 }
 
-// next is the token of the page after one that started at offset and used n of the items
-// DataForSEO returned: "" when none is left. DataForSEO's offset_token continues after every
-// item it returned; when fewer were used, the offset does.
-func (r pageResult) next(offset, n, returned int) string {
-	end := offset + n
-	if n == 0 || end >= r.TotalCount {
-		return ""
+// walk reads the answer r to the page p, of which used items of the returned ones were
+// used: the walk's total and the token of the next page ("" when none is left).
+//
+// The total is the first page's total_count, carried by the tokens, so every page of a walk
+// says the same. total_count may count more items than DataForSEO returns: a page holding
+// fewer items than it asked for is where the items end, so it is the last page and its
+// total is the items reached. A page past the end (an old token) comes back empty, without
+// a next page. DataForSEO's offset_token continues after every item it returned; when fewer
+// were used, the offset does.
+func (p at) walk(r pageResult, used, returned int) (total int, next string) {
+	total = r.TotalCount
+	if p.total >= 0 {
+		total = p.total
 	}
-	if r.OffsetToken != "" && n == returned {
-		return tokenOffsetToken + strconv.Itoa(end) + ":" + r.OffsetToken
+	if returned < p.limit {
+		total = p.offset + returned
 	}
-	return tokenOffset + strconv.Itoa(end)
+	end := p.offset + used
+	if used == 0 || end >= total {
+		return total, ""
+	}
+	token := ""
+	if r.OffsetToken != "" && used == returned {
+		token = r.OffsetToken
+	}
+	return total, tokenPage + strconv.Itoa(end) + ":" + strconv.Itoa(total) + ":" + token
 }
 
 // offsets reads a merged answer's token: one offset per competitor, in request order.
