@@ -911,7 +911,9 @@ func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (ke
 		return keywords.RankingList{}, err
 	}
 	best := map[string]int{} // keyword → index in list.Rankings
+	returned := 0
 	for _, r := range results {
+		returned += len(r.Items)
 		list.Total, list.Next = at.walk(r.pageResult, len(r.Items), len(r.Items))
 		if r.Metrics != nil {
 			for key, v := range r.Metrics.Organic {
@@ -938,6 +940,10 @@ func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (ke
 			best[key] = len(list.Rankings)
 			list.Rankings = append(list.Rankings, keywords.Ranking{Keyword: k, Position: pos, URL: it.RankedSERPElement.SERPItem.URL})
 		}
+	}
+	if returned < at.limit {
+		// The last page: total counts its keywords, not DataForSEO's rows of them.
+		list.Total = at.offset + len(list.Rankings)
 	}
 	for _, b := range Bands {
 		if _, ok := list.Bands[b]; !ok {
