@@ -38,23 +38,10 @@ func (c *Client) Ranked(ctx context.Context, req keywords.RankedRequest) ([]keyw
 	if err := c.post(ctx, PathRankedKeywords, task, &results); err != nil {
 		return nil, err
 	}
-	best := map[string]int{} // keyword → index in out; a keyword may rank with several pages
+	best := map[string]int{}
 	for _, r := range results {
 		for _, it := range r.Items {
-			k := it.KeywordData.keyword()
-			pos := it.RankedSERPElement.SERPItem.position()
-			if k.Keyword == "" || pos < 1 {
-				continue
-			}
-			key := strings.ToLower(k.Keyword)
-			if i, ok := best[key]; ok {
-				if pos < out[i].Position {
-					out[i].Position, out[i].URL = pos, it.RankedSERPElement.SERPItem.URL
-				}
-				continue
-			}
-			best[key] = len(out)
-			out = append(out, keywords.Ranking{Keyword: k, Position: pos, URL: it.RankedSERPElement.SERPItem.URL})
+			out = keepBest(out, best, it)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -133,7 +120,7 @@ func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (ke
 	if err := c.post(ctx, PathRankedKeywords, task, &results); err != nil {
 		return keywords.RankingList{}, err
 	}
-	best := map[string]int{} // keyword → index in list.Rankings
+	best := map[string]int{}
 	returned := 0
 	for _, r := range results {
 		returned += len(r.Items)
@@ -146,22 +133,7 @@ func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (ke
 			}
 		}
 		for _, it := range r.Items {
-			k := it.KeywordData.keyword()
-			pos := it.RankedSERPElement.SERPItem.position()
-			if k.Keyword == "" || pos < 1 {
-				continue
-			}
-			// A keyword the domain ranks for with several pages is one row: its best
-			// position, with the URL holding it (the first listed on a tie).
-			key := strings.ToLower(k.Keyword)
-			if i, ok := best[key]; ok {
-				if pos < list.Rankings[i].Position {
-					list.Rankings[i].Position, list.Rankings[i].URL = pos, it.RankedSERPElement.SERPItem.URL
-				}
-				continue
-			}
-			best[key] = len(list.Rankings)
-			list.Rankings = append(list.Rankings, keywords.Ranking{Keyword: k, Position: pos, URL: it.RankedSERPElement.SERPItem.URL})
+			list.Rankings = keepBest(list.Rankings, best, it)
 		}
 	}
 	if returned < at.limit {
@@ -200,6 +172,26 @@ func bandOf(key string) string {
 		return "51-100"
 	}
 	return ""
+}
+
+// keepBest adds the ranked item it to rows, one row per keyword: a keyword the domain ranks
+// for with several pages keeps its best position, with the URL holding it (the first listed
+// on a tie). at maps each lower-case keyword to its row.
+func keepBest(rows []keywords.Ranking, at map[string]int, it rankedItem) []keywords.Ranking {
+	k := it.KeywordData.keyword()
+	pos := it.RankedSERPElement.SERPItem.position()
+	if k.Keyword == "" || pos < 1 {
+		return rows
+	}
+	key := strings.ToLower(k.Keyword)
+	if i, ok := at[key]; ok {
+		if pos < rows[i].Position {
+			rows[i].Position, rows[i].URL = pos, it.RankedSERPElement.SERPItem.URL
+		}
+		return rows
+	}
+	at[key] = len(rows)
+	return append(rows, keywords.Ranking{Keyword: k, Position: pos, URL: it.RankedSERPElement.SERPItem.URL})
 }
 
 // rankedItem is an item of ranked_keywords.
