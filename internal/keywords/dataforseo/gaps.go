@@ -56,10 +56,11 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 		return keywords.GapList{Gaps: out}, nil
 	}
 	var starts []int
+	carried := -1 // several competitors: the total of the walk's first page
 	pages := make([]at, len(competitors))
 	if len(competitors) == 1 {
 		starts = []int{0}
-	} else if starts, err = offsets(req.After, len(competitors)); err != nil {
+	} else if starts, carried, err = offsets(req.After, len(competitors)); err != nil {
 		return keywords.GapList{}, err
 	}
 	type compItem struct {
@@ -155,6 +156,9 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 			complete = complete && starts[i] == 0 && len(a.Items) >= reach[i]
 		}
 		list.Total -= seen - len(out) // keywords several competitors rank for, counted once
+		if carried >= 0 {
+			list.Total = carried // every page of a walk says the first page's total
+		}
 		list.Estimated = !complete
 		if req.Limit > 0 && len(out) > req.Limit {
 			out = out[:req.Limit]
@@ -179,7 +183,7 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 			more = more || starts[i] < reach[i]
 		}
 		if more && len(out) > 0 {
-			list.Next = offsetsToken(starts)
+			list.Next = offsetsToken(starts, list.Total)
 		}
 	}
 	if list.Total < len(out) {

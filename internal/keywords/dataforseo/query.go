@@ -169,7 +169,7 @@ const (
 	tokenPage        = "p:" // p:OFFSET:TOTAL:OFFSET_TOKEN (the offset_token may be empty)
 	tokenOffsetToken = "t:" // t:OFFSET:OFFSET_TOKEN
 	tokenOffset      = "o:" // o:OFFSET
-	tokenOffsets     = "m:"
+	tokenOffsets     = "m:" // m:OFFSET,OFFSET…;TOTAL (one offset per competitor)
 )
 
 // at is where a page stands in a walk: the offset of its first item, the items it asks
@@ -262,30 +262,40 @@ func (p at) walk(r pageResult, used, returned int) (total int, next string) {
 	return total, tokenPage + strconv.Itoa(end) + ":" + strconv.Itoa(total) + ":" + token
 }
 
-// offsets reads a merged answer's token: one offset per competitor, in request order.
-func offsets(after string, n int) ([]int, error) {
+// offsets reads a merged answer's token: one offset per competitor, in request order, and
+// the total of the walk's first page (-1 when the token carries none).
+func offsets(after string, n int) ([]int, int, error) {
 	out := make([]int, n)
 	if after == "" {
-		return out, nil
+		return out, -1, nil
 	}
-	parts := strings.Split(strings.TrimPrefix(after, tokenOffsets), ",")
+	list, total, carried := strings.Cut(strings.TrimPrefix(after, tokenOffsets), ";")
+	parts := strings.Split(list, ",")
 	if !strings.HasPrefix(after, tokenOffsets) || len(parts) != n {
-		return nil, badToken()
+		return nil, 0, badToken()
 	}
 	for i, p := range parts {
 		v, err := strconv.Atoi(p)
 		if err != nil || v < 0 {
-			return nil, badToken()
+			return nil, 0, badToken()
 		}
 		out[i] = v
 	}
-	return out, nil
+	t := -1
+	if carried {
+		var err error
+		if t, err = strconv.Atoi(total); err != nil || t < 0 {
+			return nil, 0, badToken()
+		}
+	}
+	return out, t, nil
 }
 
-func offsetsToken(offs []int) string {
+// offsetsToken is the token "m:OFFSET,OFFSET…;TOTAL".
+func offsetsToken(offs []int, total int) string {
 	parts := make([]string, len(offs))
 	for i, o := range offs {
 		parts[i] = strconv.Itoa(o)
 	}
-	return tokenOffsets + strings.Join(parts, ",")
+	return tokenOffsets + strings.Join(parts, ",") + ";" + strconv.Itoa(total)
 }

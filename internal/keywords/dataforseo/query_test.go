@@ -422,6 +422,9 @@ func TestGapsPaging(t *testing.T) {
 				if len(list.Gaps) > 7 {
 					t.Fatalf("page of %d gaps, limit 7", len(list.Gaps))
 				}
+				if list.Total != firstTotal {
+					t.Errorf("page %d: total %d, want the first page's %d on every page", pages+1, list.Total, firstTotal)
+				}
 				all = append(all, list.Gaps...)
 				pages++
 				if list.Next == "" || pages > 100 {
