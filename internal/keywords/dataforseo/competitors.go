@@ -38,7 +38,7 @@ func (c *Client) Competitors(ctx context.Context, req keywords.CompetitorsReques
 		"item_types":    []string{"organic"},
 		"order_by":      []string{"intersections,desc"},
 	}
-	at, err := page(task, req.Page.Limit, req.Page.After)
+	pg, err := page(task, req.Page.Limit, req.Page.After)
 	if err != nil {
 		return keywords.CompetitorList{}, err
 	}
@@ -60,9 +60,9 @@ func (c *Client) Competitors(ctx context.Context, req keywords.CompetitorsReques
 	}
 	// The domain shares the most keywords with itself, so DataForSEO lists it first, on the
 	// first page: every page's total leaves it out, so that all pages say the same.
-	self := at.offset > 0
+	self := pg.offset > 0
 	for _, r := range results {
-		list.Total, list.Next = at.walk(r.pageResult, len(r.Items), len(r.Items))
+		list.Total, list.Next = pg.walk(r.pageResult, len(r.Items), len(r.Items))
 		for _, it := range r.Items {
 			d := keywords.Domain(it.Domain)
 			if d == "" || d == target {

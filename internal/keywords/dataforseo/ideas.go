@@ -60,10 +60,10 @@ func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywords
 		"language_code": lang,
 		"limit":         min(limit, maxLimit),
 	}
-	var at at
+	var pg at
 	if req.Page.Limit > 0 {
 		limit = min(req.Page.Limit, maxLimit)
-		if at, err = page(task, limit, req.Page.After); err != nil {
+		if pg, err = page(task, limit, req.Page.After); err != nil {
 			return keywords.IdeaList{}, err
 		}
 	}
@@ -84,7 +84,7 @@ func (c *Client) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywords
 	seen := map[string]bool{}
 	for _, r := range results {
 		if req.Page.Limit > 0 {
-			list.Total, list.Next = at.walk(r.pageResult, len(r.Items), len(r.Items))
+			list.Total, list.Next = pg.walk(r.pageResult, len(r.Items), len(r.Items))
 		}
 		for _, it := range r.Items {
 			k := it.keyword()

@@ -106,7 +106,7 @@ func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (ke
 	if filters != nil {
 		task["filters"] = filters
 	}
-	at, err := page(task, req.Page.Limit, req.Page.After)
+	pg, err := page(task, req.Page.Limit, req.Page.After)
 	if err != nil {
 		return keywords.RankingList{}, err
 	}
@@ -124,7 +124,7 @@ func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (ke
 	returned := 0
 	for _, r := range results {
 		returned += len(r.Items)
-		list.Total, list.Next = at.walk(r.pageResult, len(r.Items), len(r.Items))
+		list.Total, list.Next = pg.walk(r.pageResult, len(r.Items), len(r.Items))
 		if r.Metrics != nil {
 			for key, v := range r.Metrics.Organic {
 				if band := bandOf(key); band != "" && v.v != nil {
@@ -136,9 +136,9 @@ func (c *Client) Rankings(ctx context.Context, req keywords.RankingsRequest) (ke
 			list.Rankings = keepBest(list.Rankings, best, it)
 		}
 	}
-	if returned < at.limit {
+	if returned < pg.limit {
 		// The last page: total counts its keywords, not DataForSEO's rows of them.
-		list.Total = at.offset + len(list.Rankings)
+		list.Total = pg.offset + len(list.Rankings)
 	}
 	for _, b := range Bands {
 		if _, ok := list.Bands[b]; !ok {
@@ -176,21 +176,21 @@ func bandOf(key string) string {
 
 // keepBest adds the ranked item it to rows, one row per keyword: a keyword the domain ranks
 // for with several pages keeps its best position, with the URL holding it (the first listed
-// on a tie). at maps each lower-case keyword to its row.
-func keepBest(rows []keywords.Ranking, at map[string]int, it rankedItem) []keywords.Ranking {
+// on a tie). index maps each lower-case keyword to its row.
+func keepBest(rows []keywords.Ranking, index map[string]int, it rankedItem) []keywords.Ranking {
 	k := it.KeywordData.keyword()
 	pos := it.RankedSERPElement.SERPItem.position()
 	if k.Keyword == "" || pos < 1 {
 		return rows
 	}
 	key := strings.ToLower(k.Keyword)
-	if i, ok := at[key]; ok {
+	if i, ok := index[key]; ok {
 		if pos < rows[i].Position {
 			rows[i].Position, rows[i].URL = pos, it.RankedSERPElement.SERPItem.URL
 		}
 		return rows
 	}
-	at[key] = len(rows)
+	index[key] = len(rows)
 	return append(rows, keywords.Ranking{Keyword: k, Position: pos, URL: it.RankedSERPElement.SERPItem.URL})
 }
 
