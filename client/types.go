@@ -282,7 +282,9 @@ type Ranking struct {
 	KeywordDifficulty *float64 `json:"keyword_difficulty"`
 	CPC               *float64 `json:"cpc"`
 	SearchIntent      string   `json:"search_intent"`
-	EstimatedTraffic  *int64   `json:"estimated_traffic"`
+	// SearchIntentInferred is true when SearchIntent is the service's guess from the phrase.
+	SearchIntentInferred bool   `json:"search_intent_inferred"`
+	EstimatedTraffic     *int64 `json:"estimated_traffic"`
 }
 
 // RankingsResult is the answer of KeywordRankings.
@@ -309,13 +311,14 @@ type CompetitorsRequest struct {
 	CallbackURL string `json:"callback_url,omitempty"`
 }
 
-// Competitor is a domain sharing ranked keywords with the asked domain.
+// Competitor is a domain sharing ranked keywords with the asked domain; a number the data
+// source does not know is nil.
 type Competitor struct {
-	Domain            string  `json:"domain"`
-	SharedKeywords    int     `json:"shared_keywords"`
-	AvgPosition       float64 `json:"avg_position"`
-	DomainAvgPosition float64 `json:"domain_avg_position"`
-	TotalKeywords     int     `json:"total_keywords"`
+	Domain            string   `json:"domain"`
+	SharedKeywords    *int     `json:"shared_keywords"`
+	AvgPosition       *float64 `json:"avg_position"`
+	DomainAvgPosition *float64 `json:"domain_avg_position"`
+	TotalKeywords     *int     `json:"total_keywords"`
 }
 
 // CompetitorsResult is the answer of KeywordCompetitors.
