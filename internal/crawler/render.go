@@ -724,6 +724,9 @@ func (j *renderJob) fetch(in *network.Request) (int, []*fetch.HeaderEntry, []byt
 	case <-j.ctx.Done():
 		return 0, nil, nil, j.ctx.Err()
 	}
+	if j.bytesLeft.Load() <= 0 {
+		return 0, nil, nil, fmt.Errorf("%w: %s: the page's requests loaded %d bytes already", errRefusedRequest, in.URL, s.maxPage)
+	}
 	req, err := http.NewRequestWithContext(j.ctx, in.Method, in.URL, nil)
 	if err != nil {
 		return 0, nil, nil, err
@@ -766,7 +769,12 @@ func (j *renderJob) fetch(in *network.Request) (int, []*fetch.HeaderEntry, []byt
 
 // outerHTML reads the rendered document, bounded to the page limit (in UTF-16 units,
 // close enough to bytes for a bound).
-const outerHTML = `(() => { const h = document.documentElement ? document.documentElement.outerHTML : ""; return h.length > %d ? h.slice(0, %d) : h })()`
+// Chromium's own error page (a navigation refused or failed: a form's POST, a redirect
+// loop) is read as errorPage, not as the site's content.
+const outerHTML = `(() => { if (location.protocol === "chrome-error:") return "` + errorPage + `";
+  const h = document.documentElement ? document.documentElement.outerHTML : ""; return h.length > %d ? h.slice(0, %d) : h })()`
+
+const errorPage = "\x00error-page"
 
 // render loads a page in a browser of the pool, its document answered with the body the
 // crawl fetched, waits for its network to settle and returns the rendered HTML and console
@@ -815,6 +823,9 @@ func (s *renderSession) render(ctx context.Context, pageURL, contentType string,
 	html, err := chromedp.Run(pctx, chromedp.Evaluate[string](fmt.Sprintf(outerHTML, limit, limit)))
 	if err != nil {
 		return fail(err)
+	}
+	if html == errorPage {
+		return nil, j, errors.New("rendering failed: the page navigated to an address that was refused or did not load")
 	}
 	ok = true
 	return []byte(html), j, nil
