@@ -344,7 +344,9 @@ func (b *browser) waitGone(limit time.Duration) {
 // profile directory, which Chromium passes to each of its processes) and returns how many it
 // found: the browser's process and whatever it started, found without asking it anything.
 func killProcesses(dir string) int {
-	want := []byte(dir)
+	// The directory as a whole argument or a path's start: /tmp/crawler-chromium-12 must not
+	// match the browser of /tmp/crawler-chromium-123.
+	whole, under := []byte(dir+"\x00"), []byte(dir+"/")
 	entries, _ := os.ReadDir("/proc")
 	n := 0
 	for _, e := range entries {
@@ -353,7 +355,7 @@ func killProcesses(dir string) int {
 			continue
 		}
 		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !bytes.Contains(cmd, want) {
+		if err != nil || !(bytes.Contains(cmd, whole) || bytes.Contains(cmd, under)) {
 			continue
 		}
 		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && bytes.Contains(stat, []byte(") Z ")) {
@@ -610,6 +612,23 @@ type renderSession struct {
 	maxResource int64
 	maxPage     int64 // all the bodies one page loads
 	ua          string
+	// share holds one token per page this crawl renders at once: all the renderer's slots
+	// at first, one after a page of the crawl failed (see struck), so that a crawl whose
+	// pages hang browsers leaves the others to crawls rendering beside it.
+	share  chan struct{}
+	struck sync.Once
+}
+
+// strike narrows the crawl to one page at a time, once: the tokens beyond one are taken as
+// the crawl's pages return them, and never given back.
+func (s *renderSession) strike() {
+	s.struck.Do(func() {
+		go func() {
+			for range cap(s.share) - 1 {
+				s.share <- struct{}{}
+			}
+		}()
+	})
 }
 
 // renderJob is one page being rendered: its document, answered from the body already
@@ -781,12 +800,23 @@ const errorPage = "\x00error-page"
 // errors. It returns when the page's time is up (or ctx ends) whatever the browser does:
 // every wait is under the page's deadline, and a browser whose page failed is killed.
 func (s *renderSession) render(ctx context.Context, pageURL, contentType string, doc []byte) ([]byte, *renderJob, error) {
+	select {
+	case s.share <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	defer func() { <-s.share }()
 	b, err := s.r.acquire(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	ok := false
-	defer func() { s.r.release(b, ok) }()
+	defer func() {
+		if !ok && ctx.Err() == nil {
+			s.strike()
+		}
+		s.r.release(b, ok)
+	}()
 	pctx, cancel := context.WithTimeout(b.ctx, s.r.cfg.Timeout)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
@@ -971,7 +1001,8 @@ func (c *Crawler) renderSession(req Request, t http.RoundTripper) *renderSession
 	client := c.newClient(t)
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &renderSession{r: c.renderer, client: client, maxBody: c.cfg.MaxBodyBytes,
-		maxResource: resourceFactor * c.cfg.MaxBodyBytes, maxPage: maxPageResources * c.cfg.MaxBodyBytes, ua: c.cfg.UserAgent}
+		maxResource: resourceFactor * c.cfg.MaxBodyBytes, maxPage: maxPageResources * c.cfg.MaxBodyBytes, ua: c.cfg.UserAgent,
+		share: make(chan struct{}, c.renderer.cfg.Concurrency)}
 }
 
 // resourceFactor times Config.MaxBodyBytes bounds each resource a rendered page loads.
