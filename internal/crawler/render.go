@@ -192,8 +192,9 @@ func (r *Renderer) Close() {
 	for _, b := range all {
 		b.kill("the renderer closed")
 	}
+	deadline := time.Now().Add(killWait)
 	for _, b := range all {
-		b.waitGone(killWait)
+		b.waitGone(time.Until(deadline))
 	}
 }
 
