@@ -48,7 +48,7 @@ const (
 	// see (WebSockets, a service worker's fetches): nothing listens on the discard port, so
 	// they fail. Every request the page makes is answered through the crawler's own transport.
 	deadProxy = "http://127.0.0.1:9"
-	// DefaultRenderMemoryMB bounds each browser's resident memory (see RenderConfig.MemoryMB).
+	// DefaultRenderMemoryMB bounds each browser's memory (see RenderConfig.MemoryMB).
 	DefaultRenderMemoryMB = 384
 	// cdpTimeout bounds every call into a browser outside a page's own render time (answering a
 	// request, dismissing a dialog, closing a pop-up): a browser that does not answer one in
@@ -58,7 +58,7 @@ const (
 	startTimeout = 30 * time.Second
 	// killWait bounds the wait for a killed browser's processes to end.
 	killWait = 2 * time.Second
-	// memoryPoll is how often a browser's resident memory is read.
+	// memoryPoll is how often a browser's memory is read (a fraction of a millisecond each).
 	memoryPoll = 100 * time.Millisecond
 	// fetchesPerPage bounds a rendered page's requests fetched at once, and maxPageResources
 	// times Config.MaxBodyBytes all the bytes it loads: a page asking for hundreds of large
@@ -522,8 +522,8 @@ func (b *browser) fulfill(id fetch.RequestID, status int, hdr []*fetch.HeaderEnt
 	})
 }
 
-// watchMemory kills the browser when its resident memory passes limit bytes: the JavaScript
-// heap is capped by V8, but not the DOM, layout or decoded resources a page can grow.
+// watchMemory kills the browser when its memory (see processMemory) passes limit bytes: the
+// JavaScript heap is capped by V8, but not the DOM, layout or decoded resources a page can grow.
 func (b *browser) watchMemory(limit int64) {
 	t := time.NewTicker(memoryPoll)
 	defer t.Stop()
@@ -535,17 +535,27 @@ func (b *browser) watchMemory(limit int64) {
 			return
 		case <-t.C:
 		}
-		if rss := processRSS(b.pid); rss > limit {
+		if processMemory(b.pid) > limit {
 			b.kill(fmt.Sprintf("the browser used more than %d MiB", limit>>20))
 			return
 		}
 	}
 }
 
-// processRSS is pid's resident set in bytes, 0 when unknown.
-func processRSS(pid int) int64 {
+// processMemory is pid's proportional share of memory in bytes (Pss: a page shared with the
+// other browsers, Chromium's own code, counts for its share, as a memory limit charges it
+// once), its resident set when that is not known, 0 when neither is.
+func processMemory(pid int) int64 {
 	if pid <= 0 {
 		return 0
+	}
+	if raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup"); err == nil {
+		for line := range strings.Lines(string(raw)) {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				return kb << 10
+			}
+		}
 	}
 	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
 	if err != nil {

@@ -59,14 +59,14 @@ func TestWorkerSIGTERMDuringHostileRender(t *testing.T) {
 	const shutdownTimeout = 3 * time.Second
 	w := startWorkerProcess(t, newFakeDataForSEO(t), 3, "CHROME_PATH="+browser, "CRAWLER_ALLOW_PRIVATE=true",
 		"SHUTDOWN_TIMEOUT="+shutdownTimeout.String(), "RENDER_TIMEOUT=120s", "JOB_STALE_AFTER=15s", "JOB_SWEEP_INTERVAL=10m")
-	var r response
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) { // the worker advertises its browser once started
-		r = do(t, "POST", s.URL+"/v1/content/audit", key, map[string]any{"domain": strings.TrimPrefix(site.URL, "http://"), "render": "javascript"},
-			"Prefer", "respond-async")
-		if r.Status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+	advertised := jobs.Browsers{Redis: s.Graph.Redis}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) { // once its browser started
+		if ok, err := advertised.RenderingAvailable(context.Background()); ok || err != nil || time.Now().After(deadline) {
 			break
 		}
 	}
+	r := do(t, "POST", s.URL+"/v1/content/audit", key, map[string]any{"domain": strings.TrimPrefix(site.URL, "http://"), "render": "javascript"},
+		"Prefer", "respond-async")
 	if r.Status != http.StatusAccepted {
 		t.Fatalf("rendered audit: %d %s", r.Status, r.Raw)
 	}
