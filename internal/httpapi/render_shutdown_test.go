@@ -91,7 +91,8 @@ func TestWorkerSIGTERMDuringHostileRender(t *testing.T) {
 	case err := <-exited:
 		took := time.Since(sent)
 		t.Logf("worker exited %s after SIGTERM (SHUTDOWN_TIMEOUT %s): %v", took.Round(time.Millisecond), shutdownTimeout, err)
-		if took > shutdownTimeout+time.Second {
+		// The old shutdown drained for all of SHUTDOWN_TIMEOUT before stopping runs: 3.6 s.
+		if took > shutdownTimeout+250*time.Millisecond { // a process's exit and a signal's delivery
 			t.Errorf("worker took %s to exit, over SHUTDOWN_TIMEOUT %s", took, shutdownTimeout)
 		}
 	case <-time.After(shutdownTimeout + 10*time.Second):
