@@ -141,7 +141,8 @@ type Renderer struct {
 	live   map[*browser]struct{}
 	closed bool
 
-	kills atomic.Int64 // browsers killed (hung, over memory, failed page): for tests and logs
+	kills    atomic.Int64 // browsers killed (hung, over memory, failed page): for tests and logs
+	sessions atomic.Int64 // crawls rendering now, which share the browsers (renderSession.enter)
 }
 
 // NewRenderer returns a renderer over cfg's browser; nil when cfg names none.
@@ -623,23 +624,68 @@ type renderSession struct {
 	maxResource int64
 	maxPage     int64 // all the bodies one page loads
 	ua          string
-	// share holds one token per page this crawl renders at once: all the renderer's slots
-	// at first, one after a page of the crawl failed (see struck), so that a crawl whose
-	// pages hang browsers leaves the others to crawls rendering beside it.
-	share  chan struct{}
-	struck sync.Once
+	// mu guards held (pages of this crawl rendering now), struck (a page of it failed) and
+	// freed (closed when one of its pages ends); see enter.
+	mu     sync.Mutex
+	held   int
+	struck bool
+	freed  chan struct{}
 }
 
-// strike narrows the crawl to one page at a time, once: the tokens beyond one are taken as
-// the crawl's pages return them, and never given back.
-func (s *renderSession) strike() {
-	s.struck.Do(func() {
-		go func() {
-			for range cap(s.share) - 1 {
-				s.share <- struct{}{}
-			}
-		}()
-	})
+// sharePoll is how often a crawl waiting for its share looks again, should another crawl
+// have ended meanwhile (a page of its own ending wakes it at once).
+const sharePoll = 100 * time.Millisecond
+
+// enter waits until the crawl may render one more page: while other crawls render on the
+// same renderer, each gets an equal share of the browsers (at least one), and a crawl one of
+// whose pages failed gets one at a time. So a crawl whose pages hang browsers, or one that
+// merely came first, leaves browsers to the crawls beside it; alone, a crawl uses them all.
+func (s *renderSession) enter(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		limit := max(1, s.r.cfg.Concurrency/int(max(1, s.r.sessions.Load())))
+		if s.struck {
+			limit = 1
+		}
+		if s.held < limit {
+			s.held++
+			s.mu.Unlock()
+			return nil
+		}
+		if s.freed == nil {
+			s.freed = make(chan struct{})
+		}
+		freed := s.freed
+		s.mu.Unlock()
+		t := time.NewTimer(sharePoll)
+		select {
+		case <-freed:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		t.Stop()
+	}
+}
+
+// leave ends a page entered with enter; failed marks the crawl as struck.
+func (s *renderSession) leave(failed bool) {
+	s.mu.Lock()
+	s.held--
+	s.struck = s.struck || failed
+	if s.freed != nil {
+		close(s.freed)
+		s.freed = nil
+	}
+	s.mu.Unlock()
+}
+
+// close ends the session: the crawl renders no more.
+func (s *renderSession) close() {
+	if s != nil {
+		s.r.sessions.Add(-1)
+	}
 }
 
 // renderJob is one page being rendered: its document, answered from the body already
@@ -811,22 +857,18 @@ const errorPage = "\x00error-page"
 // errors. It returns when the page's time is up (or ctx ends) whatever the browser does:
 // every wait is under the page's deadline, and a browser whose page failed is killed.
 func (s *renderSession) render(ctx context.Context, pageURL, contentType string, doc []byte) ([]byte, *renderJob, error) {
-	select {
-	case s.share <- struct{}{}:
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+	if err := s.enter(ctx); err != nil {
+		return nil, nil, err
 	}
-	defer func() { <-s.share }()
 	b, err := s.r.acquire(ctx)
 	if err != nil {
+		s.leave(false)
 		return nil, nil, err
 	}
 	ok := false
 	defer func() {
-		if !ok && ctx.Err() == nil {
-			s.strike()
-		}
 		s.r.release(b, ok)
+		s.leave(!ok && ctx.Err() == nil)
 	}()
 	pctx, cancel := context.WithTimeout(b.ctx, s.r.cfg.Timeout)
 	defer cancel()
@@ -1009,11 +1051,11 @@ func (c *Crawler) renderSession(req Request, t http.RoundTripper) *renderSession
 	if !req.Render || c.renderer == nil {
 		return nil
 	}
+	c.renderer.sessions.Add(1) // until close
 	client := c.newClient(t)
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &renderSession{r: c.renderer, client: client, maxBody: c.cfg.MaxBodyBytes,
-		maxResource: resourceFactor * c.cfg.MaxBodyBytes, maxPage: maxPageResources * c.cfg.MaxBodyBytes, ua: c.cfg.UserAgent,
-		share: make(chan struct{}, c.renderer.cfg.Concurrency)}
+		maxResource: resourceFactor * c.cfg.MaxBodyBytes, maxPage: maxPageResources * c.cfg.MaxBodyBytes, ua: c.cfg.UserAgent}
 }
 
 // resourceFactor times Config.MaxBodyBytes bounds each resource a rendered page loads.
