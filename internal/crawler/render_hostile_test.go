@@ -234,9 +234,13 @@ func TestRenderHostileBesideBenign(t *testing.T) {
 		t.Logf("hostile crawl: %d pages, %d failed to render, warnings %v", len(res.Pages), failed, res.Warnings)
 	}()
 	beside := crawlBenign(t, &bc, benign)
-	<-hostileDone
-	peak, _, _ := stop()
 	budget := 3 * crawlTimeout
+	select {
+	case <-hostileDone:
+	case <-time.After(budget + 30*time.Second):
+		t.Fatalf("hostile crawl still running %s after its start, its budget %s", budget+30*time.Second, budget)
+	}
+	peak, _, _ := stop()
 	took := time.Duration(hostileTook.Load())
 	t.Logf("benign alone %s, beside the hostile crawl %s; hostile crawl %s (budget %s); %d browsers killed; peak RSS of test process and browsers %d MiB",
 		alone.Round(time.Millisecond), beside.Round(time.Millisecond), took.Round(time.Millisecond), budget, c.renderer.kills.Load(), peak>>20)
