@@ -244,8 +244,10 @@ func TestRenderHostileBesideBenign(t *testing.T) {
 	took := time.Duration(hostileTook.Load())
 	t.Logf("benign alone %s, beside the hostile crawl %s; hostile crawl %s (budget %s); %d browsers killed; peak RSS of test process and browsers %d MiB",
 		alone.Round(time.Millisecond), beside.Round(time.Millisecond), took.Round(time.Millisecond), budget, c.renderer.kills.Load(), peak>>20)
-	if took > budget+10*time.Second {
-		t.Errorf("hostile crawl took %s, over its budget %s + 10 s", took, budget)
+	// The pages rendering when the budget ends are stopped then, their browsers killed: the
+	// crawl ends within moments of it (9.0 s of 9 s in five runs on a loaded machine).
+	if took > budget+5*time.Second {
+		t.Errorf("hostile crawl took %s, over its budget %s + 5 s", took, budget)
 	}
 	// A killed browser is replaced in seconds on a loaded machine; the bound is generous
 	// against CI load, and still far under a hang.
