@@ -206,18 +206,27 @@ func (r *Renderer) acquire(ctx context.Context) (*browser, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	var found *browser
+	var dead []*browser
 	r.mu.Lock()
-	for len(r.idle) > 0 {
+	for found == nil && len(r.idle) > 0 {
 		b := r.idle[len(r.idle)-1]
 		r.idle = r.idle[:len(r.idle)-1]
 		if b.alive() {
-			r.mu.Unlock()
-			return b, nil
+			found = b
+		} else {
+			delete(r.live, b)
+			dead = append(dead, b)
 		}
-		delete(r.live, b)
 	}
 	closed := r.closed
 	r.mu.Unlock()
+	for _, b := range dead {
+		b.kill("it stopped answering") // gone already, as a rule: what is left of it goes too
+	}
+	if found != nil {
+		return found, nil
+	}
 	if closed {
 		<-r.slots
 		return nil, fmt.Errorf("%w: renderer closed", ErrRenderUnavailable)

@@ -1,14 +1,11 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contentapi/contentapi/internal/crawler"
+	"github.com/contentapi/contentapi/internal/crawler/crawltest"
 	"github.com/contentapi/contentapi/internal/httpapi"
 	"github.com/contentapi/contentapi/internal/job"
 	"github.com/contentapi/contentapi/jobs"
@@ -76,7 +74,7 @@ func TestWorkerSIGTERMDuringHostileRender(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the worker never rendered the page")
 	}
-	browsers := descendants(w.Process.Pid)
+	browsers := crawltest.Descendants(w.Process.Pid)
 	if len(browsers) == 0 {
 		t.Fatal("the worker has no browser process")
 	}
@@ -99,41 +97,11 @@ func TestWorkerSIGTERMDuringHostileRender(t *testing.T) {
 		t.Fatalf("worker still running %s after SIGTERM", shutdownTimeout+10*time.Second)
 	}
 	for _, pid := range browsers {
-		if alive(pid) {
+		if crawltest.Alive(pid) {
 			t.Errorf("browser process %d still running after the worker exited", pid)
 		}
 	}
 	if j, err := s.Jobs.Load(context.Background(), id); err != nil || j.Status != job.Queued || j.Attempts != 0 {
 		t.Errorf("job after the shutdown: %s attempts %d, %v; want queued with its attempt not spent", j.Status, j.Attempts, err)
 	}
-}
-
-// descendants are the processes under pid.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range stats {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
-		child, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		if len(f) > 1 {
-			parent, _ := strconv.Atoi(f[1])
-			children[parent] = append(children[parent], child)
-		}
-	}
-	var out []int
-	for todo := children[pid]; len(todo) > 0; todo = todo[1:] {
-		out = append(out, todo[0])
-		todo = append(todo, children[todo[0]]...)
-	}
-	return out
-}
-
-// alive reports whether pid runs (a zombie, ended and not yet reaped, does not).
-func alive(pid int) bool {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	return err == nil && !bytes.Contains(raw, []byte(") Z "))
 }
