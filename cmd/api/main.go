@@ -48,6 +48,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	deps.Lifetime = ctx // SIGTERM ends MCP sessions and waits for jobs before the drain
 	srv := httpapi.New(deps)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Listen(cfg.APIAddr) }()
@@ -58,7 +59,7 @@ func run(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing requests in flight", "timeout", cfg.ShutdownTimeout.String())
+	log.Info("shutting down: MCP sessions and waits for jobs end now; finishing requests in flight", "timeout", cfg.ShutdownTimeout.String())
 	err = srv.ShutdownWithTimeout(cfg.ShutdownTimeout)
 	a.Close() // flushes key use and drains the e-mail outbox
 	if err != nil && !errors.Is(err, context.Canceled) {

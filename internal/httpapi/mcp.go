@@ -30,7 +30,8 @@ const mcpPath = "/mcp"
 // Origin that is not the API's own or listed in MCP_ALLOWED_ORIGINS is refused (DNS
 // rebinding). Tool calls are dispatched in process through app's own routes, so they are
 // authenticated, rate limited, validated, charged and recorded as the same HTTP calls.
-func (s *server) mountMCP(app *fiber.App) {
+// It returns the function that ends every open session.
+func (s *server) mountMCP(app *fiber.App) (closeSessions func()) {
 	caller := &inProcess{app: app}
 	h, err := mcpserver.NewHandler(mcpserver.HTTPOptions{
 		Options: mcpserver.Options{Caller: caller, ProgressInterval: s.MCPProgressInterval, SyncTimeout: s.SyncTimeout,
@@ -57,6 +58,7 @@ func (s *server) mountMCP(app *fiber.App) {
 	for _, m := range []string{fiber.MethodPost, fiber.MethodGet, fiber.MethodDelete} {
 		app.Add(m, mcpPath, s.mcpOrigin, s.mcpVerify, serve)
 	}
+	return h.Close
 }
 
 type mcpPrincipal struct{}
