@@ -39,7 +39,9 @@ func run(ctx context.Context) error {
 	uuid.EnableRandPool()
 	log.Info("starting api", "config", app.Describe(os.Getenv))
 
-	a, err := app.New(ctx, cfg, app.Options{Log: log, Migrate: true})
+	// PostgreSQL and Redis may come up after the api: it waits for them (the log says so),
+	// and it listens, so /readyz answers, only once both answer and the schema is migrated.
+	a, err := app.New(ctx, cfg, app.Options{Log: log, Migrate: true, Wait: true})
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,7 +40,12 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, cfg, app.Options{Log: log})
+	// Health and metrics answer while the worker waits for PostgreSQL, Redis and the schema
+	// the api migrates (the log says which); /readyz turns ready once it runs tasks.
+	var ready atomic.Pointer[app.App]
+	stopMetrics := serveMetrics(cfg.MetricsAddr, &ready, log)
+	defer stopMetrics()
+	a, err := app.New(ctx, cfg, app.Options{Log: log, Wait: true})
 	if err != nil {
 		return err
 	}
@@ -56,8 +62,6 @@ func run(ctx context.Context) error {
 	defer analysis.Wait() // hand-back retries end with ctx; they use the pool a.Close closes
 	worker.Callbacks(a).Register(mux)
 	worker.ScheduleCallbacks(a)
-	stopMetrics := serveMetrics(cfg.MetricsAddr, a, log)
-	defer stopMetrics()
 
 	// Tasks run under runs, which shutdown cancels once SHUTDOWN_TIMEOUT has passed: the runs
 	// still going then hand their jobs back while this worker still holds their tasks, so the
@@ -76,6 +80,7 @@ func run(ctx context.Context) error {
 		srv.Shutdown()
 		return fmt.Errorf("scheduler: %w", err)
 	}
+	ready.Store(a)
 	log.Info("worker running", "concurrency", cfg.WorkerConcurrency)
 	sweep(ctx, a.Jobs, cfg.JobSweepInterval, log)
 	log.Info("shutting down: finishing tasks in flight", "timeout", cfg.ShutdownTimeout.String())

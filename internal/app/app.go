@@ -71,6 +71,11 @@ type Options struct {
 	// Migrate applies pending migrations (on DATABASE_MIGRATE_URL) before connecting, as
 	// the API does at start.
 	Migrate bool
+	// Wait makes New wait, up to STARTUP_TIMEOUT, for PostgreSQL and Redis to answer and,
+	// without Migrate, for the schema to be migrated, logging what it waits for; api and
+	// worker can then start in any order and before their servers. Without it the first
+	// failure is returned.
+	Wait bool
 }
 
 // New opens the graph. On an error, what was already opened is closed again.
@@ -96,22 +101,40 @@ func (a *App) open(ctx context.Context, opts Options) error {
 		a.JobConfig = *opts.JobConfig
 	}
 	if opts.Migrate {
-		applied, err := postgres.Setup(ctx, cfg.MigrateURL())
+		var applied []string
+		err := a.await(ctx, opts.Wait, "PostgreSQL to apply migrations", 0, func(ctx context.Context) (err error) {
+			applied, err = postgres.Setup(ctx, cfg.MigrateURL())
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		a.Log.Info("migrations applied", "applied", applied)
 	}
 	if a.Pool == nil {
-		pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+		err := a.await(ctx, opts.Wait, "PostgreSQL", tryTimeout, func(ctx context.Context) (err error) {
+			a.Pool, err = postgres.Connect(ctx, cfg.DatabaseURL)
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		a.Pool = pool
-		a.OnClose(pool.Close)
+		a.OnClose(a.Pool.Close)
+	}
+	if opts.Wait && !opts.Migrate {
+		err := a.await(ctx, true, "the database schema (the api applies the migrations at start)", tryTimeout, func(ctx context.Context) error {
+			return postgres.SchemaReady(ctx, a.Pool)
+		})
+		if err != nil {
+			return err
+		}
 	}
 	if a.Redis == nil {
-		rdb, err := ConnectRedis(ctx, cfg)
+		var rdb *redis.Client
+		err := a.await(ctx, opts.Wait, "Redis", tryTimeout, func(ctx context.Context) (err error) {
+			rdb, err = ConnectRedis(ctx, cfg)
+			return err
+		})
 		if err != nil {
 			return err
 		}
