@@ -17,14 +17,14 @@ import (
 // attempt from the first to the last, then kept there.
 const (
 	firstRetry = 100 * time.Millisecond
-	lastRetry  = 5 * time.Second
+	lastRetry  = 2 * time.Second
 	// tryTimeout bounds one attempt to connect or to check the schema (not a migration).
 	tryTimeout = 10 * time.Second
 )
 
 // await runs try until it succeeds. With opts.Wait, an error that means a server is not up
 // yet (see startupRetryable) is logged and tried again after a delay growing from 100 ms to
-// 5 s, until STARTUP_TIMEOUT has passed; any other error, or any error without opts.Wait,
+// 2 s, until STARTUP_TIMEOUT has passed; any other error, or any error without opts.Wait,
 // is returned at once. timeout bounds each attempt (0: no bound).
 func (a *App) await(ctx context.Context, wait bool, what string, timeout time.Duration, try func(ctx context.Context) error) error {
 	start := time.Now()
