@@ -50,7 +50,12 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer a.Close()
-	worker.StartRendering(ctx, a)
+	// The browser starts beside the rest (seconds on a busy machine): tasks are taken
+	// meanwhile, and a render asked for before it is up waits for it. It must have finished
+	// before a.Close, which this deferred wait (run first) ensures.
+	rendering := make(chan struct{})
+	go func() { defer close(rendering); worker.StartRendering(ctx, a) }()
+	defer func() { <-rendering }()
 
 	mux := asynq.NewServeMux()
 	var inflight jobs.InFlight

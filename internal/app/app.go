@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -52,6 +53,7 @@ type App struct {
 	// Cursors signs and checks keyword answers' cursors, alike in the API and the worker.
 	Cursors *report.Cursors
 
+	closeMu sync.Mutex // OnClose may be called from goroutines started at start-up
 	closers []func()
 }
 
@@ -198,15 +200,22 @@ func (a *App) StartFlusher() {
 
 // OnClose adds fn to what Close runs, before everything added earlier: a binary's own parts
 // built over the App end before what they use.
-func (a *App) OnClose(fn func()) { a.closers = append(a.closers, fn) }
+func (a *App) OnClose(fn func()) {
+	a.closeMu.Lock()
+	defer a.closeMu.Unlock()
+	a.closers = append(a.closers, fn)
+}
 
 // Close stops what the App started and closes what it opened, last opened first. It may
 // be called more than once.
 func (a *App) Close() {
-	for i := len(a.closers) - 1; i >= 0; i-- {
-		a.closers[i]()
-	}
+	a.closeMu.Lock()
+	closers := a.closers
 	a.closers = nil
+	a.closeMu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
 }
 
 // JobConfig is the job path's tuning from the JOB_ variables. A queued job's task is sent

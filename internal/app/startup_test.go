@@ -1,0 +1,125 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/contentapi/contentapi/internal/app"
+	"github.com/contentapi/contentapi/internal/config"
+	"github.com/contentapi/contentapi/internal/testenv"
+)
+
+// syncBuffer is a log destination read while the logger writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// With Wait, New waits for a Redis that is not up: it gives up with the last error after
+// STARTUP_TIMEOUT, and, given longer, logs what it waits for and opens once Redis answers.
+func TestNewWaitsForRedis(t *testing.T) {
+	_, dsn := testenv.PostgresDSN(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there until the test forwards it to Redis
+	load := func(startup string) *config.Config {
+		cfg, err := config.Load(func(name string) string {
+			return map[string]string{"DATABASE_URL": dsn, "REDIS_URL": "redis://" + addr + "/0", "STARTUP_TIMEOUT": startup}[name]
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+
+	start := time.Now()
+	_, err = app.New(context.Background(), load("1s"), app.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Wait: true})
+	if err == nil || !strings.Contains(err.Error(), "STARTUP_TIMEOUT") || !strings.Contains(err.Error(), addr) {
+		t.Fatalf("New with Redis down past STARTUP_TIMEOUT: %v; want the last error and the limit", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("gave up after %s with STARTUP_TIMEOUT=1s", d)
+	}
+
+	var log syncBuffer
+	type opened struct {
+		a   *app.App
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		a, err := app.New(context.Background(), load("1m"), app.Options{Log: slog.New(slog.NewJSONHandler(&log, nil)), Wait: true})
+		done <- opened{a, err}
+	}()
+	for !strings.Contains(log.String(), `"msg":"waiting for Redis"`) {
+		select {
+		case o := <-done:
+			t.Fatalf("New returned (%v) before it waited for Redis; log:\n%s", o.err, log.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	forward(t, addr, testenv.RedisOptions(t).Addr)
+	select {
+	case o := <-done:
+		if o.err != nil {
+			t.Fatalf("New once Redis answers: %v", o.err)
+		}
+		o.a.Close()
+	case <-time.After(30 * time.Second):
+		t.Fatalf("New still waiting 30 s after Redis came up; log:\n%s", log.String())
+	}
+	if !strings.Contains(log.String(), `"msg":"Redis ready"`) {
+		t.Errorf("no \"Redis ready\" line after the wait; log:\n%s", log.String())
+	}
+}
+
+// forward listens on addr and relays each connection to target until the test ends.
+func forward(t *testing.T, addr, target string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			wg.Add(2)
+			go func() { defer wg.Done(); _, _ = io.Copy(s, c); s.Close() }()
+			go func() { defer wg.Done(); _, _ = io.Copy(c, s); c.Close() }()
+		}
+	}()
+}
