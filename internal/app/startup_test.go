@@ -1,38 +1,24 @@
-package app_test
+package app
 
 import (
-	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/contentapi/contentapi/internal/app"
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/contentapi/contentapi/internal/config"
+	"github.com/contentapi/contentapi/internal/postgres"
 	"github.com/contentapi/contentapi/internal/testenv"
 )
-
-// syncBuffer is a log destination read while the logger writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // With Wait, New waits for a Redis that is not up: it gives up with the last error after
 // STARTUP_TIMEOUT, and, given longer, logs what it waits for and opens once Redis answers.
@@ -55,7 +41,7 @@ func TestNewWaitsForRedis(t *testing.T) {
 	}
 
 	start := time.Now()
-	_, err = app.New(context.Background(), load("1s"), app.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Wait: true})
+	_, err = New(context.Background(), load("1s"), Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Wait: true})
 	if err == nil || !strings.Contains(err.Error(), "STARTUP_TIMEOUT") || !strings.Contains(err.Error(), addr) {
 		t.Fatalf("New with Redis down past STARTUP_TIMEOUT: %v; want the last error and the limit", err)
 	}
@@ -63,14 +49,14 @@ func TestNewWaitsForRedis(t *testing.T) {
 		t.Fatalf("gave up after %s with STARTUP_TIMEOUT=1s", d)
 	}
 
-	var log syncBuffer
+	var log lockedBuffer
 	type opened struct {
-		a   *app.App
+		a   *App
 		err error
 	}
 	done := make(chan opened, 1)
 	go func() {
-		a, err := app.New(context.Background(), load("1m"), app.Options{Log: slog.New(slog.NewJSONHandler(&log, nil)), Wait: true})
+		a, err := New(context.Background(), load("1m"), Options{Log: slog.New(slog.NewJSONHandler(&log, nil)), Wait: true})
 		done <- opened{a, err}
 	}()
 	for !strings.Contains(log.String(), `"msg":"waiting for Redis"`) {
@@ -122,4 +108,29 @@ func forward(t *testing.T, addr, target string) {
 			go func() { defer wg.Done(); _, _ = io.Copy(c, s); c.Close() }()
 		}
 	}()
+}
+
+// A start waits out servers that are not up yet and a schema not yet migrated, and stops at
+// once on anything a wait cannot mend.
+func TestStartupRetryable(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"connection refused", fmt.Errorf("redis: ping: %w", refused), true},
+		{"schema not migrated", fmt.Errorf("%w: no migration applied", postgres.ErrSchemaPending), true},
+		{"database not created yet", fmt.Errorf("postgres: ping: %w", &pgconn.PgError{Code: "3D000"}), true},
+		{"server starting up", &pgconn.PgError{Code: "57P03"}, true},
+		{"wrong password", fmt.Errorf("postgres: ping: %w", &pgconn.PgError{Code: "28P01"}), false},
+		{"no such role", &pgconn.PgError{Code: "28000"}, false},
+		{"a table missing outside the schema check", &pgconn.PgError{Code: "42P01"}, false},
+		{"malformed setting", errors.New("CURSOR_SECRET must be at least 32 characters"), false},
+	}
+	for _, c := range cases {
+		if got := startupRetryable(c.err); got != c.want {
+			t.Errorf("%s: retryable %v, want %v", c.name, got, c.want)
+		}
+	}
 }
