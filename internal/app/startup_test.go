@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/contentapi/contentapi/internal/config"
@@ -111,8 +112,22 @@ func forward(t *testing.T, addr, target string) {
 }
 
 // A start waits out servers that are not up yet and a schema not yet migrated, and stops at
-// once on anything a wait cannot mend.
+// once on anything a wait cannot mend. Connection failures are real ones from the test
+// server: pgx wraps every failed connect in a ConnectError, whatever the server said.
 func TestStartupRetryable(t *testing.T) {
+	connect := func(edit func(*pgx.ConnConfig)) error {
+		cfg, err := pgx.ParseConfig(testenv.ServerDSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(cfg)
+		c, err := pgx.ConnectConfig(context.Background(), cfg)
+		if err == nil {
+			_ = c.Close(context.Background())
+			t.Fatal("connected; want a failure")
+		}
+		return err
+	}
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	cases := []struct {
 		name string
@@ -121,16 +136,15 @@ func TestStartupRetryable(t *testing.T) {
 	}{
 		{"connection refused", fmt.Errorf("redis: ping: %w", refused), true},
 		{"schema not migrated", fmt.Errorf("%w: no migration applied", postgres.ErrSchemaPending), true},
-		{"database not created yet", fmt.Errorf("postgres: ping: %w", &pgconn.PgError{Code: "3D000"}), true},
+		{"database not created yet", connect(func(c *pgx.ConnConfig) { c.Database = "contentapi_not_created" }), true},
 		{"server starting up", &pgconn.PgError{Code: "57P03"}, true},
-		{"wrong password", fmt.Errorf("postgres: ping: %w", &pgconn.PgError{Code: "28P01"}), false},
-		{"no such role", &pgconn.PgError{Code: "28000"}, false},
+		{"no such role", connect(func(c *pgx.ConnConfig) { c.User = "contentapi_no_such_role" }), false},
 		{"a table missing outside the schema check", &pgconn.PgError{Code: "42P01"}, false},
 		{"malformed setting", errors.New("CURSOR_SECRET must be at least 32 characters"), false},
 	}
 	for _, c := range cases {
 		if got := startupRetryable(c.err); got != c.want {
-			t.Errorf("%s: retryable %v, want %v", c.name, got, c.want)
+			t.Errorf("%s: retryable %v, want %v (%v)", c.name, got, c.want, c.err)
 		}
 	}
 }
