@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -90,6 +91,13 @@ func TestShutdownWithSessionsAndWaitsOpen(t *testing.T) {
 		len(body), body[:10]); err != nil {
 		t.Fatal(err)
 	}
+	// Signalled before the api took the connection and read what was sent, the request would
+	// be a connection not yet accepted (reset as the listener closes) rather than one in flight.
+	if err := waitFor("the api to read the request's first part", 10*time.Second, 5*time.Millisecond, func() (bool, error) {
+		return readByServer(conn)
+	}); err != nil {
+		t.Fatal(err)
+	}
 
 	signalled := time.Now()
 	if err := api.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -131,4 +139,26 @@ func TestShutdownWithSessionsAndWaitsOpen(t *testing.T) {
 	if waitErr != nil || waited.status != http.StatusAccepted {
 		t.Errorf("the waiting call: %v, status %d %s; want 202 with its job", waitErr, waited.status, waited.raw)
 	}
+}
+
+// readByServer reports whether the server side of conn (a loopback TCP connection) has
+// read every byte sent on it, from its receive queue in /proc/net/tcp.
+func readByServer(conn net.Conn) (bool, error) {
+	server := conn.RemoteAddr().(*net.TCPAddr).Port
+	client := conn.LocalAddr().(*net.TCPAddr).Port
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return false, err
+	}
+	local, remote := fmt.Sprintf("0100007F:%04X", server), fmt.Sprintf("0100007F:%04X", client)
+	for _, line := range strings.Split(string(table), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || f[1] != local || f[2] != remote {
+			continue
+		}
+		_, rx, _ := strings.Cut(f[4], ":")
+		unread, err := strconv.ParseUint(rx, 16, 64)
+		return unread == 0, err
+	}
+	return false, fmt.Errorf("no server side of %s in /proc/net/tcp", conn.LocalAddr())
 }
