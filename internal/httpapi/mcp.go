@@ -54,7 +54,11 @@ func (s *server) mountMCP(app *fiber.App) (closeSessions func()) {
 	// The SDK refuses a request that reached a loopback address with a Host that is not a
 	// loopback name (DNS rebinding of a local server); behind a proxy on the same machine
 	// (TRUSTED_PROXIES) every request does, so the check is left to the Origin one there.
-	serve := streamHTTP(h, len(s.proxies) == 0)
+	lifetime := s.Lifetime
+	if lifetime == nil {
+		lifetime = context.Background()
+	}
+	serve := streamHTTP(lifetime, h, len(s.proxies) == 0)
 	for _, m := range []string{fiber.MethodPost, fiber.MethodGet, fiber.MethodDelete} {
 		app.Add(m, mcpPath, s.mcpOrigin, s.mcpVerify, serve)
 	}
@@ -151,8 +155,9 @@ func (p *inProcess) Do(ctx context.Context, call mcpserver.Call) (mcpserver.Answ
 // writes reaches the client at each Flush (an MCP event stream sends progress notifications
 // before the result), where Fiber's adaptor holds the whole answer until the handler
 // returns. The write deadline is renewed at each flush, so a stream may last past
-// WriteTimeout while it keeps sending.
-func streamHTTP(h http.Handler, localAddr bool) fiber.Handler {
+// WriteTimeout while it keeps sending. Each request's context ends with lifetime, so no
+// stream outlives the start of the shutdown.
+func streamHTTP(lifetime context.Context, h http.Handler, localAddr bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		var r http.Request
 		if err := fasthttpadaptor.ConvertRequest(c.Context(), &r, true); err != nil {
@@ -171,7 +176,7 @@ func streamHTTP(h http.Handler, localAddr bool) fiber.Handler {
 		if u, err := url.ParseRequestURI(r.RequestURI); err == nil {
 			r.URL = u
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(lifetime)
 		if localAddr {
 			ctx = context.WithValue(ctx, http.LocalAddrContextKey, c.Context().LocalAddr())
 		}
