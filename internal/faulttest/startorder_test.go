@@ -2,9 +2,7 @@ package faulttest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -168,18 +166,7 @@ func (s *stack) get(url string) (answer, error) {
 	if err != nil {
 		return answer{}, err
 	}
-	res, err := s.http.Do(req)
-	if err != nil {
-		return answer{}, err
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return answer{}, err
-	}
-	a := answer{status: res.StatusCode, header: res.Header, raw: raw}
-	_ = json.Unmarshal(raw, &a.body)
-	return a, nil
+	return s.send(req)
 }
 
 // research makes a keyword research call on the sample data and fails unless it is answered
