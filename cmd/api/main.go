@@ -39,7 +39,9 @@ func run(ctx context.Context) error {
 	uuid.EnableRandPool()
 	log.Info("starting api", "config", app.Describe(os.Getenv))
 
-	a, err := app.New(ctx, cfg, app.Options{Log: log, Migrate: true})
+	// PostgreSQL and Redis may come up after the api: it waits for them (the log says so),
+	// and it listens, so /readyz answers, only once both answer and the schema is migrated.
+	a, err := app.New(ctx, cfg, app.Options{Log: log, Migrate: true, Wait: true})
 	if err != nil {
 		return err
 	}
@@ -48,6 +50,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	deps.Lifetime = ctx // SIGTERM ends MCP sessions and waits for jobs before the drain
 	srv := httpapi.New(deps)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Listen(cfg.APIAddr) }()
@@ -58,7 +61,7 @@ func run(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing requests in flight", "timeout", cfg.ShutdownTimeout.String())
+	log.Info("shutting down: MCP sessions and waits for jobs end now; finishing requests in flight", "timeout", cfg.ShutdownTimeout.String())
 	err = srv.ShutdownWithTimeout(cfg.ShutdownTimeout)
 	a.Close() // flushes key use and drains the e-mail outbox
 	if err != nil && !errors.Is(err, context.Canceled) {

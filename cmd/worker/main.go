@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,12 +40,22 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, cfg, app.Options{Log: log})
+	// Health and metrics answer while the worker waits for PostgreSQL, Redis and the schema
+	// the api migrates (the log says which); /readyz turns ready once it runs tasks.
+	var ready atomic.Pointer[app.App]
+	stopMetrics := serveMetrics(cfg.MetricsAddr, &ready, log)
+	defer stopMetrics()
+	a, err := app.New(ctx, cfg, app.Options{Log: log, Wait: true})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	worker.StartRendering(ctx, a)
+	// The browser starts beside the rest (seconds on a busy machine): tasks are taken
+	// meanwhile, and a render asked for before it is up waits for it. It must have finished
+	// before a.Close, which this deferred wait (run first) ensures.
+	rendering := make(chan struct{})
+	go func() { defer close(rendering); worker.StartRendering(ctx, a) }()
+	defer func() { <-rendering }()
 
 	mux := asynq.NewServeMux()
 	var inflight jobs.InFlight
@@ -56,8 +67,6 @@ func run(ctx context.Context) error {
 	defer analysis.Wait() // hand-back retries end with ctx; they use the pool a.Close closes
 	worker.Callbacks(a).Register(mux)
 	worker.ScheduleCallbacks(a)
-	stopMetrics := serveMetrics(cfg.MetricsAddr, a, log)
-	defer stopMetrics()
 
 	// Tasks run under runs, which shutdown cancels once SHUTDOWN_TIMEOUT has passed: the runs
 	// still going then hand their jobs back while this worker still holds their tasks, so the
@@ -76,6 +85,7 @@ func run(ctx context.Context) error {
 		srv.Shutdown()
 		return fmt.Errorf("scheduler: %w", err)
 	}
+	ready.Store(a)
 	log.Info("worker running", "concurrency", cfg.WorkerConcurrency)
 	sweep(ctx, a.Jobs, cfg.JobSweepInterval, log)
 	log.Info("shutting down: finishing tasks in flight", "timeout", cfg.ShutdownTimeout.String())

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/contentapi/contentapi/internal/app"
@@ -12,14 +14,25 @@ import (
 )
 
 // serveMetrics exposes the worker's metrics and health on their own port (not published
-// outside the cluster): /healthz answers while the process runs, /readyz when PostgreSQL and
-// Redis answer. It returns a function that stops the server.
-func serveMetrics(addr string, a *app.App, log *slog.Logger) func() {
+// outside the cluster): /healthz answers while the process runs, /readyz once ready holds
+// the App (the worker runs tasks) and while PostgreSQL and Redis answer; until then /readyz
+// answers 503 "starting" and /metrics 503. It returns a function that stops the server.
+func serveMetrics(addr string, ready *atomic.Pointer[app.App], log *slog.Logger) func() {
 	if addr == "" {
 		return func() {}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", a.Metrics.Handler())
+	var metrics sync.Once
+	var metricsHandler http.Handler
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		a := ready.Load()
+		if a == nil {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		metrics.Do(func() { metricsHandler = a.Metrics.Handler() })
+		metricsHandler.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}`))
@@ -28,6 +41,12 @@ func serveMetrics(addr string, a *app.App, log *slog.Logger) func() {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		w.Header().Set("Content-Type", "application/json")
+		a := ready.Load()
+		if a == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"status":"starting"}`))
+			return
+		}
 		if a.Pool.Ping(ctx) != nil || a.Redis.Ping(ctx).Err() != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte(`{"status":"unavailable"}`))

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -52,6 +53,7 @@ type App struct {
 	// Cursors signs and checks keyword answers' cursors, alike in the API and the worker.
 	Cursors *report.Cursors
 
+	closeMu sync.Mutex // OnClose may be called from goroutines started at start-up
 	closers []func()
 }
 
@@ -71,6 +73,11 @@ type Options struct {
 	// Migrate applies pending migrations (on DATABASE_MIGRATE_URL) before connecting, as
 	// the API does at start.
 	Migrate bool
+	// Wait makes New wait, up to STARTUP_TIMEOUT, for PostgreSQL and Redis to answer and,
+	// without Migrate, for the schema to be migrated, logging what it waits for; api and
+	// worker can then start in any order and before their servers. Without it the first
+	// failure is returned.
+	Wait bool
 }
 
 // New opens the graph. On an error, what was already opened is closed again.
@@ -96,22 +103,40 @@ func (a *App) open(ctx context.Context, opts Options) error {
 		a.JobConfig = *opts.JobConfig
 	}
 	if opts.Migrate {
-		applied, err := postgres.Setup(ctx, cfg.MigrateURL())
+		var applied []string
+		err := a.await(ctx, opts.Wait, "PostgreSQL to apply migrations", 0, func(ctx context.Context) (err error) {
+			applied, err = postgres.Setup(ctx, cfg.MigrateURL())
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		a.Log.Info("migrations applied", "applied", applied)
 	}
 	if a.Pool == nil {
-		pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+		err := a.await(ctx, opts.Wait, "PostgreSQL", tryTimeout, func(ctx context.Context) (err error) {
+			a.Pool, err = postgres.Connect(ctx, cfg.DatabaseURL)
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		a.Pool = pool
-		a.OnClose(pool.Close)
+		a.OnClose(a.Pool.Close)
+	}
+	if opts.Wait && !opts.Migrate {
+		err := a.await(ctx, true, "the database schema (the api applies the migrations at start)", tryTimeout, func(ctx context.Context) error {
+			return postgres.SchemaReady(ctx, a.Pool)
+		})
+		if err != nil {
+			return err
+		}
 	}
 	if a.Redis == nil {
-		rdb, err := ConnectRedis(ctx, cfg)
+		var rdb *redis.Client
+		err := a.await(ctx, opts.Wait, "Redis", tryTimeout, func(ctx context.Context) (err error) {
+			rdb, err = ConnectRedis(ctx, cfg)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -175,15 +200,22 @@ func (a *App) StartFlusher() {
 
 // OnClose adds fn to what Close runs, before everything added earlier: a binary's own parts
 // built over the App end before what they use.
-func (a *App) OnClose(fn func()) { a.closers = append(a.closers, fn) }
+func (a *App) OnClose(fn func()) {
+	a.closeMu.Lock()
+	defer a.closeMu.Unlock()
+	a.closers = append(a.closers, fn)
+}
 
 // Close stops what the App started and closes what it opened, last opened first. It may
 // be called more than once.
 func (a *App) Close() {
-	for i := len(a.closers) - 1; i >= 0; i-- {
-		a.closers[i]()
-	}
+	a.closeMu.Lock()
+	closers := a.closers
 	a.closers = nil
+	a.closeMu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
 }
 
 // JobConfig is the job path's tuning from the JOB_ variables. A queued job's task is sent

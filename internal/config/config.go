@@ -34,8 +34,11 @@ type Config struct {
 
 	SyncTimeout     time.Duration
 	ShutdownTimeout time.Duration
-	RegisterLimit   int // registrations per client IP per hour
-	TrustedProxies  []string
+	// StartupTimeout bounds how long api and worker wait at start for PostgreSQL, Redis and
+	// (the worker) the schema the api migrates.
+	StartupTimeout time.Duration
+	RegisterLimit  int // registrations per client IP per hour
+	TrustedProxies []string
 	// MCPAllowedOrigins are browser origins, besides PUBLIC_BASE_URL's, that may use /mcp.
 	MCPAllowedOrigins []string
 	WorkerConcurrency int
@@ -114,6 +117,7 @@ var vars = []struct {
 	{"LOG_LEVEL", "info", false},
 	{"SYNC_TIMEOUT", "30s", false},
 	{"SHUTDOWN_TIMEOUT", "30s", false},
+	{"STARTUP_TIMEOUT", "5m", false},
 	{"REGISTER_RATE_LIMIT", "10", false},
 	{"TRUSTED_PROXIES", "", false},
 	{"MCP_ALLOWED_ORIGINS", "", false},
@@ -227,6 +231,7 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		LogLevel:                strings.ToLower(get("LOG_LEVEL")),
 		SyncTimeout:             dur("SYNC_TIMEOUT", 0),
 		ShutdownTimeout:         dur("SHUTDOWN_TIMEOUT", time.Second),
+		StartupTimeout:          dur("STARTUP_TIMEOUT", time.Second),
 		RegisterLimit:           integer("REGISTER_RATE_LIMIT", 1, 100000),
 		WorkerConcurrency:       integer("WORKER_CONCURRENCY", 1, 1000),
 		AdminToken:              get("ADMIN_TOKEN"),

@@ -476,6 +476,11 @@ func (s *stack) do(ctx context.Context, method, path, key string, body any, head
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
+	return s.send(req)
+}
+
+// send sends req and reads the whole answer.
+func (s *stack) send(req *http.Request) (answer, error) {
 	res, err := s.http.Do(req)
 	if err != nil {
 		return answer{}, err

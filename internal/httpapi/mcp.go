@@ -30,7 +30,8 @@ const mcpPath = "/mcp"
 // Origin that is not the API's own or listed in MCP_ALLOWED_ORIGINS is refused (DNS
 // rebinding). Tool calls are dispatched in process through app's own routes, so they are
 // authenticated, rate limited, validated, charged and recorded as the same HTTP calls.
-func (s *server) mountMCP(app *fiber.App) {
+// It returns the function that ends every open session.
+func (s *server) mountMCP(app *fiber.App) (closeSessions func()) {
 	caller := &inProcess{app: app}
 	h, err := mcpserver.NewHandler(mcpserver.HTTPOptions{
 		Options: mcpserver.Options{Caller: caller, ProgressInterval: s.MCPProgressInterval, SyncTimeout: s.SyncTimeout,
@@ -53,10 +54,15 @@ func (s *server) mountMCP(app *fiber.App) {
 	// The SDK refuses a request that reached a loopback address with a Host that is not a
 	// loopback name (DNS rebinding of a local server); behind a proxy on the same machine
 	// (TRUSTED_PROXIES) every request does, so the check is left to the Origin one there.
-	serve := streamHTTP(h, len(s.proxies) == 0)
+	lifetime := s.Lifetime
+	if lifetime == nil {
+		lifetime = context.Background()
+	}
+	serve := streamHTTP(lifetime, h, len(s.proxies) == 0)
 	for _, m := range []string{fiber.MethodPost, fiber.MethodGet, fiber.MethodDelete} {
 		app.Add(m, mcpPath, s.mcpOrigin, s.mcpVerify, serve)
 	}
+	return h.Close
 }
 
 type mcpPrincipal struct{}
@@ -149,8 +155,9 @@ func (p *inProcess) Do(ctx context.Context, call mcpserver.Call) (mcpserver.Answ
 // writes reaches the client at each Flush (an MCP event stream sends progress notifications
 // before the result), where Fiber's adaptor holds the whole answer until the handler
 // returns. The write deadline is renewed at each flush, so a stream may last past
-// WriteTimeout while it keeps sending.
-func streamHTTP(h http.Handler, localAddr bool) fiber.Handler {
+// WriteTimeout while it keeps sending. Each request's context ends with lifetime, so no
+// stream outlives the start of the shutdown.
+func streamHTTP(lifetime context.Context, h http.Handler, localAddr bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		var r http.Request
 		if err := fasthttpadaptor.ConvertRequest(c.Context(), &r, true); err != nil {
@@ -169,7 +176,7 @@ func streamHTTP(h http.Handler, localAddr bool) fiber.Handler {
 		if u, err := url.ParseRequestURI(r.RequestURI); err == nil {
 			r.URL = u
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(lifetime)
 		if localAddr {
 			ctx = context.WithValue(ctx, http.LocalAddrContextKey, c.Context().LocalAddr())
 		}

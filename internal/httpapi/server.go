@@ -92,6 +92,10 @@ type Deps struct {
 	// running tool call reports progress (zero: 2 s).
 	MCPAllowedOrigins   []string
 	MCPProgressInterval time.Duration
+	// Lifetime ends when the API begins to shut down: calls waiting for their jobs then
+	// answer at once with the job as it stands (202), and MCP sessions end with their event
+	// streams, which would otherwise hold the drain up to its timeout. Nil never ends.
+	Lifetime context.Context
 }
 
 // Dashboard is the web dashboard as the API serves it.
@@ -179,7 +183,15 @@ func New(d Deps) *fiber.App {
 		app.All("/admin/queues", s.adminOnly, s.sameOrigin, queues)
 		app.All("/admin/queues/*", s.adminOnly, s.sameOrigin, queues)
 	}
-	s.mountMCP(app)
+	closeMCP := s.mountMCP(app)
+	if d.Lifetime != nil {
+		context.AfterFunc(d.Lifetime, func() {
+			if d.Jobs != nil {
+				d.Jobs.StopWaiting()
+			}
+			closeMCP()
+		})
+	}
 	app.Get("/v1/openapi.json", s.openapiDocument())
 	app.Get("/docs", s.docsPage())
 	app.Get("/docs/*", s.docsAsset)

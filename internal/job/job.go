@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -128,7 +129,15 @@ type Service struct {
 	metrics *metrics.Metrics
 	// onFinish is called after a job with a callback URL ended.
 	onFinish func(ctx context.Context, id uuid.UUID)
+	// stopWaiting is closed by StopWaiting: every wait answers at once.
+	stopWaiting chan struct{}
+	stopOnce    sync.Once
 }
+
+// StopWaiting ends every wait for a job, now and later, as if its timeout had passed: each
+// caller gets its job as it stands (a 202 for an API call). The API calls it as it shuts
+// down, so calls waiting for their jobs answer at once instead of holding the shutdown up.
+func (s *Service) StopWaiting() { s.stopOnce.Do(func() { close(s.stopWaiting) }) }
 
 // OnFinish sets what to do after a job that carries a callback URL ended (succeeded or
 // failed and refunded): the worker schedules the delivery there, outside the job.
@@ -146,7 +155,8 @@ func (s *Service) StaleAfter() time.Duration { return s.cfg.staleAfter() }
 
 // NewService returns the job service. queue may be nil in processes that never enqueue.
 func NewService(pool *pgxpool.Pool, ledger *credits.Ledger, clk clock.Clock, queue Enqueuer, signals *Signals, cfg Config, log *slog.Logger) *Service {
-	return &Service{pool: pool, ledger: ledger, clock: clk, queue: queue, signals: signals, cfg: cfg, log: log}
+	return &Service{pool: pool, ledger: ledger, clock: clk, queue: queue, signals: signals, cfg: cfg, log: log,
+		stopWaiting: make(chan struct{})}
 }
 
 // Submission is a validated analysis request.
@@ -455,6 +465,8 @@ func (s *Service) await(ctx context.Context, j Job, wake <-chan struct{}, timeou
 		case <-wake:
 		case <-tick.C:
 		case <-deadline.C:
+			last = true
+		case <-s.stopWaiting:
 			last = true
 		case <-ctx.Done():
 			return j, ctx.Err()

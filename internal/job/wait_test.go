@@ -179,3 +179,30 @@ func TestFailedEnqueueWithoutRefundAnswersWithTheJob(t *testing.T) {
 		t.Fatalf("job %s, reservation %s: want it queued with its credits reserved", s, r)
 	}
 }
+
+// StopWaiting (the API shutting down) ends a wait at once with the job as it stands, and
+// every later wait answers without waiting: the caller learns the job id and its credits
+// stay reserved for the run.
+func TestStopWaitingAnswersWithTheJobAsItStands(t *testing.T) {
+	var h *harness
+	h = newHarness(t, harnessOpts{queue: func(q job.Enqueuer) job.Enqueuer {
+		return afterEnqueue{q, func() { h.jobs.StopWaiting() }}
+	}})
+	acc := h.account(t, 0)
+
+	start := time.Now()
+	j, err := h.jobs.SubmitAndWait(context.Background(), submission(acc, "coffee"), 30*time.Second)
+	if err != nil || j.ID == uuid.Nil || j.Status != job.Queued || j.ReadFailed {
+		t.Fatalf("job %+v, %v: want it queued, read again", j, err)
+	}
+	again, err := h.jobs.Wait(context.Background(), acc, j.ID, 30*time.Second)
+	if err != nil || again.ID != j.ID || again.Status != job.Queued {
+		t.Fatalf("second wait: %+v, %v", again, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the waits answered after %s; StopWaiting must end them at once", d)
+	}
+	if s, r := state(t, j.ID); s != job.Queued || r != "reserved" {
+		t.Fatalf("job %s, reservation %s: want the job stored and its credits reserved", s, r)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -139,7 +140,10 @@ func Setup(ctx context.Context, dsn string) ([]string, error) {
 func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	db := stdlib.OpenDBFromPool(pool)
 	defer db.Close()
-	locker, err := lock.NewPostgresSessionLocker()
+	// A replica that finds the lock taken (another one migrating) tries again every second,
+	// for up to 5 minutes; goose's default of every 5 s would hold its start up that long
+	// after the other one is done.
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: migration lock: %w", err)
 	}
@@ -163,6 +167,59 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 		applied = append(applied, r.Source.Path)
 	}
 	return applied, nil
+}
+
+// ErrSchemaPending means the database lacks migrations this binary was built with: the API
+// applies them at start (or ctl migrate does).
+var ErrSchemaPending = errors.New("postgres: schema not migrated yet")
+
+// SchemaReady returns nil when every migration embedded in this binary is applied, as goose
+// records them, and ErrSchemaPending otherwise. Migrations the binary does not know (a newer
+// API migrated first) are no obstacle. It only reads, so it works through any pooler.
+func SchemaReady(ctx context.Context, q Querier) error {
+	rows, err := q.Query(ctx, `SELECT version_id FROM goose_db_version WHERE is_applied`)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+			return fmt.Errorf("%w: no migration applied", ErrSchemaPending)
+		}
+		return fmt.Errorf("postgres: schema version: %w", err)
+	}
+	applied, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return fmt.Errorf("postgres: schema version: %w", err)
+	}
+	want, err := migrationVersions()
+	if err != nil {
+		return err
+	}
+	var missing []int64
+	for _, v := range want {
+		if !slices.Contains(applied, v) {
+			missing = append(missing, v)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %d of %d migrations not applied (the first is %05d)", ErrSchemaPending, len(missing), len(want), missing[0])
+	}
+	return nil
+}
+
+// migrationVersions are the versions of the embedded migrations, in order.
+func migrationVersions() ([]int64, error) {
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("postgres: migrations: %w", err)
+	}
+	versions := make([]int64, 0, len(files))
+	for _, f := range files {
+		v, err := goose.NumericComponent(f)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: migration %s: %w", f, err)
+		}
+		versions = append(versions, v)
+	}
+	return versions, nil
 }
 
 // InTx runs fn in a transaction, committing when it returns nil and rolling back otherwise.

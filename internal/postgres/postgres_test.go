@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -119,5 +120,66 @@ func TestConnectErrorsHidePasswords(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "hun") || strings.Contains(err.Error(), "ter2") {
 			t.Errorf("Connect(%q): %v", dsn, err)
 		}
+	}
+}
+
+// Two API replicas starting together on a fresh database both migrate without an error and
+// each migration is applied once (the advisory lock); the schema is ready only when every
+// embedded migration is recorded, and migrations this binary does not know do not matter.
+func TestConcurrentSetupAndSchemaReady(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t, "pool_max_conns=2")
+	if err := postgres.EnsureDatabase(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := postgres.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := postgres.SchemaReady(ctx, pool); !errors.Is(err, postgres.ErrSchemaPending) {
+		t.Fatalf("schema of an empty database: %v, want ErrSchemaPending", err)
+	}
+
+	results := make(chan []string, 2)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			applied, err := postgres.Setup(ctx, dsn)
+			results <- applied
+			errs <- err
+		}()
+	}
+	total := 0
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent setup: %v", err)
+		}
+		total += len(<-results)
+	}
+	var rows int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM goose_db_version WHERE version_id > 0`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if total == 0 || rows != total {
+		t.Fatalf("the two setups applied %d migrations, %d recorded: want each applied once", total, rows)
+	}
+	if err := postgres.SchemaReady(ctx, pool); err != nil {
+		t.Fatalf("schema after setup: %v", err)
+	}
+
+	if _, err := pool.Exec(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (99999, true)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.SchemaReady(ctx, pool); err != nil {
+		t.Fatalf("schema with a migration this binary does not know: %v", err)
+	}
+	var last int64
+	if err := pool.QueryRow(ctx, `DELETE FROM goose_db_version WHERE version_id = (SELECT max(version_id) FROM goose_db_version WHERE version_id < 99999) RETURNING version_id`).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	err = postgres.SchemaReady(ctx, pool)
+	if !errors.Is(err, postgres.ErrSchemaPending) || !strings.Contains(err.Error(), fmt.Sprintf("%05d", last)) {
+		t.Fatalf("schema missing migration %d: %v, want ErrSchemaPending naming it", last, err)
 	}
 }
