@@ -197,7 +197,9 @@ func crawlBenign(t *testing.T, c *Crawler, site *testSite) time.Duration {
 func TestRenderHostileBesideBenign(t *testing.T) {
 	hostile, _ := hostileSite(t)
 	benign := benignSite(t)
-	rc, crawlTimeout := RenderConfig{Timeout: 2 * time.Second}, 3*time.Second // rendered budget: 9 s
+	// A page gets 5 s: a benign page renders in well under a second alone, but CI runs this
+	// beside other packages on two cores, with a hostile page's endless script holding one.
+	rc, crawlTimeout := RenderConfig{Timeout: 5 * time.Second}, 4*time.Second // rendered budget: 12 s
 	if os.Getenv("RENDER_REAL_BUDGET") == "1" {
 		rc, crawlTimeout = RenderConfig{}, 60*time.Second
 	}
@@ -245,7 +247,7 @@ func TestRenderHostileBesideBenign(t *testing.T) {
 	t.Logf("benign alone %s, beside the hostile crawl %s; hostile crawl %s (budget %s); %d browsers killed; peak RSS of test process and browsers %d MiB",
 		alone.Round(time.Millisecond), beside.Round(time.Millisecond), took.Round(time.Millisecond), budget, c.renderer.kills.Load(), peak>>20)
 	// The pages rendering when the budget ends are stopped then, their browsers killed: the
-	// crawl ends within moments of it (9.0 s of 9 s in five runs on a loaded machine).
+	// crawl ends within moments of it (9.0 s of 9 s in five runs on a loaded machine, at 2 s a page).
 	if took > budget+5*time.Second {
 		t.Errorf("hostile crawl took %s, over its budget %s + 5 s", took, budget)
 	}
