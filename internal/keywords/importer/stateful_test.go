@@ -627,7 +627,7 @@ func (m *stMachine) check() string {
 			d := domains[m.rng.IntN(len(domains))]
 			if p := m.checkRankings(ctx, mk, keywords.RankingsRequest{Domain: d, Filters: m.filters(keywords.FieldPosition),
 				Order: m.order(keywords.FieldPosition, keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC),
-				Page: keywords.Page{Limit: 1 + m.rng.IntN(30)}}); p != "" {
+				Page:  keywords.Page{Limit: 1 + m.rng.IntN(30)}}); p != "" {
 				return p
 			}
 			var comps []string
