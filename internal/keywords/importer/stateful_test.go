@@ -38,6 +38,7 @@ import (
 	"github.com/contentapi/contentapi/internal/keywords/importer"
 	"github.com/contentapi/contentapi/internal/keywords/local"
 	"github.com/contentapi/contentapi/internal/keywords/sample"
+	"github.com/contentapi/contentapi/internal/postgres"
 	"github.com/contentapi/contentapi/internal/testenv"
 )
 
@@ -85,7 +86,7 @@ type stMachine struct {
 func (m *stMachine) timed(kind string, start time.Time) { m.spent[kind] += time.Since(start) }
 
 func TestStatefulKeywordAnswers(t *testing.T) {
-	pool := testenv.Postgres(t)
+	pool, dsn := testenv.PostgresDSN(t)
 	rdb := testenv.Redis(t)
 	ctx := context.Background()
 	seed := *statefulSeed
@@ -105,7 +106,14 @@ func TestStatefulKeywordAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(importer.DefaultPaths)
-	m := newMachine(t, pool, rdb, seed)
+	// The provider reads through a pool of its own, as the worker does beside an import
+	// run by cmd/ctl: reads during an import then never wait for the import's connections.
+	readers, err := postgres.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(readers.Close)
+	m := newMachine(t, pool, readers, rdb, seed)
 	start := time.Now()
 	var applying, checking time.Duration
 	for m.step = 1; m.step <= *statefulOps; m.step++ {
@@ -123,9 +131,9 @@ func TestStatefulKeywordAnswers(t *testing.T) {
 	t.Logf("checking by kind: %v", m.spent)
 }
 
-func newMachine(t *testing.T, pool *pgxpool.Pool, rdb *redis.Client, seed uint64) *stMachine {
+func newMachine(t *testing.T, pool, readers *pgxpool.Pool, rdb *redis.Client, seed uint64) *stMachine {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	lp := local.New(pool, local.WithColumnsBudget(64<<20))
+	lp := local.New(readers, local.WithColumnsBudget(64<<20))
 	var ttl time.Duration
 	if *statefulCache {
 		ttl = 24 * time.Hour
@@ -197,6 +205,9 @@ func (m *stMachine) rankingsFile(mk stMarket) (rows []stRank) {
 		rows = m.newRows(10 + m.rng.IntN(200))
 		m.logf("rankings file %s: new, %d rows", mk.country, len(rows))
 	case 2:
+		if len(last) > 150 { // a few hundred rows at most
+			last = last[:50]
+		}
 		rows = append(slices.Clone(last), m.newRows(2*len(last))...)
 		m.logf("rankings file %s: superset of the last (%d rows)", mk.country, len(rows))
 	case 3:
@@ -317,15 +328,57 @@ func (m *stMachine) paths(beforeSwap func()) string {
 // importRankings imports rows into the market.
 func (m *stMachine) importRankings(ctx context.Context, mk stMarket, rows []stRank) {
 	withMetrics := m.rng.IntN(2) == 0
-	path := m.paths(nil)
-	m.logf("  import rankings %s, metrics %v, path %s", mk.country, withMetrics, path)
+	stage, hook, at := m.readDuring(ctx)
+	path := m.paths(hook)
+	m.logf("  import rankings %s, metrics %v, path %s%s", mk.country, withMetrics, path, at)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	rep, err := importer.ImportRankings(ctx, m.pool, strings.NewReader(rankingsCSV(rows, withMetrics)),
-		importer.Options{Country: mk.country, Language: mk.language, Source: "stateful"})
+		importer.Options{Country: mk.country, Language: mk.language, Source: "stateful", Stage: stage})
 	m.logf("  -> read %d loaded %d unchanged %d merged %d rejected %d: %v", rep.Read, rep.Loaded, rep.Unchanged, rep.Merged, rep.RejectedRows, err)
 	if err != nil {
 		m.t.Fatalf("step %d: import rankings: %v\nsteps:\n  %s", m.step, err, strings.Join(m.log, "\n  "))
+	}
+}
+
+// readDuring returns, now and then, an Options.Stage callback or a hook before a new
+// table's switch that asks the usual questions once, at a random point of the import: their
+// answers, of the data before the import, are what the cache and the columns must not keep
+// serving after it. at describes the point for the log.
+func (m *stMachine) readDuring(ctx context.Context) (stage func(string, int, int), beforeSwap func(), at string) {
+	if m.rng.IntN(3) > 0 {
+		return nil, nil, ""
+	}
+	point := []string{importer.StageWriting, importer.StageIndexes, "before swap", importer.StageAnalysing}[m.rng.IntN(4)]
+	var once sync.Once
+	read := func() { once.Do(func() { m.ask(ctx) }) }
+	if point == "before swap" {
+		return nil, read, ", read before the swap"
+	}
+	return func(s string, _, _ int) {
+		if s == point {
+			read()
+		}
+	}, nil, fmt.Sprintf(", read at %q", point)
+}
+
+// ask asks the questions every check asks first, ignoring the answers (and errors: a
+// question racing an import may fail); only what they leave in the cache and the columns
+// matters.
+func (m *stMachine) ask(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for _, mk := range stMarkets {
+		for _, d := range m.domains[:2] {
+			_, _ = m.provider.Rankings(ctx, keywords.RankingsRequest{Domain: d, Country: mk.country, Language: mk.language,
+				Page: keywords.Page{Limit: 10}})
+			_, _ = m.provider.Competitors(ctx, keywords.CompetitorsRequest{Domain: d, Country: mk.country, Language: mk.language,
+				Page: keywords.Page{Limit: 3}})
+		}
+		_, _ = m.provider.Gaps(ctx, keywords.GapsRequest{Domain: m.domains[0], Competitors: m.domains[1:3], Country: mk.country,
+			Language: mk.language, Limit: 20})
+		_, _ = m.provider.Ideas(ctx, keywords.IdeasRequest{Topic: "brew", Country: mk.country, Language: mk.language,
+			Page: keywords.Page{Limit: 10}})
 	}
 }
 
@@ -346,12 +399,13 @@ func (m *stMachine) importKeywords(ctx context.Context, mk stMarket) {
 		}
 		fmt.Fprintf(&b, "%s,%s,%s,%s,%s\n", kw, cellI(vol), cellF(kd), cellF(cpc), intent)
 	}
-	path := m.paths(nil)
-	m.logf("import keywords %s: %d rows, path %s", mk.country, n, path)
+	stage, hook, at := m.readDuring(ctx)
+	path := m.paths(hook)
+	m.logf("import keywords %s: %d rows, path %s%s", mk.country, n, path, at)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	rep, err := importer.ImportKeywords(ctx, m.pool, strings.NewReader(b.String()),
-		importer.Options{Country: mk.country, Language: mk.language, Source: "stateful"})
+		importer.Options{Country: mk.country, Language: mk.language, Source: "stateful", Stage: stage})
 	m.logf("  -> read %d loaded %d unchanged %d: %v", rep.Read, rep.Loaded, rep.Unchanged, err)
 	if err != nil {
 		m.t.Fatalf("step %d: import keywords: %v", m.step, err)
@@ -411,7 +465,16 @@ func (m *stMachine) twoImports(ctx context.Context) {
 				importer.Options{Country: job.mk.country, Language: job.mk.language, Source: "stateful"})
 		}()
 	}
+	reading := make(chan struct{})
+	go func() {
+		defer close(reading)
+		for ctx.Err() == nil {
+			m.ask(ctx)
+		}
+	}()
 	wg.Wait()
+	cancel() // the reader stops
+	<-reading
 	m.logf("  -> %v", errs)
 	if err := errors.Join(errs...); err != nil {
 		m.t.Fatalf("step %d: two imports: %v", m.step, err)
