@@ -10,7 +10,7 @@ package importer_test
 // keyword sets of an older generation) shows as a difference.
 //
 // The history is a function of the seed, which the test prints; a failure prints the steps
-// that led to it. Flags: -stateful.ops (default 40; 2,000 or more for a long run),
+// that led to it. Flags: -stateful.ops (default 30; 2,000 or more for a long run),
 // -stateful.seed (0: from the clock), -stateful.cache=false (no Redis cache, to see what
 // the provider alone does).
 
@@ -43,7 +43,7 @@ import (
 )
 
 var (
-	statefulOps   = flag.Int("stateful.ops", 40, "operations of TestStatefulKeywordAnswers")
+	statefulOps   = flag.Int("stateful.ops", 30, "operations of TestStatefulKeywordAnswers")
 	statefulSeed  = flag.Uint64("stateful.seed", 0, "seed of TestStatefulKeywordAnswers (0: from the clock)")
 	statefulCache = flag.Bool("stateful.cache", true, "TestStatefulKeywordAnswers asks through the Redis answer cache")
 )
@@ -339,6 +339,9 @@ func (m *stMachine) importRankings(ctx context.Context, mk stMarket, rows []stRa
 	if err != nil {
 		m.t.Fatalf("step %d: import rankings: %v\nsteps:\n  %s", m.step, err, strings.Join(m.log, "\n  "))
 	}
+	if p := m.checkImported(ctx, mk, rows); p != "" {
+		m.t.Fatalf("step %d: %s\nsteps:\n  %s", m.step, p, strings.Join(m.log, "\n  "))
+	}
 }
 
 // readDuring returns, now and then, an Options.Stage callback or a hook before a new
@@ -380,6 +383,41 @@ func (m *stMachine) ask(ctx context.Context) {
 		_, _ = m.provider.Ideas(ctx, keywords.IdeasRequest{Topic: "brew", Country: mk.country, Language: mk.language,
 			Page: keywords.Page{Limit: 10}})
 	}
+}
+
+// checkImported checks the documented effect of a rankings file on the rows it names: a
+// domain's rows for a keyword are the file's URLs for it, each at its best position in the
+// file.
+func (m *stMachine) checkImported(ctx context.Context, mk stMarket, rows []stRank) string {
+	type pair struct{ domain, keyword string }
+	want := map[pair]map[string]int{}
+	for _, r := range rows {
+		k := pair{r.domain, r.keyword}
+		if want[k] == nil {
+			want[k] = map[string]int{}
+		}
+		if p, ok := want[k][r.url]; !ok || r.position < p {
+			want[k][r.url] = r.position
+		}
+	}
+	for k, urls := range want {
+		got := map[string]int{}
+		rs, err := m.pool.Query(ctx, `SELECT coalesce(url, ''), position FROM domain_rankings
+			WHERE domain = $1 AND country = $2 AND language = $3 AND keyword_norm = $4`, k.domain, mk.country, mk.language, k.keyword)
+		if err != nil {
+			m.t.Fatal(err)
+		}
+		var u string
+		var p int
+		if _, err := pgx.ForEachRow(rs, []any{&u, &p}, func() error { got[u] = p; return nil }); err != nil {
+			m.t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(urls) {
+			return fmt.Sprintf("after the import, %s ranks for %q in %s with %v (URL: position), the file says %v",
+				k.domain, k.keyword, mk.country, got, urls)
+		}
+	}
+	return ""
 }
 
 // importKeywords imports metrics for some keywords of the market, some of them new.
