@@ -279,19 +279,16 @@ func (m *stMachine) metrics() (*int64, *float64, *float64) {
 	return vol, kd, cpc
 }
 
-func cellI(v *int64) string {
+// number is *v in decimal, or unknown when v is nil.
+func number[T int64 | float64](v *T, unknown string) string {
 	if v == nil {
-		return ""
+		return unknown
 	}
-	return strconv.FormatInt(*v, 10)
+	return strconv.FormatFloat(float64(*v), 'f', -1, 64)
 }
 
-func cellF(v *float64) string {
-	if v == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*v, 'f', -1, 64)
-}
+func cellI(v *int64) string   { return number(v, "") }
+func cellF(v *float64) string { return number(v, "") }
 
 func rankingsCSV(rows []stRank, withMetrics bool) string {
 	var b strings.Builder
@@ -830,19 +827,8 @@ func (m *stMachine) order(fields ...keywords.Field) []keywords.OrderKey {
 	return o
 }
 
-func showI(v *int64) string {
-	if v == nil {
-		return "null"
-	}
-	return strconv.FormatInt(*v, 10)
-}
-
-func showF(v *float64) string {
-	if v == nil {
-		return "null"
-	}
-	return strconv.FormatFloat(*v, 'g', -1, 64)
-}
+func showI(v *int64) string   { return number(v, "null") }
+func showF(v *float64) string { return number(v, "null") }
 
 func (r *oRow) String() string {
 	s := fmt.Sprintf("%q volume %s kd %s cpc %s intent %q", r.keyword, showI(r.volume), showF(r.kd), showF(r.cpc), r.intent)
@@ -850,6 +836,25 @@ func (r *oRow) String() string {
 		return s + fmt.Sprintf(" competitors %v", r.comps)
 	}
 	return s + fmt.Sprintf(" position %d url %q", r.position, r.url)
+}
+
+// walk asks for every page of a question, from the first, until one names no next page:
+// page asks for the page after a token and returns the next token and what is wrong with
+// the page ("" if nothing). A walk of more than most pages does not end.
+func walk(what string, most int, page func(after string) (next, problem string)) string {
+	after := ""
+	for n := 1; ; n++ {
+		next, problem := page(after)
+		switch {
+		case problem != "":
+			return fmt.Sprintf("%s: page %d: %s", what, n, problem)
+		case next == "":
+			return ""
+		case n > most:
+			return fmt.Sprintf("%s: the walk does not end (page %d)", what, n)
+		}
+		after = next
+	}
 }
 
 // asked describes a request for a failure message.
@@ -906,32 +911,25 @@ func (m *stMachine) checkRankings(ctx context.Context, mk stMarket, req keywords
 		}
 	}
 	var got []*oRow
-	for page := 1; ; page++ {
+	if p := walk(what, len(want)+1, func(after string) (string, string) {
+		req.Page.After = after
 		list, err := m.provider.Rankings(ctx, req)
-		if err != nil {
-			return fmt.Sprintf("%s: page %d: %v", what, page, err)
-		}
-		if list.Total != len(want) {
-			return fmt.Sprintf("%s: page %d: total %d, oracle %d", what, page, list.Total, len(want))
-		}
-		if fmt.Sprint(list.Bands) != fmt.Sprint(bands) {
-			return fmt.Sprintf("%s: page %d: bands %v, oracle %v", what, page, list.Bands, bands)
+		switch {
+		case err != nil:
+			return "", err.Error()
+		case list.Total != len(want):
+			return "", fmt.Sprintf("total %d, oracle %d", list.Total, len(want))
+		case fmt.Sprint(list.Bands) != fmt.Sprint(bands):
+			return "", fmt.Sprintf("bands %v, oracle %v", list.Bands, bands)
 		}
 		for _, r := range list.Rankings {
 			o := kwRow(r.Keyword)
 			o.position, o.url = r.Position, r.URL
 			got = append(got, &o)
 		}
-		if d := firstDifference(want[:min(len(got), len(want))], got); d != "" {
-			return fmt.Sprintf("%s: page %d: %s", what, page, d)
-		}
-		if list.Next == "" {
-			break
-		}
-		if page > len(want)+1 {
-			return fmt.Sprintf("%s: the walk does not end (page %d)", what, page)
-		}
-		req.Page.After = list.Next
+		return list.Next, firstDifference(want[:min(len(got), len(want))], got)
+	}); p != "" {
+		return p
 	}
 	if d := firstDifference(want, got); d != "" {
 		return fmt.Sprintf("%s: walk of every page: %s", what, d)
@@ -968,32 +966,25 @@ func (m *stMachine) checkGaps(ctx context.Context, mk stMarket, req keywords.Gap
 	}
 	want := sortedPassing(rows, req.Filters, order)
 	var got []*oRow
-	for page := 1; ; page++ {
+	if p := walk(what, len(want)+1, func(after string) (string, string) {
+		req.After = after
 		list, err := m.provider.Gaps(ctx, req)
-		if err != nil {
-			return fmt.Sprintf("%s: page %d: %v", what, page, err)
-		}
-		if list.Total != len(want) {
-			return fmt.Sprintf("%s: page %d: total %d, oracle %d", what, page, list.Total, len(want))
-		}
-		if len(comps) > 0 && fmt.Sprint(list.Unranked) != fmt.Sprint(unranked) {
-			return fmt.Sprintf("%s: page %d: unranked competitors %v, oracle %v", what, page, list.Unranked, unranked)
+		switch {
+		case err != nil:
+			return "", err.Error()
+		case list.Total != len(want):
+			return "", fmt.Sprintf("total %d, oracle %d", list.Total, len(want))
+		case len(comps) > 0 && fmt.Sprint(list.Unranked) != fmt.Sprint(unranked):
+			return "", fmt.Sprintf("unranked competitors %v, oracle %v", list.Unranked, unranked)
 		}
 		for _, g := range list.Gaps {
 			o := kwRow(g.Keyword)
 			o.comps = g.CompetitorPositions
 			got = append(got, &o)
 		}
-		if d := firstDifference(want[:min(len(got), len(want))], got); d != "" {
-			return fmt.Sprintf("%s: page %d: %s", what, page, d)
-		}
-		if list.Next == "" {
-			break
-		}
-		if page > len(want)+1 {
-			return fmt.Sprintf("%s: the walk does not end (page %d)", what, page)
-		}
-		req.After = list.Next
+		return list.Next, firstDifference(want[:min(len(got), len(want))], got)
+	}); p != "" {
+		return p
 	}
 	if d := firstDifference(want, got); d != "" {
 		return fmt.Sprintf("%s: walk of every page: %s", what, d)
@@ -1050,22 +1041,19 @@ func (m *stMachine) checkCompetitors(ctx context.Context, mk stMarket, req keywo
 			math.Abs(a.AvgPosition-b.AvgPosition) <= 0.0051 && math.Abs(a.DomainAvgPosition-b.DomainAvgPosition) <= 0.0051
 	}
 	var got []keywords.Competitor
-	for page := 1; ; page++ {
+	if p := walk(what, len(want)+1, func(after string) (string, string) {
+		req.Page.After = after
 		list, err := m.provider.Competitors(ctx, req)
-		if err != nil {
-			return fmt.Sprintf("%s: page %d: %v", what, page, err)
-		}
-		if list.Total != len(want) {
-			return fmt.Sprintf("%s: page %d: total %d, oracle %d", what, page, list.Total, len(want))
+		switch {
+		case err != nil:
+			return "", err.Error()
+		case list.Total != len(want):
+			return "", fmt.Sprintf("total %d, oracle %d", list.Total, len(want))
 		}
 		got = append(got, list.Competitors...)
-		if list.Next == "" {
-			break
-		}
-		if page > len(want)+1 {
-			return fmt.Sprintf("%s: the walk does not end (page %d)", what, page)
-		}
-		req.Page.After = list.Next
+		return list.Next, ""
+	}); p != "" {
+		return p
 	}
 	for i := range max(len(want), len(got)) {
 		switch {
@@ -1099,40 +1087,36 @@ func (m *stMachine) checkIdeas(ctx context.Context, mk stMarket, req keywords.Id
 	}
 	seen := map[string]bool{}
 	total := -1
-	for page := 1; ; page++ {
+	if p := walk(what, len(now)+1, func(after string) (string, string) {
+		req.Page.After = after
 		list, err := m.provider.Ideas(ctx, req)
-		if err != nil {
-			return fmt.Sprintf("%s: page %d: %v", what, page, err)
-		}
-		if total >= 0 && list.Total != total {
-			return fmt.Sprintf("%s: page %d: total %d, page 1 said %d", what, page, list.Total, total)
+		switch {
+		case err != nil:
+			return "", err.Error()
+		case total >= 0 && list.Total != total:
+			return "", fmt.Sprintf("total %d, page 1 said %d", list.Total, total)
+		case list.Total > len(now):
+			return "", fmt.Sprintf("total %d, the market has %d keywords", list.Total, len(now))
 		}
 		total = list.Total
-		if total > len(now) {
-			return fmt.Sprintf("%s: page %d: total %d, the market has %d keywords", what, page, total, len(now))
-		}
 		for _, k := range list.Ideas {
 			got := kwRow(k)
 			want, ok := now[strings.ToLower(k.Keyword)]
 			switch {
 			case !ok:
-				return fmt.Sprintf("%s: page %d: idea %s is not a keyword of the market", what, page, &got)
+				return "", fmt.Sprintf("idea %s is not a keyword of the market", &got)
 			case seen[want.norm]:
-				return fmt.Sprintf("%s: page %d: idea %q again", what, page, k.Keyword)
+				return "", fmt.Sprintf("idea %q again", k.Keyword)
 			}
 			got.intent, got.keyword = want.intent, want.keyword // not compared
 			if got.String() != want.String() {
-				return fmt.Sprintf("%s: page %d: idea %s, the keyword's row now %s", what, page, &got, want)
+				return "", fmt.Sprintf("idea %s, the keyword's row now %s", &got, want)
 			}
 			seen[want.norm] = true
 		}
-		if list.Next == "" {
-			break
-		}
-		if page > len(now)+1 {
-			return fmt.Sprintf("%s: the walk does not end (page %d)", what, page)
-		}
-		req.Page.After = list.Next
+		return list.Next, ""
+	}); p != "" {
+		return p
 	}
 	if total != len(seen) {
 		return fmt.Sprintf("%s: total %d, the pages hold %d ideas", what, total, len(seen))
