@@ -857,6 +857,27 @@ func walk(what string, most int, page func(after string) (next, problem string))
 	}
 }
 
+// walkRows walks every page of a question whose rows the oracle gives: page returns the
+// rows of the page after a token. The rows so far are compared after each page, all of them
+// at the end.
+func walkRows(what string, want []*oRow, page func(after string) (rows []*oRow, next, problem string)) string {
+	var got []*oRow
+	if p := walk(what, len(want)+1, func(after string) (string, string) {
+		rows, next, problem := page(after)
+		if problem != "" {
+			return "", problem
+		}
+		got = append(got, rows...)
+		return next, firstDifference(want[:min(len(got), len(want))], got)
+	}); p != "" {
+		return p
+	}
+	if d := firstDifference(want, got); d != "" {
+		return fmt.Sprintf("%s: walk of every page: %s", what, d)
+	}
+	return ""
+}
+
 // asked describes a request for a failure message.
 func asked(kind string, mk stMarket, req any) string {
 	return fmt.Sprintf("%s %s/%s %+v", kind, mk.country, mk.language, req)
@@ -910,31 +931,24 @@ func (m *stMachine) checkRankings(ctx context.Context, mk stMarket, req keywords
 			}
 		}
 	}
-	var got []*oRow
-	if p := walk(what, len(want)+1, func(after string) (string, string) {
+	return walkRows(what, want, func(after string) (rows []*oRow, next, problem string) {
 		req.Page.After = after
 		list, err := m.provider.Rankings(ctx, req)
 		switch {
 		case err != nil:
-			return "", err.Error()
+			return nil, "", err.Error()
 		case list.Total != len(want):
-			return "", fmt.Sprintf("total %d, oracle %d", list.Total, len(want))
+			return nil, "", fmt.Sprintf("total %d, oracle %d", list.Total, len(want))
 		case fmt.Sprint(list.Bands) != fmt.Sprint(bands):
-			return "", fmt.Sprintf("bands %v, oracle %v", list.Bands, bands)
+			return nil, "", fmt.Sprintf("bands %v, oracle %v", list.Bands, bands)
 		}
 		for _, r := range list.Rankings {
 			o := kwRow(r.Keyword)
 			o.position, o.url = r.Position, r.URL
-			got = append(got, &o)
+			rows = append(rows, &o)
 		}
-		return list.Next, firstDifference(want[:min(len(got), len(want))], got)
-	}); p != "" {
-		return p
-	}
-	if d := firstDifference(want, got); d != "" {
-		return fmt.Sprintf("%s: walk of every page: %s", what, d)
-	}
-	return ""
+		return rows, list.Next, ""
+	})
 }
 
 // checkGaps walks every page of the gaps question.
@@ -965,31 +979,24 @@ func (m *stMachine) checkGaps(ctx context.Context, mk stMarket, req keywords.Gap
 		order = []keywords.OrderKey{{Field: keywords.FieldSearchVolume, Desc: true}}
 	}
 	want := sortedPassing(rows, req.Filters, order)
-	var got []*oRow
-	if p := walk(what, len(want)+1, func(after string) (string, string) {
+	return walkRows(what, want, func(after string) (rows []*oRow, next, problem string) {
 		req.After = after
 		list, err := m.provider.Gaps(ctx, req)
 		switch {
 		case err != nil:
-			return "", err.Error()
+			return nil, "", err.Error()
 		case list.Total != len(want):
-			return "", fmt.Sprintf("total %d, oracle %d", list.Total, len(want))
+			return nil, "", fmt.Sprintf("total %d, oracle %d", list.Total, len(want))
 		case len(comps) > 0 && fmt.Sprint(list.Unranked) != fmt.Sprint(unranked):
-			return "", fmt.Sprintf("unranked competitors %v, oracle %v", list.Unranked, unranked)
+			return nil, "", fmt.Sprintf("unranked competitors %v, oracle %v", list.Unranked, unranked)
 		}
 		for _, g := range list.Gaps {
 			o := kwRow(g.Keyword)
 			o.comps = g.CompetitorPositions
-			got = append(got, &o)
+			rows = append(rows, &o)
 		}
-		return list.Next, firstDifference(want[:min(len(got), len(want))], got)
-	}); p != "" {
-		return p
-	}
-	if d := firstDifference(want, got); d != "" {
-		return fmt.Sprintf("%s: walk of every page: %s", what, d)
-	}
-	return ""
+		return rows, list.Next, ""
+	})
 }
 
 // checkCompetitors walks every page of the competitors question.
