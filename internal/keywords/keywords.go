@@ -231,6 +231,15 @@ type Provider interface {
 	Competitors(ctx context.Context, req CompetitorsRequest) (CompetitorList, error)
 }
 
+// Versioned is implemented by a provider whose answers come from data this service writes
+// (the local provider: imports, the sample set). DataVersion names the data as it stands
+// now and changes with every write that could change an answer, in the transaction of the
+// write; an answer read after DataVersion returned v is of data at v or newer. The answer
+// cache keys its entries by it, so no entry outlives the data it was built on.
+type Versioned interface {
+	DataVersion(ctx context.Context) (string, error)
+}
+
 // Suggester is implemented by providers that can name keywords they hold for a market: a
 // call that found no data advises the caller with them.
 type Suggester interface {

@@ -1,8 +1,11 @@
 // Package cache wraps a keyword provider with a Redis cache, so a question asked again
 // within the TTL costs the operator nothing. Answers are stored as JSON under
 //
-//	keywords:v2:<provider name>:<method>:<hex SHA-256 of the request's JSON>
+//	keywords:v2:<provider name>[@<data version>]:<method>:<hex SHA-256 of the request's JSON>
 //
+// The data version is that of a provider answering from data this service writes
+// (keywords.Versioned: the local provider's imports and sample set): an import moves it, so
+// its answers are never served from before the import, whatever the TTL.
 // Unknown metrics (nil) are stored as null and come back nil. Errors are never cached.
 // Redis is an optimisation only: when it fails the provider answers, and the failure is
 // logged.
@@ -150,22 +153,42 @@ func (p *Provider) MinSeedChars() int {
 	return 0
 }
 
-// Key returns the Redis key of a request to the named provider's method.
-func Key(provider, method string, req any) (string, error) {
+// Key returns the Redis key of a request to the named provider's method; version, when not
+// empty, is the provider's data version (keywords.Versioned), which the key then names
+// after the provider.
+func Key(provider, version, method string, req any) (string, error) {
 	b, err := json.Marshal(req) // struct fields in declaration order: canonical
 	if err != nil {
 		return "", fmt.Errorf("cache: encode request: %w", err)
 	}
 	sum := sha256.Sum256(b)
+	if version != "" {
+		provider += "@" + version
+	}
 	return KeyPrefix + provider + ":" + method + ":" + hex.EncodeToString(sum[:]), nil
 }
 
-// through returns the cached answer for req, or loads it and stores it.
+// through returns the cached answer for req, or loads it and stores it. A versioned
+// provider's answers are keyed by the version read before the load: after a write to its
+// data no question finds an entry of the data before it. When the version cannot be read,
+// the provider answers uncached.
 func through[T any](ctx context.Context, p *Provider, method string, req any, load func() (T, error)) (T, error) {
 	if p.ttl <= 0 || p.rdb == nil {
 		return load()
 	}
-	key, err := Key(p.next.Name(), method, req)
+	var version string
+	if v, ok := p.next.(keywords.Versioned); ok {
+		var err error
+		if version, err = v.DataVersion(ctx); err != nil {
+			if ctx.Err() != nil {
+				var zero T
+				return zero, ctx.Err()
+			}
+			p.log.WarnContext(ctx, "keyword cache: data version unreadable, asking the provider", "error", err)
+			return load()
+		}
+	}
+	key, err := Key(p.next.Name(), version, method, req)
 	if err != nil {
 		return load()
 	}

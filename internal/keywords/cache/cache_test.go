@@ -116,7 +116,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 
 	// The key names provider and method, and expires after the TTL.
-	key, err := cache.Key("fake", "ideas", req)
+	key, err := cache.Key("fake", "", "ideas", req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestDisabled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	key, _ := cache.Key("fake", "ranked", req)
+	key, _ := cache.Key("fake", "", "ranked", req)
 	if next.n("ranked") != 3 || rdb.Exists(ctx, key).Val() != 0 || p.Hits() != 0 {
 		t.Errorf("TTL 0 cached: calls %d, key exists %d, hits %d", next.n("ranked"), rdb.Exists(ctx, key).Val(), p.Hits())
 	}
@@ -230,7 +230,7 @@ func TestCorruptEntry(t *testing.T) {
 	next := &counting{}
 	p := cache.New(next, rdb, time.Minute)
 	req := keywords.IdeasRequest{Topic: "corrupt"}
-	key, _ := cache.Key("fake", "ideas", req)
+	key, _ := cache.Key("fake", "", "ideas", req)
 	rdb.Set(ctx, key, "{not json", time.Minute)
 	got, err := ideasOf(p.Ideas(ctx, req))
 	if err != nil || len(got) != 2 || next.n("ideas") != 1 {
@@ -304,7 +304,7 @@ func TestIdeasStoredLabelled(t *testing.T) {
 	if next.labelled != 1 || next.n("ideas") != 1 {
 		t.Errorf("labelled %d times, provider asked %d times; want once each (the cache keeps the labels)", next.labelled, next.n("ideas"))
 	}
-	key, _ := cache.Key("fake", "ideas", req)
+	key, _ := cache.Key("fake", "", "ideas", req)
 	if raw := rdb.Get(ctx, key).Val(); !strings.Contains(raw, `"synthetic":true`) {
 		t.Errorf("stored %s: want the synthetic flag", raw)
 	}

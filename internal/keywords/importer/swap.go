@@ -354,6 +354,11 @@ func (nt *newTable) switchIn(ctx context.Context) error {
 			return fmt.Errorf("name index %s: %w", x.name, err)
 		}
 	}
+	// The new table's rows were written before it had triggers: the versions they keep are
+	// moved on here, committed with the switch (migration 00041).
+	if _, err := tx.Exec(ctx, `SELECT keyword_table_replaced($1)`, nt.table); err != nil {
+		return fmt.Errorf("switch in %s: move the data version: %w", nt.table, err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("switch in %s: %w", nt.table, err)
 	}

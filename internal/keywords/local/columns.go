@@ -196,7 +196,7 @@ func (p *Provider) WarmColumns(ctx context.Context) error {
 	var v columnsVersion
 	var fresh bool
 	var markets []sized
-	err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	err := inSnapshot(ctx, p.pool, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT s.built, s.generation = s.built, b.generation FROM keyword_sets_state s, keyword_data_state b`).
 			Scan(&v.sets, &fresh, &v.data); err != nil || !fresh {
 			return err
@@ -321,7 +321,7 @@ func columnBytes(n, text int) int64 { return int64(text) + int64(n)*(16+3*8+1) }
 
 func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion, budget int64, cacheBytes uint64) (*marketColumns, error) {
 	c := &marketColumns{sets: newByteCache[*domainSet](cacheBytes), words: newByteCache[*roaring.Bitmap](cacheBytes)}
-	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	err := inSnapshot(ctx, pool, func(tx pgx.Tx) error {
 		var now columnsVersion
 		if err := tx.QueryRow(ctx, `SELECT s.built, b.generation FROM keyword_sets_state s, keyword_data_state b`).
 			Scan(&now.sets, &now.data); err != nil {

@@ -125,7 +125,7 @@ func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequ
 		q.args, shared = cq.args, cq.whereSQL()
 	}
 	var all, page []keywords.Competitor
-	err = pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	err = inSnapshot(ctx, p.pool, func(tx pgx.Tx) error {
 		if unfiltered(req.Filters) {
 			var ok bool
 			if all, page, ok, err = competitorsBySets(ctx, tx, country, language, domain, after, req.Page.Limit); err != nil || ok {

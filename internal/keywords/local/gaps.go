@@ -85,7 +85,7 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 		return out, nil
 	}
 	m := gapMarket{country: country, language: language, domain: domain, competitors: competitors}
-	err = pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) (err error) {
+	err = inSnapshot(ctx, p.pool, func(tx pgx.Tx) (err error) {
 		// Sorted walks of the primary key, not hash tables of every ranking row; and no
 		// JIT compilation, which costs more than these short queries.
 		if _, err := tx.Exec(ctx, "SET LOCAL enable_hashagg = off; SET LOCAL jit = off; SET LOCAL work_mem = '64MB'"); err != nil {

@@ -5,6 +5,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -36,6 +37,34 @@ func New(pool *pgxpool.Pool, opts ...Option) *Provider {
 
 // Name reports "local".
 func (p *Provider) Name() string { return Name }
+
+var _ keywords.Versioned = (*Provider)(nil)
+
+// DataVersion is the generation of the keyword data (keyword_data_state): every write to
+// the rankings or the keyword metrics moves it on in its own transaction, by a statement
+// trigger or, for a table an import replaced, at the switch.
+func (p *Provider) DataVersion(ctx context.Context) (string, error) {
+	var g int64
+	if err := p.pool.QueryRow(ctx, `SELECT generation FROM keyword_data_state`).Scan(&g); err != nil {
+		return "", fmt.Errorf("local: data version: %w", err)
+	}
+	return strconv.FormatInt(g, 10), nil
+}
+
+// inSnapshot runs fn in a read-only repeatable-read transaction whose snapshot is taken
+// after it holds the keyword tables: an import's switch (which drops a table and renames a
+// new one in its place) either committed before the snapshot, whose versions then name the
+// new rows, or waits for fn to end. Without the lock, a transaction whose snapshot came
+// first would read the new table's rows beside the old versions (DDL is not versioned).
+func inSnapshot(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		// LOCK takes no snapshot: the first query after it does.
+		if _, err := tx.Exec(ctx, `LOCK TABLE domain_rankings, keyword_metrics IN ACCESS SHARE MODE`); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
 
 func collectKeys(rows pgx.Rows, err error) ([]string, error) {
 	if err != nil {

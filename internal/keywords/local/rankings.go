@@ -105,7 +105,7 @@ func (p *Provider) Rankings(ctx context.Context, req keywords.RankingsRequest) (
 	if limit <= 0 {
 		limit = 100
 	}
-	err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	err := inSnapshot(ctx, p.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
 			return err
 		}
