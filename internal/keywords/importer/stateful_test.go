@@ -2,9 +2,10 @@ package importer_test
 
 // A stateful property test of the keyword answers: random histories of writes to the
 // keyword data (imports of every shape and write path, imports killed at a stage, two at
-// once, the sample set, an operator's DELETE, keyword set builds), and after each step every
-// kind of answer from one long-lived provider stack — the Redis answer cache over the local
-// provider with its keyword columns, as the worker keeps them — compared with an oracle: plain
+// once, the sample set, an operator's DELETE, UPDATE or TRUNCATE, keyword set builds, a
+// worker restart), and after each step every kind of answer from one long-lived provider
+// stack — the Redis answer cache over the local provider with its keyword columns, as the
+// worker keeps them — compared with an oracle: plain
 // SQL over domain_rankings and keyword_metrics, filtered and sorted here by the documented
 // rules. An answer that outlives the data it was made from (a cached answer, columns or
 // keyword sets of an older generation) shows as a difference.
@@ -74,13 +75,15 @@ type stMachine struct {
 	pool     *pgxpool.Pool
 	rng      *rand.Rand
 	provider keywords.Provider // the cache over the local provider, kept across steps
-	universe []string          // the keywords files draw from
-	domains  []string          // the domains files draw from
-	last     map[stMarket][]stRank
-	log      []string
-	step     int
-	seeded   int // sample.Seed runs
-	spent    map[string]time.Duration
+	// newProvider builds the stack as a worker starting does.
+	newProvider func() keywords.Provider
+	universe    []string // the keywords files draw from
+	domains     []string // the domains files draw from
+	last        map[stMarket][]stRank
+	log         []string
+	step        int
+	seeded      int // sample.Seed runs
+	spent       map[string]time.Duration
 }
 
 func (m *stMachine) timed(kind string, start time.Time) { m.spent[kind] += time.Since(start) }
@@ -133,12 +136,15 @@ func TestStatefulKeywordAnswers(t *testing.T) {
 
 func newMachine(t *testing.T, pool, readers *pgxpool.Pool, rdb *redis.Client, seed uint64) *stMachine {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	lp := local.New(readers, local.WithColumnsBudget(64<<20))
 	var ttl time.Duration
 	if *statefulCache {
 		ttl = 24 * time.Hour
 	}
-	m := &stMachine{t: t, pool: pool, rng: rng, provider: cache.New(lp, rdb, ttl), last: map[stMarket][]stRank{}, spent: map[string]time.Duration{}}
+	m := &stMachine{t: t, pool: pool, rng: rng, last: map[stMarket][]stRank{}, spent: map[string]time.Duration{},
+		newProvider: func() keywords.Provider {
+			return cache.New(local.New(readers, local.WithColumnsBudget(64<<20)), rdb, ttl)
+		}}
+	m.provider = m.newProvider()
 	for _, a := range stWords {
 		for _, b := range stWords {
 			if a != b && rng.IntN(3) > 0 {
@@ -174,7 +180,7 @@ func (m *stMachine) apply() {
 	case n < 68:
 		m.twoImports(ctx)
 	case n < 80:
-		m.deleteRows(ctx, mk)
+		m.operatorWrite(ctx, mk)
 	case n < 88:
 		m.logf("BuildKeywordSets")
 		if err := local.BuildKeywordSets(ctx, m.pool); err != nil {
@@ -187,6 +193,9 @@ func (m *stMachine) apply() {
 		if err != nil {
 			m.t.Fatalf("step %d: sample seed: %v", m.step, err)
 		}
+	case n < 95:
+		m.logf("worker restart: a new provider stack on the same Redis")
+		m.provider = m.newProvider()
 	default:
 		m.importRankings(ctx, mk, m.rankingsFile(mk))
 	}
@@ -516,12 +525,22 @@ func (m *stMachine) twoImports(ctx context.Context) {
 	}
 }
 
-// deleteRows deletes rows as an operator's cleanup would, without rebuilding anything.
-func (m *stMachine) deleteRows(ctx context.Context, mk stMarket) {
+// operatorWrite deletes or updates rows as an operator's cleanup in psql would, without
+// rebuilding anything.
+func (m *stMachine) operatorWrite(ctx context.Context, mk stMarket) {
 	var sql string
 	var args []any
 	d := m.domains[m.rng.IntN(len(m.domains))]
-	switch m.rng.IntN(5) {
+	switch m.rng.IntN(8) {
+	case 5:
+		sql = `UPDATE domain_rankings SET position = least(position + 7, 100) WHERE domain = $1 AND country = $2 AND language = $3`
+		args = []any{d, mk.country, mk.language}
+	case 6:
+		sql = `UPDATE keyword_metrics SET search_volume = search_volume + 10, cpc = NULL
+			WHERE country = $1 AND language = $2 AND keyword_norm LIKE $3`
+		args = []any{mk.country, mk.language, "% " + stWords[m.rng.IntN(len(stWords))]}
+	case 7:
+		sql = `TRUNCATE domain_rankings`
 	case 0, 1:
 		sql = `DELETE FROM domain_rankings WHERE domain = $1 AND country = $2 AND language = $3 AND keyword_norm LIKE $4`
 		args = []any{d, mk.country, mk.language, stWords[m.rng.IntN(len(stWords))] + " %"}
@@ -547,9 +566,9 @@ func (m *stMachine) deleteRows(ctx context.Context, mk stMarket) {
 		}
 		return nil
 	})
-	m.logf("delete %s %v: %d rows", strings.Join(strings.Fields(sql), " "), args, n)
+	m.logf("%s %v: %d rows", strings.Join(strings.Fields(sql), " "), args, n)
 	if err != nil {
-		m.t.Fatalf("step %d: delete: %v", m.step, err)
+		m.t.Fatalf("step %d: operator's write: %v", m.step, err)
 	}
 }
 
