@@ -126,6 +126,9 @@ func TestStatefulKeywordAnswers(t *testing.T) {
 		t1 := time.Now()
 		problem := m.check()
 		applying, checking = applying+t1.Sub(t0), checking+time.Since(t1)
+		if m.step%100 == 0 {
+			t.Logf("step %d after %s", m.step, time.Since(start).Round(time.Second)) // a long run's progress (-v)
+		}
 		if problem != "" {
 			t.Fatalf("seed %d, step %d: %s\nsteps:\n  %s", seed, m.step, problem, strings.Join(m.log, "\n  "))
 		}
