@@ -67,8 +67,12 @@ func TestClientRankingsAndCompetitors(t *testing.T) {
 		t.Fatalf("competitors %+v meta %+v", comp, comp.Meta)
 	}
 	for i, x := range comp.Competitors {
-		if x.SharedKeywords < 1 || x.SharedKeywords > x.TotalKeywords || x.AvgPosition < 1 ||
-			(i > 0 && x.SharedKeywords > comp.Competitors[i-1].SharedKeywords) {
+		// The service's own rankings know every number.
+		if x.SharedKeywords == nil || x.TotalKeywords == nil || x.AvgPosition == nil || x.DomainAvgPosition == nil {
+			t.Fatalf("competitor %s: a number unknown on the service's own data: %+v", x.Domain, x)
+		}
+		if *x.SharedKeywords < 1 || *x.SharedKeywords > *x.TotalKeywords || *x.AvgPosition < 1 ||
+			(i > 0 && *x.SharedKeywords > *comp.Competitors[i-1].SharedKeywords) {
 			t.Fatalf("competitors %+v", comp.Competitors)
 		}
 	}

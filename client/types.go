@@ -282,7 +282,9 @@ type Ranking struct {
 	KeywordDifficulty *float64 `json:"keyword_difficulty"`
 	CPC               *float64 `json:"cpc"`
 	SearchIntent      string   `json:"search_intent"`
-	EstimatedTraffic  *int64   `json:"estimated_traffic"`
+	// SearchIntentInferred is true when SearchIntent is the service's guess from the phrase.
+	SearchIntentInferred bool   `json:"search_intent_inferred"`
+	EstimatedTraffic     *int64 `json:"estimated_traffic"`
 }
 
 // RankingsResult is the answer of KeywordRankings.
@@ -309,13 +311,14 @@ type CompetitorsRequest struct {
 	CallbackURL string `json:"callback_url,omitempty"`
 }
 
-// Competitor is a domain sharing ranked keywords with the asked domain.
+// Competitor is a domain sharing ranked keywords with the asked domain; a number the data
+// source does not know is nil.
 type Competitor struct {
-	Domain            string  `json:"domain"`
-	SharedKeywords    int     `json:"shared_keywords"`
-	AvgPosition       float64 `json:"avg_position"`
-	DomainAvgPosition float64 `json:"domain_avg_position"`
-	TotalKeywords     int     `json:"total_keywords"`
+	Domain            string   `json:"domain"`
+	SharedKeywords    *int     `json:"shared_keywords"`
+	AvgPosition       *float64 `json:"avg_position"`
+	DomainAvgPosition *float64 `json:"domain_avg_position"`
+	TotalKeywords     *int     `json:"total_keywords"`
 }
 
 // CompetitorsResult is the answer of KeywordCompetitors.
@@ -622,12 +625,16 @@ type ContentMapResult struct {
 
 // DryRunResult is what a call would cost, checked without running it.
 type DryRunResult struct {
-	DryRun           bool   `json:"dry_run"`
-	Endpoint         string `json:"endpoint"`
-	Valid            bool   `json:"valid"`
+	DryRun   bool   `json:"dry_run"`
+	Endpoint string `json:"endpoint"`
+	Valid    bool   `json:"valid"`
+	// CreditsCost is what the call reserves, the most it can cost; CreditsRule says what
+	// of it the answer is charged (keyword lists by the rows returned, plans by the
+	// recommendations delivered), the rest given back.
 	CreditsCost      int    `json:"credits_cost"`
 	CreditsRemaining int    `json:"credits_remaining"`
 	BalanceAfter     int    `json:"balance_after"`
+	CreditsRule      string `json:"credits_rule"`
 }
 
 // Job is an analysis job: still running (Status queued or running) or succeeded, with its

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/contentapi/contentapi/internal/report"
@@ -54,7 +55,8 @@ func rankingQuestions(d *dataset) []question {
 			func(res report.CompetitorsResult) string {
 				top := ""
 				if len(res.Competitors) > 0 {
-					top = fmt.Sprintf(", top %s %d shared of %d", res.Competitors[0].Domain, res.Competitors[0].SharedKeywords, res.Competitors[0].TotalKeywords)
+					c := res.Competitors[0]
+					top = fmt.Sprintf(", top %s %s shared of %s", c.Domain, count(c.SharedKeywords), count(c.TotalKeywords))
 				}
 				return fmt.Sprintf("total %d%s", res.Total, top)
 			}))
@@ -76,4 +78,12 @@ func rankingQuestions(d *dataset) []question {
 			func(res report.CompetitorsResult) string { return fmt.Sprintf("total %d", res.Total) }))
 	}
 	return qs
+}
+
+// count prints a count an answer may leave null.
+func count(p *int) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.Itoa(*p)
 }

@@ -664,11 +664,18 @@ func standardSections(intent, target, rawTarget string) []stockSection {
 	if len(lw) <= 2 {
 		first = Section{"What Is " + subject + "?", []string{fmt.Sprintf("Define %s in one or two sentences before going deeper.", target)}}
 	}
-	return stock([]Section{first,
+	return stock(append([]Section{first}, generalSections(target)...), 1)
+}
+
+// generalSections are sections any article on target can carry, whatever its intent: the
+// informational stock sections, and what tops up an outline whose own stock sections
+// higher-priority recommendations all took (they are stock headings, so they may repeat).
+func generalSections(target string) []Section {
+	return []Section{
 		{"Common Mistakes to Avoid", []string{fmt.Sprintf("List the mistakes people make with %s and how to avoid each.", target)}},
 		{"Key Takeaways", []string{fmt.Sprintf("Sum up the three or four points a reader searching %s should remember.", quote(target))}},
 		{"Next Steps", []string{fmt.Sprintf("Tell readers what to do once they understand %s, with one concrete first action.", target)}},
-	}, 1)
+	}
 }
 
 // questionSections are the stock sections of a question target, by what it asks for.

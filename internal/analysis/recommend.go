@@ -258,7 +258,7 @@ func Recommend(cands []Candidate, site Site, brand string, focusTopics []string,
 			title = UpperFirst(readablePhrase(k.Keyword))
 		}
 		outline := dropRepeated(BuildOutline(k, cluster, s.c.CompetitorH2s, brand, intent), usedSections, lang,
-			standardSections(NormalizeIntent(intent), readablePhrase(k.Keyword), k.Keyword))
+			standardSections(NormalizeIntent(intent), readablePhrase(k.Keyword), k.Keyword), readablePhrase(k.Keyword))
 		if h2s, ok := pageH2s(site.Pages, s.url); ok && s.action == ActionImprove {
 			markExisting(outline, h2s, lang)
 		}
@@ -327,25 +327,27 @@ func withMerged(merged []keywords.Keyword, related []string, lang string) []stri
 // dropRepeated leaves out of an outline the sections a higher-priority recommendation's
 // outline already has (same normalised H2), and records the others in used. The stock
 // sections every article of its kind has (isStockHeading) may repeat; the first section
-// left takes the talking points of a dropped first one. An outline that falls below
-// MinSections is topped up, before its FAQ, with the target's stock sections (stock) it
-// lacks and no earlier item has.
-func dropRepeated(outline []Section, used map[string]bool, lang string, stock []stockSection) []Section {
+// left takes the talking points of a dropped first one. An outline below MinSections is
+// topped up, before its FAQ, with the target's stock sections (stock) it lacks and no
+// earlier item has, then with the general ones (generalSections of target), so every
+// outline has at least MinSections; a section without a talking point gets one.
+func dropRepeated(outline []Section, used map[string]bool, lang string, stock []stockSection, target string) []Section {
 	out := make([]Section, 0, len(outline))
 	var carried []string
-	dropped := false
 	for i, sec := range outline {
 		key := stem.Normalize(sec.H2, lang)
 		if used[key] && !IsStockHeading(sec.H2) {
 			if i == 0 {
 				carried = sec.TalkingPoints
 			}
-			dropped = true
 			continue
 		}
 		out = append(out, sec)
 	}
-	if dropped && len(out) < MinSections {
+	for _, sec := range generalSections(target) {
+		stock = append(stock, stockSection{Section: sec})
+	}
+	if len(out) < MinSections {
 		var faq []Section
 		if n := len(out); n > 0 && out[n-1].H2 == faqHeading {
 			out, faq = out[:n-1], out[n-1:]
@@ -367,6 +369,11 @@ func dropRepeated(outline []Section, used map[string]bool, lang string, stock []
 	}
 	if len(carried) > 0 && len(out) > 0 {
 		out[0].TalkingPoints = append(slices.Clone(carried), out[0].TalkingPoints...)
+	}
+	for i, sec := range out {
+		if len(sec.TalkingPoints) == 0 {
+			out[i].TalkingPoints = []string{fmt.Sprintf("Cover %s as it bears on %s.", strings.ToLower(sec.H2), quote(target))}
+		}
 	}
 	return out
 }

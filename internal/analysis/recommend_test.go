@@ -381,3 +381,30 @@ func TestRecommendOnePagePerImprovement(t *testing.T) {
 		}
 	}
 }
+
+// Every recommendation's outline has at least MinSections sections, each with talking
+// points, however many of its own sections higher-priority items took: comparisons sharing
+// a side ("Where Latte Wins") and stock-poor targets included.
+func TestRecommendOutlinesReachMinSections(t *testing.T) {
+	var cands []Candidate
+	for i, k := range []string{"latte vs cappuccino", "latte vs flat white", "cappuccino vs flat white", "flat white vs latte",
+		"cappuccino vs latte", "latte vs cortado", "cortado vs latte", "how often to descale espresso machine",
+		"how often to descale coffee maker", "cold brew", "cold brew coffee", "what is cold brew", "best cold brew maker",
+		"cold brew maker", "buy cold brew maker"} {
+		cands = append(cands, cand(kwvd(k, int64(10000-100*i), 20)))
+	}
+	recs := Recommend(cands, Site{Language: "en", Year: 2026}, "", nil, 50)
+	if len(recs) < 10 {
+		t.Fatalf("%d recommendations, want at least 10: %v", len(recs), targets(recs))
+	}
+	for _, r := range recs {
+		if len(r.Outline) < MinSections {
+			t.Errorf("%q: %d sections %v, want at least %d", r.TargetKeyword.Keyword, len(r.Outline), r.Outline, MinSections)
+		}
+		for _, s := range r.Outline {
+			if len(s.TalkingPoints) == 0 {
+				t.Errorf("%q: section %q has no talking point", r.TargetKeyword.Keyword, s.H2)
+			}
+		}
+	}
+}

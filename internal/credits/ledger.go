@@ -289,6 +289,46 @@ func (l *Ledger) Refund(ctx context.Context, id uuid.UUID) (bool, error) {
 	return ok, err
 }
 
+// KeepTx ends a reservation that was settled for keep credits of what it drew (a job
+// charged for less than it reserved) by giving the rest back inside tx: to the grants that
+// expire last first, so what the call spends stays what it would have drawn for keep alone.
+// The reservation's draws shrink to keep; with keep 0 they stay as drawn, as a refund leaves
+// them. The caller has already set the reservation's status and amount and locked its job;
+// KeepTx locks the account. It returns the credits given back.
+func (l *Ledger) KeepTx(ctx context.Context, tx pgx.Tx, id, accountID uuid.UUID, keep int) (int, error) {
+	if keep < 0 {
+		return 0, fmt.Errorf("credits: keep %d", keep)
+	}
+	if err := lockAccount(ctx, tx, accountID); err != nil {
+		return 0, err
+	}
+	var back int
+	err := tx.QueryRow(ctx, `
+		WITH d AS (
+			SELECT d.grant_id, d.amount, sum(d.amount) OVER (ORDER BY g.expires_at DESC, g.id DESC) - d.amount AS before,
+				sum(d.amount) OVER () - $2 AS excess
+			FROM reservation_draws d JOIN credit_grants g ON g.id = d.grant_id WHERE d.reservation_id = $1
+		), back AS (
+			SELECT grant_id, amount, LEAST(amount, excess - before) AS give FROM d WHERE before < excess
+		), grants AS (
+			UPDATE credit_grants g SET remaining = g.remaining + back.give FROM back WHERE g.id = back.grant_id
+			RETURNING g.id
+		), cut AS (
+			UPDATE reservation_draws x SET amount = x.amount - back.give
+			FROM back WHERE $2 > 0 AND x.reservation_id = $1 AND x.grant_id = back.grant_id AND back.give < back.amount
+			RETURNING x.grant_id
+		), gone AS (
+			DELETE FROM reservation_draws x USING back
+			WHERE $2 > 0 AND x.reservation_id = $1 AND x.grant_id = back.grant_id AND back.give = back.amount
+			RETURNING x.grant_id
+		)
+		SELECT COALESCE(sum(give), 0) FROM back`, id, keep).Scan(&back)
+	if err != nil {
+		return 0, fmt.Errorf("credits: keep %d of reservation %s: %w", keep, id, err)
+	}
+	return back, nil
+}
+
 // Call is one settled call, for usage reports.
 type Call struct {
 	Endpoint    string    `json:"endpoint"`

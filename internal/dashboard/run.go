@@ -176,8 +176,9 @@ type analysisFormData struct {
 	Fields                    []formField
 	Submission                string // the form's idempotency key, kept across checks
 	Error                     string // an error that names no field
-	Checked                   bool   // a dry run passed: Price and Balance are set
-	Price, Balance, After     int
+	Checked                   bool   // a dry run passed: Price, Balance and Rule are set
+	Price, Balance, After     int    // Price is what the run reserves, the most it can cost
+	Rule                      string // what of Price the answer is charged (Analysis.SettleRule)
 }
 
 func (d *Dashboard) formData(a report.Analysis) analysisFormData {
@@ -235,7 +236,7 @@ func (d *Dashboard) submitAnalysis(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		data.Price, data.Balance, data.After = cost, balance, balance-cost
+		data.Price, data.Balance, data.After, data.Rule = cost, balance, balance-cost, a.SettleRule(req)
 		if balance < cost {
 			return d.formError(c, &data, apperr.New(apperr.InsufficientCredits,
 				"This analysis costs %d credits and your balance is %d. Upgrade your plan or wait for the next credit period.", cost, balance))

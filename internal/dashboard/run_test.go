@@ -119,7 +119,9 @@ func TestRunAnalysisOnce(t *testing.T) {
 	p := b.Get("/dashboard/new/keywords-research")
 
 	check := b.Post("/dashboard/new/keywords-research", researchForm(p, t, "check"))
-	for _, want := range []string{`id="cost-credits">5<`, `id="cost-balance">50<`, `id="cost-after">45<`} {
+	// The price is what the run reserves; the rule says the answer is charged by its rows.
+	for _, want := range []string{`at most <strong id="cost-credits">5<`, `id="cost-balance">50<`, `id="cost-after">45<`,
+		`id="cost-rule">The price is the most this call can cost`, `per started 100 rows it returns`} {
 		if !strings.Contains(check.Body, want) {
 			t.Fatalf("check cost lacks %s: %d %s", want, check.Status, check.Body)
 		}

@@ -61,7 +61,7 @@ func (s *server) analysis(spec report.Analysis) fiber.Handler {
 		}
 		cost := spec.CostOf(req)
 		if dryRun {
-			return s.dryRun(c, spec, cost)
+			return s.dryRun(c, spec, cost, spec.SettleRule(req))
 		}
 		p := principalOf(c)
 		sub := job.Submission{AccountID: p.AccountID, Kind: string(spec.Kind), Endpoint: spec.Path, Cost: cost,
@@ -345,9 +345,10 @@ func wantsCSV(c *fiber.Ctx) bool {
 	return c.Accepts(fiber.MIMEApplicationJSON, "text/csv") == "text/csv"
 }
 
-// dryRun answers what the call would cost without running or charging it: the request was
-// validated as the real call's is, and too small a balance is the real call's 402.
-func (s *server) dryRun(c *fiber.Ctx, spec report.Analysis, cost int) error {
+// dryRun answers what the call would cost at most (what it reserves) and the rule its
+// charge follows, without running or charging it: the request was validated as the real
+// call's is, and too small a balance is the real call's 402.
+func (s *server) dryRun(c *fiber.Ctx, spec report.Analysis, cost int, rule string) error {
 	balance, err := s.Ledger.Balance(c.UserContext(), principalOf(c).AccountID)
 	if err != nil {
 		return err
@@ -363,6 +364,7 @@ func (s *server) dryRun(c *fiber.Ctx, spec report.Analysis, cost int) error {
 		"credits_cost":      cost,
 		"credits_remaining": balance,
 		"balance_after":     balance - cost,
+		"credits_rule":      rule,
 	}, "meta": fiber.Map{"credits_used": 0, "credits_remaining": balance, "request_id": requestIDOf(c)}})
 }
 

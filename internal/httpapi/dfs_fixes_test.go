@@ -82,6 +82,43 @@ func TestDataForSEOAnswers(t *testing.T) {
 		t.Errorf("total_gaps %v, want DataForSEO's total_count 3", r.data()["total_gaps"])
 	}
 
+	// Rankings: one row per keyword, its best position with the URL holding it; an intent
+	// DataForSEO did not give is the classifier's guess, marked so.
+	busy := registerBusy(t, s.testServer)
+	r = do(t, "POST", s.URL+"/v1/keywords/rankings", busy, map[string]any{"domain": "brewshop.example", "country": "uk"})
+	if r.Status != 200 {
+		t.Fatalf("rankings: %d %s", r.Status, r.Raw)
+	}
+	rows := map[string]map[string]any{}
+	for _, x := range r.data()["rankings"].([]any) {
+		k := x.(map[string]any)
+		if rows[k["keyword"].(string)] != nil {
+			t.Errorf("%s listed twice", k["keyword"])
+		}
+		rows[k["keyword"].(string)] = k
+	}
+	kettle, grinder := rows["pour over kettle"], rows["best manual coffee grinder uk"]
+	if kettle == nil || kettle["position"] != float64(3) || kettle["url"] != "https://brewshop.example/guides/gooseneck-kettle" ||
+		kettle["search_intent_inferred"] != false {
+		t.Errorf("pour over kettle %v: want its best position 3 with its URL, DataForSEO's intent", kettle)
+	}
+	if grinder == nil || grinder["search_intent_inferred"] != true || grinder["search_intent"] == "" || r.data()["total"] != float64(3) {
+		t.Errorf("grinder %v, total %v: want a guessed intent marked inferred, 3 keywords", grinder, r.data()["total"])
+	}
+
+	// Competitors: what DataForSEO leaves null is null, never 0.
+	r = do(t, "POST", s.URL+"/v1/keywords/competitors", busy, map[string]any{"domain": "ourbrew.example"})
+	if r.Status != 200 {
+		t.Fatalf("competitors: %d %s", r.Status, r.Raw)
+	}
+	for _, x := range r.data()["competitors"].([]any) {
+		c := x.(map[string]any)
+		if c["domain_avg_position"] != nil || (c["domain"] == "beanery.example") != (c["avg_position"] == nil) ||
+			(c["domain"] == "beanery.example") != (c["total_keywords"] == nil) || c["shared_keywords"] == nil {
+			t.Errorf("competitor %v: unknown numbers must be null, known ones given", c)
+		}
+	}
+
 	// The rate limit: 503 with Retry-After at once (no retries), refunded.
 	f.setFail("error_40202")
 	before = s.balanceOf(t, key)
@@ -129,7 +166,7 @@ func TestDataForSEOQuery(t *testing.T) {
 		t.Fatalf("gaps: %d %s", r.Status, r.Raw)
 	}
 	sent := f.sent()[len(f.sent())-1]
-	for _, want := range []string{`"filters":[["keyword_data.keyword_info.search_volume",">=",500]]`,
+	for _, want := range []string{`"filters":["keyword_data.keyword_info.search_volume",">=",500]`,
 		`"order_by":["keyword_data.keyword_properties.keyword_difficulty,asc","keyword_data.keyword,asc"]`, `"limit":2`} {
 		if !strings.Contains(sent, want) {
 			t.Errorf("task %s lacks %s", sent, want)

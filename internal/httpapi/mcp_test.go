@@ -214,8 +214,12 @@ func TestMCPToolsOverStreamableHTTP(t *testing.T) {
 	var researchJob string
 	for _, a := range report.Catalog {
 		r := callTool(t, cs, mcpserver.ToolName(a), args[a.Kind])
-		m := expectOK(t, string(a.Kind), r, a.Cost)
-		balance -= a.Cost
+		cost := a.Cost
+		if a.ItemBlock > 0 { // a plan: charged for the recommendations delivered
+			cost = a.ItemCost * blocksOf(len(structured(t, r)["data"].(map[string]any)["recommendations"].([]any)), a.ItemBlock)
+		}
+		m := expectOK(t, string(a.Kind), r, cost)
+		balance -= cost
 		if got := m["meta"].(map[string]any)["credits_remaining"]; got != float64(balance) {
 			t.Errorf("%s: credits_remaining %v, want %d", a.Kind, got, balance)
 		}

@@ -174,13 +174,14 @@ func TestPlansWithoutDataRefund(t *testing.T) {
 	expectNoData(t, "map job status", do(t, "GET", s.URL+"/v1/jobs/"+id, key, nil), 25, "competitors gave no keyword gap")
 	expectBalance(t, s, key, before, map[string]int{"refunded": 4})
 
-	// With data for the focus topic the plan is made and charged.
+	// With data for the focus topic the plan is made and charged, for the recommendations
+	// delivered (3 credits per started 2).
 	ok := do(t, "POST", s.URL+"/v1/content/recommend", key, map[string]any{"domain": site, "country": importedCountry,
 		"focus_topics": []string{"honesty espresso"}})
 	if ok.Status != 200 || len(ok.data()["recommendations"].([]any)) == 0 {
 		t.Fatalf("recommend with data: %d %s", ok.Status, ok.Raw)
 	}
-	expectBalance(t, s, key, before-15, map[string]int{"refunded": 4, "settled": 1})
+	expectBalance(t, s, key, before-3*blocksOf(len(ok.data()["recommendations"].([]any)), 2), map[string]int{"refunded": 4, "settled": 1})
 }
 
 func TestGapsWithoutCompetitorDataRefund(t *testing.T) {

@@ -27,7 +27,7 @@ func TestRankingsAndCompetitorsEndpoints(t *testing.T) {
 	}
 	r = expect(t, "rankings csv", call(t, "POST", u+"/v1/keywords/rankings", key, map[string]any{"domain": doms[0]}, "Accept", "text/csv"), 200, "")
 	rows, err := csv.NewReader(strings.NewReader(r.Raw)).ReadAll()
-	if err != nil || strings.Join(rows[0], ",") != "keyword,position,url,search_volume,keyword_difficulty,cpc,search_intent,estimated_traffic" || len(rows) < 2 {
+	if err != nil || strings.Join(rows[0], ",") != "keyword,position,url,search_volume,keyword_difficulty,cpc,search_intent,estimated_traffic,search_intent_inferred" || len(rows) < 2 {
 		t.Fatalf("rankings csv %v %v", rows, err)
 	}
 	r = expect(t, "rankings dry run", call(t, "POST", u+"/v1/keywords/rankings?dry_run=true", key, map[string]any{"domain": doms[0]}), 200, "")

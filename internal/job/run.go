@@ -114,8 +114,17 @@ type Described interface {
 	AnswerMeta() any
 }
 
+// Charged is a result whose price depends on what it holds (the rows of a keyword list, the
+// items of a plan): Charge is the credits it costs, at most what the call reserved. Complete
+// settles that much and gives the rest of the reservation back; a charge of 0 (a later page
+// that found nothing) gives it all back, the job still succeeding.
+type Charged interface {
+	Charge() (credits int, ok bool)
+}
+
 // Complete stores the result (and its meta, when it is Described; its snapshot, when it is a
-// Snapshotter) and settles the reservation in one transaction. A job that already ended is left as it is (false).
+// Snapshotter) and settles the reservation in one transaction: in full, or for a Charged
+// result's charge, the rest given back. A job that already ended is left as it is (false).
 func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool, error) {
 	body, err := json.Marshal(result)
 	if err != nil {
@@ -131,22 +140,37 @@ func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool,
 	if err != nil {
 		return false, err
 	}
+	var charge *int
+	if c, ok := result.(Charged); ok {
+		if n, ok := c.Charge(); ok {
+			n = max(n, 0)
+			charge = &n
+		}
+	}
 	// The result and the settlement in one statement, atomic without a transaction's extra
 	// round trips. Locks are taken in the order every path uses (the job row, then its
-	// reservation), and the job only succeeds while its reservation is still reserved: the
-	// ledger's rule that a reservation closes exactly once.
+	// reservation, then the account), and the job only succeeds while its reservation is
+	// still reserved: the ledger's rule that a reservation closes exactly once. A charge
+	// below the reservation lowers the job's cost and the reservation's amount (a charge of
+	// 0 marks the reservation refunded instead: an amount is never 0), and the ledger gives
+	// the difference back in the same transaction.
 	now := s.clock.Now()
-	var account uuid.UUID
-	var cost, settled int
+	var account, reservation uuid.UUID
+	var cost, reserved, settled int
 	var callback *string
-	err = s.pool.QueryRow(ctx, `
+	run := func(q postgres.Querier) error {
+		return q.QueryRow(ctx, `
 		WITH j AS (
-			UPDATE jobs SET status = 'succeeded', result = $2, finished_at = $3, heartbeat_at = NULL, meta = $4
+			UPDATE jobs SET status = 'succeeded', result = $2, finished_at = $3, heartbeat_at = NULL, meta = $4,
+				cost = LEAST(cost, COALESCE($7::integer, cost))
 			WHERE id = $1 AND status IN ('queued', 'running')
 				AND EXISTS (SELECT 1 FROM reservations r WHERE r.id = jobs.reservation_id AND r.status = 'reserved')
-			RETURNING reservation_id, account_id, cost, callback_url
+			RETURNING reservation_id, account_id, cost, callback_url,
+				(SELECT r.amount FROM reservations r WHERE r.id = jobs.reservation_id) AS reserved
 		), settled AS (
-			UPDATE reservations SET status = 'settled', finished_at = $3
+			UPDATE reservations SET finished_at = $3,
+				status = CASE WHEN $7::integer = 0 THEN 'refunded' ELSE 'settled' END,
+				amount = CASE WHEN $7::integer > 0 THEN LEAST(reservations.amount, $7::integer) ELSE reservations.amount END
 			FROM j WHERE reservations.id = j.reservation_id AND reservations.status = 'reserved'
 			RETURNING reservations.id
 		), snapshot AS (
@@ -154,8 +178,23 @@ func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool,
 			SELECT $1, j.account_id, $5::text, $3, $6::jsonb FROM j WHERE $5::text IS NOT NULL
 			ON CONFLICT (job_id) DO NOTHING
 		)
-		SELECT j.account_id, j.cost, j.callback_url, (SELECT count(*) FROM settled) FROM j`, id, body, now, meta, domain, snapshot).
-		Scan(&account, &cost, &callback, &settled)
+		SELECT j.reservation_id, j.account_id, j.cost, j.reserved, j.callback_url, (SELECT count(*) FROM settled) FROM j`,
+			id, body, now, meta, domain, snapshot, charge).
+			Scan(&reservation, &account, &cost, &reserved, &callback, &settled)
+	}
+	var back int
+	if charge == nil {
+		err = run(s.pool)
+	} else {
+		err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := run(tx); err != nil || settled != 1 || cost >= reserved {
+				return err
+			}
+			var err error
+			back, err = s.ledger.KeepTx(ctx, tx, reservation, account, cost)
+			return err
+		})
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil // the job had ended already
 	}
@@ -168,6 +207,9 @@ func (s *Service) Complete(ctx context.Context, id uuid.UUID, result any) (bool,
 	}
 	if settled != 1 {
 		s.log.Error("job completed but its reservation was closed out of band", "job_id", id)
+	}
+	if back > 0 {
+		s.metrics.Credits("refunded", back)
 	}
 	s.finished(ctx, id, account, "settled", cost, callback)
 	return true, nil

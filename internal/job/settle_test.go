@@ -54,7 +54,8 @@ func fail(h *harness, id uuid.UUID, into *outcome) func() {
 }
 
 // checkLedger checks the account's books: every job's reservation closed the way the job
-// ended (settled with success, refunded with failure, reserved while queued or running),
+// ended (settled for the job's cost with success, or refunded with a success that cost
+// nothing; refunded with failure; reserved while queued or running),
 // every reservation drawn in full, no grant below zero or above its amount, and what the
 // grants lost equal to what is settled or still reserved. It returns the balance.
 func checkLedger(t *testing.T, acc uuid.UUID) int {
@@ -63,7 +64,8 @@ func checkLedger(t *testing.T, acc uuid.UUID) int {
 	err := testenv.Postgres(t).QueryRow(context.Background(), `
 		SELECT
 			(SELECT count(*) FROM jobs j JOIN reservations r ON r.id = j.reservation_id WHERE j.account_id = $1
-				AND NOT ((j.status = 'succeeded' AND r.status = 'settled') OR (j.status = 'failed' AND r.status = 'refunded')
+				AND NOT ((j.status = 'succeeded' AND r.status = 'settled' AND r.amount = j.cost)
+					OR (j.status = 'succeeded' AND r.status = 'refunded' AND j.cost = 0) OR (j.status = 'failed' AND r.status = 'refunded')
 					OR (j.status IN ('queued', 'running') AND r.status = 'reserved'))),
 			(SELECT count(*) FROM reservations r WHERE r.account_id = $1
 				AND r.amount <> (SELECT COALESCE(sum(d.amount), 0) FROM reservation_draws d WHERE d.reservation_id = r.id)),

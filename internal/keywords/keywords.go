@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,6 +122,9 @@ type RankedRequest struct {
 	Country  string
 	Language string
 	Limit    int // 0 means the provider's maximum
+	// PositionsOnly says the caller reads only each keyword and its position (research's
+	// positions): a provider then fills no missing metric, which costs calls.
+	PositionsOnly bool `json:",omitempty"`
 }
 
 // RankingsRequest asks for one page of the keywords a domain ranks for, filtered and
@@ -167,13 +171,33 @@ type Competitor struct {
 	DomainAvgPosition float64 `json:"domain_avg_position"`
 	// Total counts every keyword the competitor ranks for in the market.
 	Total int `json:"total_keywords"`
+	// Synthetic marks a competitor counted on made-up rows: its rankings, or the asked
+	// domain's, include rows of the generated sample set.
+	Synthetic bool `json:"synthetic,omitempty"`
+	// Unknown names the numbers above the provider does not know (CompetitorShared …):
+	// they are 0 here and null in answers. A provider counting its own rankings knows all.
+	Unknown []string `json:"unknown,omitempty"`
 }
+
+// The numbers of a Competitor, by their names in answers, as Competitor.Unknown lists them.
+const (
+	CompetitorShared            = "shared_keywords"
+	CompetitorAvgPosition       = "avg_position"
+	CompetitorDomainAvgPosition = "domain_avg_position"
+	CompetitorTotal             = "total_keywords"
+)
+
+// Knows reports whether the provider knows the number named (CompetitorShared …).
+func (c Competitor) Knows(number string) bool { return !slices.Contains(c.Unknown, number) }
 
 // CompetitorList is one page of competitors, most shared keywords first.
 type CompetitorList struct {
 	Competitors []Competitor `json:"competitors"`
 	Total       int          `json:"total"`
 	Next        string       `json:"next,omitempty"`
+	// Synthetic marks the asked domain's rankings as including made-up rows (the sample
+	// set): every competitor is then counted on them.
+	Synthetic bool `json:"synthetic,omitempty"`
 }
 
 // GapsRequest asks for the keywords competitors rank for and the domain does not.

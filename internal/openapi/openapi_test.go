@@ -35,10 +35,12 @@ func TestServersNameTheDeployment(t *testing.T) {
 func TestOperationsAndCosts(t *testing.T) {
 	d := doc(t)
 	costs, renderCosts, pageRows := map[string]int{}, map[string]int{}, map[string]int{}
+	itemBlocks := map[string][2]int{}
 	for _, s := range report.Catalog {
 		costs[s.Method+" "+s.Path] = s.Cost
 		renderCosts[s.Method+" "+s.Path] = s.RenderCost
 		pageRows[s.Method+" "+s.Path] = s.PageRows
+		itemBlocks[s.Method+" "+s.Path] = [2]int{s.ItemBlock, s.ItemCost}
 	}
 	n := 0
 	for path, item := range d["paths"].(map[string]any) {
@@ -56,6 +58,12 @@ func TestOperationsAndCosts(t *testing.T) {
 			}
 			if int(cost) != costs[name] {
 				t.Errorf("%s: x-credit-cost %v, the service charges %d", name, cost, costs[name])
+			}
+			if block, _ := o["x-credit-item-block"].(float64); int(block) != itemBlocks[name][0] {
+				t.Errorf("%s: x-credit-item-block %v, the service prices blocks of %d items", name, block, itemBlocks[name][0])
+			}
+			if price, _ := o["x-credit-item-cost"].(float64); int(price) != itemBlocks[name][1] {
+				t.Errorf("%s: x-credit-item-cost %v, the service charges %d a block of items", name, price, itemBlocks[name][1])
 			}
 			if rows, _ := o["x-credit-page-rows"].(float64); int(rows) != pageRows[name] {
 				t.Errorf("%s: x-credit-page-rows %v, the service prices pages of %d rows", name, rows, pageRows[name])

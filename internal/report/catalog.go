@@ -37,8 +37,12 @@ type Analysis struct {
 	// is larger costs the price once per started PageRows rows (a limit of 1,000 on gaps,
 	// PageRows 200, costs 5 × 10 credits). Limits up to PageRows cost the price.
 	PageRows int
-	Summary  string // what it does, for the service information document
-	CSV      bool   // its rows can be returned as CSV (see CSV)
+	// ItemBlock and ItemCost, when set, price an answer by the items it delivers: ItemCost
+	// per started ItemBlock items, at least one block and at most Cost (a plan of fewer
+	// recommendations than asked costs less). A call reserves the price of its limit.
+	ItemBlock, ItemCost int
+	Summary             string // what it does, for the service information document
+	CSV                 bool   // its rows can be returned as CSV (see CSV)
 	// NewRequest returns an empty request, for the API to decode a body into and the worker
 	// a stored request.
 	NewRequest func() Request
@@ -94,7 +98,7 @@ var Catalog = []Analysis{
 		},
 	},
 	{
-		Kind: KindRecommend, Method: http.MethodPost, Path: "/v1/content/recommend", Cost: 15,
+		Kind: KindRecommend, Method: http.MethodPost, Path: "/v1/content/recommend", Cost: 15, ItemBlock: 2, ItemCost: 3,
 		Summary:    "Content recommendations with outlines",
 		NewRequest: func() Request { return &RecommendRequest{} },
 		Run: func(ctx context.Context, b *Builder, req Request, jobID string) (any, error) {
@@ -130,25 +134,66 @@ func Renders(req Request) bool {
 	return ok && r.Rendered()
 }
 
-// CostOf is the credits a request of this analysis costs: RenderCost when it asks for
-// rendering, else Cost, once per started PageRows rows of its limit.
+// CostOf is the credits a call of this request reserves, the most it can cost: RenderCost
+// when it asks for rendering, else Cost, once per started PageRows rows of its limit, or
+// ItemCost per started ItemBlock items of its limit, at most Cost.
 func (a Analysis) CostOf(req Request) int {
 	if a.RenderCost > 0 && Renders(req) {
 		return a.RenderCost
 	}
 	if p, ok := req.(PagedRequest); ok && a.PageRows > 0 {
-		return a.Cost * a.Pages(p.PageLimit())
+		return a.Cost * blocks(p.PageLimit(), a.PageRows)
+	}
+	if l, ok := req.(limitedRequest); ok && a.ItemBlock > 0 {
+		return min(a.Cost, a.ItemCost*blocks(l.ItemLimit(), a.ItemBlock))
 	}
 	return a.Cost
 }
 
-// Pages is how many times the price a call with this limit costs: once per started
-// PageRows rows, at least once.
-func (a Analysis) Pages(limit int) int {
-	if a.PageRows <= 0 || limit <= a.PageRows {
+// Settle is the credits an answer to req holding items rows (or items) costs, at most what
+// the call reserved (CostOf): a keyword list is charged Cost per started PageRows rows it
+// returns, at least once, except that a later page (sent with a cursor) holding no row
+// costs nothing; an analysis priced by items is charged ItemCost per started ItemBlock items
+// it delivers, at least once; any other answer costs its price.
+func (a Analysis) Settle(req Request, items int) int {
+	reserved := a.CostOf(req)
+	if p, ok := req.(PagedRequest); ok && a.PageRows > 0 {
+		if items == 0 && p.PageQuery().Cursor != "" {
+			return 0
+		}
+		return min(reserved, a.Cost*blocks(items, a.PageRows))
+	}
+	if a.ItemBlock > 0 && !(a.RenderCost > 0 && Renders(req)) {
+		return min(reserved, a.ItemCost*blocks(items, a.ItemBlock))
+	}
+	return reserved
+}
+
+// limitedRequest is a request asking for at most ItemLimit items (a plan's recommendations).
+type limitedRequest interface{ ItemLimit() int }
+
+// blocks is how many started blocks of size n hold items, at least one.
+func blocks(items, n int) int {
+	if items <= n {
 		return 1
 	}
-	return (limit + a.PageRows - 1) / a.PageRows
+	return (items + n - 1) / n
+}
+
+// SettleRule says, for a dry run's answer, what of its credits_cost (CostOf, the most the
+// call can cost, reserved at the call) the answer is charged.
+func (a Analysis) SettleRule(req Request) string {
+	switch {
+	case a.RenderCost > 0 && Renders(req):
+	case a.PageRows > 0:
+		return fmt.Sprintf("The price is the most this call can cost, reserved when it is accepted: the answer is charged %d credits "+
+			"per started %d rows it returns (at least %d; a page sent with a cursor that returns no row costs nothing), "+
+			"and the rest is given back.", a.Cost, a.PageRows, a.Cost)
+	case a.ItemBlock > 0:
+		return fmt.Sprintf("The price is the most this call can cost, reserved when it is accepted: the plan is charged %d credits "+
+			"per started %d recommendations it delivers (at least %d), and the rest is given back.", a.ItemCost, a.ItemBlock, a.ItemCost)
+	}
+	return "The price is charged when the call succeeds; a call that fails costs nothing."
 }
 
 // CostText is the price as the service information document states it.
@@ -157,7 +202,12 @@ func (a Analysis) CostText() string {
 		return fmt.Sprintf("%d credits; %d with \"render\": \"javascript\"", a.Cost, a.RenderCost)
 	}
 	if a.PageRows > 0 {
-		return fmt.Sprintf("%d credits per page of up to %d rows; a larger limit costs %d per started %d", a.Cost, a.PageRows, a.Cost, a.PageRows)
+		return fmt.Sprintf("%d credits per started %d rows returned, at least %d (a later page with no row: 0); "+
+			"the call reserves the price of its limit and gives back the rest", a.Cost, a.PageRows, a.Cost)
+	}
+	if a.ItemBlock > 0 {
+		return fmt.Sprintf("at most %d credits: %d per started %d items delivered, at least %d; "+
+			"the call reserves the price of its limit and gives back the rest", a.Cost, a.ItemCost, a.ItemBlock, a.ItemCost)
 	}
 	return fmt.Sprintf("%d credits", a.Cost)
 }

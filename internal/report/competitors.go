@@ -39,12 +39,31 @@ var CompetitorsShape = func() QueryShape {
 type CompetitorRecord struct {
 	Domain string `json:"domain"`
 	// SharedKeywords counts the keywords both rank for; AvgPosition is the competitor's
-	// average position over them, DomainAvgPosition the asked domain's.
-	SharedKeywords    int     `json:"shared_keywords"`
-	AvgPosition       float64 `json:"avg_position"`
-	DomainAvgPosition float64 `json:"domain_avg_position"`
+	// average position over them, DomainAvgPosition the asked domain's. Each number is null
+	// when the data source does not know it (DataForSEO never gives domain_avg_position).
+	SharedKeywords    *int     `json:"shared_keywords"`
+	AvgPosition       *float64 `json:"avg_position"`
+	DomainAvgPosition *float64 `json:"domain_avg_position"`
 	// TotalKeywords counts every keyword the competitor ranks for in the market.
-	TotalKeywords int `json:"total_keywords"`
+	TotalKeywords *int `json:"total_keywords"`
+}
+
+// competitorRecord is c's record: what the data source does not know is null.
+func competitorRecord(c keywords.Competitor) CompetitorRecord {
+	r := CompetitorRecord{Domain: c.Domain}
+	if c.Knows(keywords.CompetitorShared) {
+		r.SharedKeywords = &c.Shared
+	}
+	if c.Knows(keywords.CompetitorAvgPosition) {
+		r.AvgPosition = &c.AvgPosition
+	}
+	if c.Knows(keywords.CompetitorDomainAvgPosition) {
+		r.DomainAvgPosition = &c.DomainAvgPosition
+	}
+	if c.Knows(keywords.CompetitorTotal) {
+		r.TotalKeywords = &c.Total
+	}
+	return r
 }
 
 // CompetitorsResult is the data of a competitor-discovery answer.
@@ -83,9 +102,18 @@ func (b *Builder) Competitors(ctx context.Context, r CompetitorsRequest) (Compet
 	res := CompetitorsResult{Domain: r.Domain, Country: r.Country, Language: r.Language, Competitors: []CompetitorRecord{},
 		Total: list.Total, NextCursor: next, Source: b.Keywords.Name()}
 	for _, c := range list.Competitors {
-		res.Competitors = append(res.Competitors, CompetitorRecord{Domain: c.Domain, SharedKeywords: c.Shared,
-			AvgPosition: c.AvgPosition, DomainAvgPosition: c.DomainAvgPosition, TotalKeywords: c.Total})
+		res.Competitors = append(res.Competitors, competitorRecord(c))
 	}
-	res.meta = b.meta(rows{}, nil)
+	// The answer rests on rankings: a competitor counted on made-up ones is a made-up row,
+	// and an empty page rests on the domain's own.
+	used := rows{made: "competitors are counted on made-up rankings"}
+	for _, c := range list.Competitors {
+		used.flag(c.Synthetic)
+	}
+	if len(list.Competitors) == 0 {
+		used.flag(list.Synthetic)
+	}
+	res.meta = b.meta(used, nil)
+	res.settle(KindCompetitors, &r, len(res.Competitors))
 	return res, nil
 }

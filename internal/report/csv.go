@@ -60,14 +60,15 @@ func CSV(kind string, result []byte) ([]byte, error) {
 		if err := json.Unmarshal(result, &r); err != nil {
 			return nil, fmt.Errorf("report: csv: %w", err)
 		}
-		rows = append(rows, []string{"keyword", "position", "url", "search_volume", "keyword_difficulty", "cpc", "search_intent", "estimated_traffic"})
+		rows = append(rows, []string{"keyword", "position", "url", "search_volume", "keyword_difficulty", "cpc", "search_intent", "estimated_traffic",
+			"search_intent_inferred"})
 		for _, k := range r.Rankings {
 			u := ""
 			if k.URL != nil {
 				u = *k.URL
 			}
 			rows = append(rows, []string{k.Keyword, strconv.Itoa(k.Position), u, intCell(k.SearchVolume), floatCell(k.Difficulty),
-				floatCell(k.CPC), k.SearchIntent, intCell(k.EstimatedTraffic)})
+				floatCell(k.CPC), k.SearchIntent, intCell(k.EstimatedTraffic), strconv.FormatBool(k.SearchIntentInferred)})
 		}
 	case KindCompetitors:
 		var r CompetitorsResult
@@ -76,8 +77,8 @@ func CSV(kind string, result []byte) ([]byte, error) {
 		}
 		rows = append(rows, []string{"domain", "shared_keywords", "avg_position", "domain_avg_position", "total_keywords"})
 		for _, c := range r.Competitors {
-			rows = append(rows, []string{c.Domain, strconv.Itoa(c.SharedKeywords), floatCell(&c.AvgPosition),
-				floatCell(&c.DomainAvgPosition), strconv.Itoa(c.TotalKeywords)})
+			rows = append(rows, []string{c.Domain, intCell(c.SharedKeywords), floatCell(c.AvgPosition),
+				floatCell(c.DomainAvgPosition), intCell(c.TotalKeywords)})
 		}
 	case KindAudit:
 		var r AuditResult

@@ -69,6 +69,7 @@ func (b *Builder) Gaps(ctx context.Context, r GapsRequest) (GapsResult, error) {
 	var used rows
 	used.addGaps(list.Gaps)
 	res.meta = b.meta(used, warnings)
+	res.settle(KindGaps, &r, len(res.Gaps))
 	return res, nil
 }
 

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -33,16 +34,25 @@ type Meta struct {
 const syntheticWarning = "This answer is built on the synthetic sample data set (ctl seed-sample): its keywords, " +
 	"volumes, difficulties, CPCs and rankings are made up, not search data."
 
-// rows counts the keyword rows an answer was built on, synthetic or not.
-type rows struct{ synthetic, real int }
+// rows counts the keyword rows an answer was built on, synthetic or not; made says what a
+// made-up row is when the rows are not keyword rows ("" is "keyword rows are made up").
+type rows struct {
+	synthetic, real int
+	made            string
+}
+
+// flag counts one row, made up or not.
+func (c *rows) flag(synthetic bool) {
+	if synthetic {
+		c.synthetic++
+	} else {
+		c.real++
+	}
+}
 
 func (c *rows) add(ks ...keywords.Keyword) {
 	for _, k := range ks {
-		if k.Synthetic {
-			c.synthetic++
-		} else {
-			c.real++
-		}
+		c.flag(k.Synthetic)
 	}
 }
 
@@ -73,19 +83,55 @@ func (b *Builder) meta(c rows, warnings []string) Meta {
 	case c.synthetic > 0:
 		m.DataSource = sourceMixed
 		m.Warnings = append(m.Warnings, fmt.Sprintf("Part of this answer is built on the synthetic sample data set "+
-			"(ctl seed-sample): %d of its %d keyword rows are made up, not search data.", c.synthetic, c.synthetic+c.real))
+			"(ctl seed-sample): %d of its %d %s, not search data.", c.synthetic, c.synthetic+c.real,
+			cmp.Or(c.made, "keyword rows are made up")))
 	default:
 		m.DataSource = sourceImported
 	}
 	return m
 }
 
-// described carries an answer's Meta inside its result without showing in the result's
-// JSON: results embed it, and it makes them job.Described.
-type described struct{ meta Meta }
+// described carries an answer's Meta, and the credits it costs when that depends on what it
+// holds, inside its result without showing in the result's JSON: results embed it, and it
+// makes them job.Described and job.Charged.
+type described struct {
+	meta Meta
+	// charge is the answer's price for what it holds (Analysis.Settle); nil: the price
+	// reserved.
+	charge *int
+}
 
 // AnswerMeta is the answer's Meta.
 func (d described) AnswerMeta() any { return d.meta }
+
+// Charge is the credits the answer costs, when set: the job settles that much of its
+// reservation and gives the rest back.
+func (d described) Charge() (int, bool) {
+	if d.charge == nil {
+		return 0, false
+	}
+	return *d.charge, true
+}
+
+// settle prices the answer of req by the items it holds (Analysis.Settle of kind).
+func (d *described) settle(kind Kind, req Request, items int) {
+	a, ok := priced[kind]
+	if !ok {
+		return
+	}
+	n := a.Settle(req, items)
+	d.charge = &n
+}
+
+// priced is Catalog by kind, for the answers that price themselves (Catalog's run functions
+// build them, so they cannot read Catalog itself while it is initialised).
+var priced = map[Kind]Analysis{}
+
+func init() {
+	for _, a := range Catalog {
+		priced[a.Kind] = a
+	}
+}
 
 // planMeta is the Meta of a plan (recommend, content map): built on the domain's rankings,
 // the ideas and the gaps, with the plan's warnings and the competitors without ranking data.

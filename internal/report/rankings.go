@@ -79,14 +79,17 @@ var RankingsShape = QueryShape{
 // RankingRecord is one keyword the domain ranks for: its best position and the URL holding
 // it, the keyword's metrics (null when unknown) and the estimated monthly traffic.
 type RankingRecord struct {
-	Keyword          string   `json:"keyword"`
-	Position         int      `json:"position"`
-	URL              *string  `json:"url"`
-	SearchVolume     *int64   `json:"search_volume"`
-	Difficulty       *float64 `json:"keyword_difficulty"`
-	CPC              *float64 `json:"cpc"`
-	SearchIntent     string   `json:"search_intent"`
-	EstimatedTraffic *int64   `json:"estimated_traffic"`
+	Keyword      string   `json:"keyword"`
+	Position     int      `json:"position"`
+	URL          *string  `json:"url"`
+	SearchVolume *int64   `json:"search_volume"`
+	Difficulty   *float64 `json:"keyword_difficulty"`
+	CPC          *float64 `json:"cpc"`
+	SearchIntent string   `json:"search_intent"`
+	// SearchIntentInferred is true when the data source gave no intent and SearchIntent is
+	// the phrase classifier's guess.
+	SearchIntentInferred bool   `json:"search_intent_inferred"`
+	EstimatedTraffic     *int64 `json:"estimated_traffic"`
 }
 
 // PositionBands counts rankings by position band.
@@ -141,8 +144,9 @@ func (b *Builder) Rankings(ctx context.Context, r RankingsRequest) (RankingsResu
 	res := RankingsResult{Domain: r.Domain, Country: r.Country, Language: r.Language, Rankings: []RankingRecord{},
 		Total: list.Total, PositionBands: bandsOf(list.Bands), NextCursor: next, Source: b.Keywords.Name()}
 	for _, k := range list.Rankings {
+		intent, inferred := analysis.IntentOf(k.Keyword)
 		rec := RankingRecord{Keyword: k.Keyword.Keyword, Position: k.Position, SearchVolume: k.SearchVolume,
-			Difficulty: k.Difficulty, CPC: k.CPC, SearchIntent: analysis.Intent(k.Keyword), EstimatedTraffic: k.EstimatedTraffic}
+			Difficulty: k.Difficulty, CPC: k.CPC, SearchIntent: intent, SearchIntentInferred: inferred, EstimatedTraffic: k.EstimatedTraffic}
 		if rec.EstimatedTraffic == nil {
 			rec.EstimatedTraffic = keywords.EstimatedTraffic(k.SearchVolume, k.Position)
 		}
@@ -155,6 +159,7 @@ func (b *Builder) Rankings(ctx context.Context, r RankingsRequest) (RankingsResu
 	var used rows
 	used.addRankings(list.Rankings)
 	res.meta = b.meta(used, nil)
+	res.settle(KindRankings, &r, len(res.Rankings))
 	return res, nil
 }
 

@@ -128,8 +128,10 @@ func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID stri
 		return RecommendResult{}, b.noPlanData(ctx, sr, g)
 	}
 	warnings := g.warnings()
-	if w := focusWarning(sr, p); w != "" {
-		warnings = append(warnings, w)
+	if w := cmp.Or(focusWarning(sr, p), shortWarning(sr, p)); w != "" {
+		// Fewer than asked: why, and that the charge follows what was delivered.
+		warnings = append(warnings, fmt.Sprintf("%s; the plan is charged for the %d delivered (%d credits per started %d)",
+			w, len(p.recs), priced[KindRecommend].ItemCost, priced[KindRecommend].ItemBlock))
 	}
 
 	out := RecommendResult{
@@ -166,6 +168,7 @@ func (b *Builder) Recommend(ctx context.Context, r RecommendRequest, planID stri
 		return RecommendResult{}, b.noData(ctx, r.Country, r.Language, "focus_topics", analysis.UpperFirst(why)+".")
 	}
 	out.meta = b.planMeta(r.Country, r.Language, g, out.Warnings)
+	out.settle(KindRecommend, &r, len(out.Recommendations))
 	return out, nil
 }
 
@@ -225,6 +228,22 @@ func focusWarning(r planRequest, p strategy) string {
 		w += fmt.Sprintf(", %d of which the domain already ranks #1–3 for", p.topRanked)
 	}
 	return w + "; add focus topics or import more keyword data"
+}
+
+// shortWarning says, for a plan without focus topics, that it holds fewer recommendations
+// than limit because the data has no more keywords to plan from, and how many of those the
+// domain already ranks #1–3 for; "" when it does not apply.
+func shortWarning(r planRequest, p strategy) string {
+	n := len(p.recs)
+	if len(r.FocusTopics) > 0 || r.Limit <= 0 || n >= r.Limit {
+		return ""
+	}
+	w := fmt.Sprintf("only %d of the %d recommendations asked for could be made: the keyword data for market %s/%s "+
+		"holds %d keywords to plan from for %s and its competitors", n, r.Limit, r.Country, r.Language, len(p.keywords), r.Domain)
+	if p.topRanked > 0 {
+		w += fmt.Sprintf(", %d of which the domain already ranks #1–3 for", p.topRanked)
+	}
+	return w + "; add focus topics or competitors, or import more keyword data"
 }
 
 // strategy is a plan: the distinct keywords considered and the recommendations made.

@@ -189,8 +189,10 @@ func TestRecommendPlan(t *testing.T) {
 		!strings.Contains(c.Recommendation, "301-redirect /blog/cold-brew to /guides/cold-brew") {
 		t.Errorf("cannibalization = %+v", c)
 	}
-	// The market holds fewer on-topic topics than the limit (10): the answer says so.
-	if len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], fmt.Sprintf("only %d of the 10 recommendations asked for are on the focus topics (pour over, moka pot, espresso machine)", len(got))) {
+	// The market holds fewer on-topic topics than the limit (10): the answer says so, and
+	// that the charge follows the items delivered.
+	if len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], fmt.Sprintf("only %d of the 10 recommendations asked for are on the focus topics (pour over, moka pot, espresso machine)", len(got))) ||
+		!strings.HasSuffix(res.Warnings[0], fmt.Sprintf("the plan is charged for the %d delivered (3 credits per started 2)", len(got))) {
 		t.Errorf("warnings = %q, want the focus topics' shortfall", res.Warnings)
 	}
 }

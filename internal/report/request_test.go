@@ -119,7 +119,8 @@ func TestAuditRenderMode(t *testing.T) {
 		t.Errorf("cost text %q", got)
 	}
 	research, _ := Lookup(string(KindResearch))
-	if got := research.CostOf(&ResearchRequest{}); got != 5 || research.CostText() != "5 credits per page of up to 100 rows; a larger limit costs 5 per started 100" {
+	if got := research.CostOf(&ResearchRequest{}); got != 5 || research.CostText() != "5 credits per started 100 rows returned, at least 5 (a later page with no row: 0); "+
+		"the call reserves the price of its limit and gives back the rest" {
 		t.Errorf("research costs %d (%q)", got, research.CostText())
 	}
 }

@@ -164,6 +164,9 @@ func (r *RecommendRequest) defaults() {
 // Normalize checks the request and fills defaults.
 func (r *RecommendRequest) Normalize(o Options) error { return normalizePlan(r, o) }
 
+// ItemLimit is the most recommendations the request asks for: its price (Analysis.CostOf).
+func (r *RecommendRequest) ItemLimit() int { return *orDefault(r.Limit, defaultRecommendLimit) }
+
 func (r *RecommendRequest) plan() planRequest {
 	return planRequest{r.Domain, r.FocusTopics, r.BrandContext, r.Competitors, r.Country, r.Language,
 		*orDefault(r.Limit, defaultRecommendLimit)}

@@ -133,7 +133,9 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 		return ResearchResult{}, err
 	}
 	readRanked := func(ctx context.Context) (err error) {
-		ranked, err = b.Keywords.Ranked(ctx, keywords.RankedRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language})
+		// Research reads the rankings' keywords and positions only (seeds, scores, labels).
+		ranked, err = b.Keywords.Ranked(ctx, keywords.RankedRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language,
+			PositionsOnly: true})
 		if err != nil {
 			return fmt.Errorf("ranked keywords: %w", err)
 		}
@@ -232,6 +234,7 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 	used.add(ideas...)
 	used.addRankings(ranked)
 	res.meta = b.meta(used, warnings)
+	res.settle(KindResearch, &r, res.TotalKeywords)
 	return res, nil
 }
 

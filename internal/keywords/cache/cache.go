@@ -1,7 +1,7 @@
 // Package cache wraps a keyword provider with a Redis cache, so a question asked again
 // within the TTL costs the operator nothing. Answers are stored as JSON under
 //
-//	keywords:v2:<provider name>[@<data version>]:<method>:<hex SHA-256 of the request's JSON>
+//	keywords:v3:<provider name>[@<data version>]:<method>:<hex SHA-256 of the request's JSON>
 //
 // The data version is that of a provider answering from data this service writes
 // (keywords.Versioned: the local provider's imports and sample set): an import moves it, so
@@ -28,8 +28,10 @@ import (
 )
 
 // KeyPrefix starts every cache key; its version changes when the stored format does (v2:
-// gap lists name the competitors without ranking data; keywords carry the synthetic flag).
-const KeyPrefix = "keywords:v2:"
+// gap lists name the competitors without ranking data; keywords carry the synthetic flag;
+// v3: competitors name the numbers their source does not know, rankings hold one row per
+// keyword).
+const KeyPrefix = "keywords:v3:"
 
 // DefaultRedisTimeout bounds each Redis call, so a stalled Redis delays an answer by at most
 // this much before the provider is asked.

@@ -120,7 +120,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(key, "keywords:v2:fake:ideas:") {
+	if !strings.HasPrefix(key, "keywords:v3:fake:ideas:") {
 		t.Errorf("key %q", key)
 	}
 	if ttl := rdb.TTL(ctx, key).Val(); ttl <= 50*time.Second || ttl > time.Minute {

@@ -29,6 +29,7 @@ type request struct {
 	method, path string
 	authOK       bool
 	contentType  string
+	body         string // as sent, to tell identical calls apart
 	tasks        []map[string]any
 }
 
@@ -100,7 +101,7 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests = append(f.requests, request{
 		method: r.Method, path: r.URL.Path, authOK: ok && user == login && pass == password,
-		contentType: r.Header.Get("Content-Type"), tasks: tasks,
+		contentType: r.Header.Get("Content-Type"), body: string(body), tasks: tasks,
 	})
 	f.mu.Unlock()
 	if !ok || user != login || pass != password {

@@ -61,7 +61,8 @@ func unsupported(format string, args ...any) error {
 	return &keywords.UnsupportedError{Part: part, Reason: reason}
 }
 
-// filters translates f into DataForSEO's filters array, nil when f is empty. Ranges are
+// filters translates f into DataForSEO's filters array, nil when f is empty: one condition
+// as a bare [field, operator, value], several joined by "and". Ranges are
 // ">=" and "<=" conditions; intents one "in" condition on search_intent_info.main_intent;
 // include and exclude words "match" and "not_match" conditions on the keyword (DataForSEO's
 // whole-word full-text match).
@@ -100,8 +101,12 @@ func (e endpoint) filters(f keywords.Filters) ([]any, error) {
 	if len(conds) > MaxFilters {
 		return nil, unsupported("filters: DataForSEO takes at most %d conditions and these need %d (each end of a range, the intent list and each include or exclude word is one)", MaxFilters, len(conds))
 	}
-	if len(conds) == 0 {
+	switch len(conds) {
+	case 0:
 		return nil, nil
+	case 1:
+		// DataForSEO documents one condition as a bare [field, operator, value].
+		return conds[0], nil
 	}
 	out := make([]any, 0, 2*len(conds)-1)
 	for i, c := range conds {
@@ -156,42 +161,67 @@ func (e endpoint) orderBy(order []keywords.OrderKey, def []string) ([]string, er
 }
 
 // Page tokens. DataForSEO's offset_token continues a query exactly (its docs: same task,
-// only limit may change); where it gives none, the offset does. A merged answer (gaps of
-// several competitors) keeps one offset per competitor.
+// only limit may change); where it gives none, the offset does. A token also carries the
+// total the walk's first page counted, so every page of a walk answers the same total. A
+// merged answer (gaps of several competitors) keeps one offset per competitor. Tokens made
+// before totals were carried ("t:", "o:") are still read.
 const (
-	tokenOffsetToken = "t:"
-	tokenOffset      = "o:"
-	tokenOffsets     = "m:"
+	tokenPage        = "p:" // p:OFFSET:TOTAL:OFFSET_TOKEN (the offset_token may be empty)
+	tokenOffsetToken = "t:" // t:OFFSET:OFFSET_TOKEN
+	tokenOffset      = "o:" // o:OFFSET
+	tokenOffsets     = "m:" // m:OFFSET,OFFSET…;TOTAL (one offset per competitor)
 )
 
+// at is where a page stands in a walk: the offset of its first item, the items it asks
+// for, and the total the walk's first page counted (-1 when the token carries none).
+type at struct{ offset, limit, total int }
+
 // page sets limit and the continuation of after on task (limit 0 is maxLimit) and returns
-// the offset of the page's first item. Tokens are "o:OFFSET" or "t:OFFSET:OFFSET_TOKEN".
-func page(task map[string]any, limit int, after string) (int, error) {
-	if limit <= 0 || limit > maxLimit {
-		limit = maxLimit
-	}
+// where the page stands.
+func page(task map[string]any, limit int, after string) (at, error) {
+	limit = limitOf(limit)
 	task["limit"] = limit
+	p := at{limit: limit, total: -1}
 	if after == "" {
-		return 0, nil
+		return p, nil
 	}
 	kind, rest, _ := strings.Cut(after, ":")
-	offset, token, _ := strings.Cut(rest, ":")
+	offset, rest, _ := strings.Cut(rest, ":")
 	n, err := strconv.Atoi(offset)
 	if err != nil || n < 0 {
-		return 0, badToken()
+		return at{}, badToken()
 	}
+	p.offset = n
 	switch kind + ":" {
-	case tokenOffsetToken:
-		if token == "" {
-			return 0, badToken()
+	case tokenPage:
+		total, token, _ := strings.Cut(rest, ":")
+		if p.total, err = strconv.Atoi(total); err != nil || p.total < n {
+			return at{}, badToken()
 		}
-		task["offset_token"] = token
+		if token != "" {
+			task["offset_token"] = token
+		} else {
+			task["offset"] = n
+		}
+	case tokenOffsetToken:
+		if rest == "" {
+			return at{}, badToken()
+		}
+		task["offset_token"] = rest
 	case tokenOffset:
 		task["offset"] = n
 	default:
-		return 0, badToken()
+		return at{}, badToken()
 	}
-	return n, nil
+	return p, nil
+}
+
+// limitOf is the items a page asks for: limit, or maxLimit for 0 and beyond it.
+func limitOf(limit int) int {
+	if limit <= 0 || limit > maxLimit {
+		return maxLimit
+	}
+	return limit
 }
 
 func badToken() error {
@@ -204,44 +234,68 @@ type pageResult struct {
 	OffsetToken string `json:"offset_token"`
 }
 
-// next is the token of the page after one that started at offset and used n of the items
-// DataForSEO returned: "" when none is left. DataForSEO's offset_token continues after every
-// item it returned; when fewer were used, the offset does.
-func (r pageResult) next(offset, n, returned int) string {
-	end := offset + n
-	if n == 0 || end >= r.TotalCount {
-		return ""
+// walk reads the answer r to the page p, of which used items of the returned ones were
+// used: the walk's total and the token of the next page ("" when none is left).
+//
+// The total is the first page's total_count, carried by the tokens, so every page of a walk
+// says the same. total_count may count more items than DataForSEO returns: a page holding
+// fewer items than it asked for is where the items end, so it is the last page and its
+// total is the items reached. A page past the end (an old token) comes back empty, without
+// a next page. DataForSEO's offset_token continues after every item it returned; when fewer
+// were used, the offset does.
+func (p at) walk(r pageResult, used, returned int) (total int, next string) {
+	total = r.TotalCount
+	if p.total >= 0 {
+		total = p.total
 	}
-	if r.OffsetToken != "" && n == returned {
-		return tokenOffsetToken + strconv.Itoa(end) + ":" + r.OffsetToken
+	if returned < p.limit {
+		total = p.offset + returned
 	}
-	return tokenOffset + strconv.Itoa(end)
+	end := p.offset + used
+	if used == 0 || end >= total {
+		return total, ""
+	}
+	token := ""
+	if r.OffsetToken != "" && used == returned {
+		token = r.OffsetToken
+	}
+	return total, tokenPage + strconv.Itoa(end) + ":" + strconv.Itoa(total) + ":" + token
 }
 
-// offsets reads a merged answer's token: one offset per competitor, in request order.
-func offsets(after string, n int) ([]int, error) {
+// offsets reads a merged answer's token: one offset per competitor, in request order, and
+// the total of the walk's first page (-1 when the token carries none).
+func offsets(after string, n int) ([]int, int, error) {
 	out := make([]int, n)
 	if after == "" {
-		return out, nil
+		return out, -1, nil
 	}
-	parts := strings.Split(strings.TrimPrefix(after, tokenOffsets), ",")
+	list, total, carried := strings.Cut(strings.TrimPrefix(after, tokenOffsets), ";")
+	parts := strings.Split(list, ",")
 	if !strings.HasPrefix(after, tokenOffsets) || len(parts) != n {
-		return nil, badToken()
+		return nil, 0, badToken()
 	}
 	for i, p := range parts {
 		v, err := strconv.Atoi(p)
 		if err != nil || v < 0 {
-			return nil, badToken()
+			return nil, 0, badToken()
 		}
 		out[i] = v
 	}
-	return out, nil
+	t := -1
+	if carried {
+		var err error
+		if t, err = strconv.Atoi(total); err != nil || t < 0 {
+			return nil, 0, badToken()
+		}
+	}
+	return out, t, nil
 }
 
-func offsetsToken(offs []int) string {
+// offsetsToken is the token "m:OFFSET,OFFSET…;TOTAL".
+func offsetsToken(offs []int, total int) string {
 	parts := make([]string, len(offs))
 	for i, o := range offs {
 		parts[i] = strconv.Itoa(o)
 	}
-	return tokenOffsets + strings.Join(parts, ",")
+	return tokenOffsets + strings.Join(parts, ",") + ";" + strconv.Itoa(total)
 }

@@ -228,15 +228,21 @@ func TestRankings(t *testing.T) {
 	if task["target"] != "brewshop.example" || num(task["limit"]) != 3 || task["offset"] != nil {
 		t.Errorf("task %v", task)
 	}
-	if !reflect.DeepEqual(task["filters"], jsonOf(t, []any{[]any{"ranked_serp_element.serp_item.rank_group", "<=", 20}})) {
+	if !reflect.DeepEqual(task["filters"], jsonOf(t, []any{"ranked_serp_element.serp_item.rank_group", "<=", 20})) {
 		t.Errorf("filters %v", task["filters"])
 	}
 	if !reflect.DeepEqual(task["order_by"], jsonOf(t, []string{"ranked_serp_element.serp_item.rank_group,asc",
 		"keyword_data.keyword_info.search_volume,desc", "keyword_data.keyword,asc"})) {
 		t.Errorf("default order_by %v", task["order_by"])
 	}
-	if list.Total != 3 || len(list.Rankings) != 4 {
-		t.Errorf("total %d, %d rankings; want DataForSEO's total_count 3 and its 4 items", list.Total, len(list.Rankings))
+	if list.Total != 3 || len(list.Rankings) != 3 {
+		t.Errorf("total %d, %d rankings; want DataForSEO's total_count 3 and its 4 items as 3 keywords", list.Total, len(list.Rankings))
+	}
+	// "pour over kettle" ranks 7th and 3rd: one row, the best position with its URL.
+	for _, r := range list.Rankings {
+		if r.Keyword.Keyword == "pour over kettle" && (r.Position != 3 || r.URL != "https://brewshop.example/guides/gooseneck-kettle") {
+			t.Errorf("pour over kettle at %d %s, want its best position 3 and the URL holding it", r.Position, r.URL)
+		}
 	}
 	wantBands := map[string]int{"1-3": 1, "4-10": 1, "11-20": 1, "21-50": 0, "51-100": 0}
 	if !reflect.DeepEqual(list.Bands, wantBands) {
@@ -259,17 +265,23 @@ func TestCompetitors(t *testing.T) {
 		t.Errorf("task %v", task)
 	}
 	want := []keywords.Competitor{
-		{Domain: "grindhouse.example", Shared: 64, AvgPosition: 8.75, Total: 2310},
-		{Domain: "beanery.example", Shared: 31}, // null metrics stay unknown
+		{Domain: "grindhouse.example", Shared: 64, AvgPosition: 8.75, Total: 2310, Unknown: []string{keywords.CompetitorDomainAvgPosition}},
+		// null metrics stay unknown
+		{Domain: "beanery.example", Shared: 31, Unknown: []string{keywords.CompetitorDomainAvgPosition, keywords.CompetitorAvgPosition, keywords.CompetitorTotal}},
 	}
 	if !reflect.DeepEqual(list.Competitors, want) {
 		t.Errorf("competitors %+v, want %+v (the domain itself left out)", list.Competitors, want)
 	}
-	if list.Total != 3 || list.Next != "o:3" {
+	if list.Total != 3 || list.Next != "p:3:4:" {
 		t.Errorf("total %d next %q: want 3 (4 less the domain) and the offset after the 3 items", list.Total, list.Next)
 	}
-	if _, err := c.Competitors(context.Background(), keywords.CompetitorsRequest{Domain: "ourbrew.example", Page: keywords.Page{Limit: 3, After: list.Next}}); err != nil {
+	// The next page (the fixture again, without the domain itself) says the same total.
+	list, err = c.Competitors(context.Background(), keywords.CompetitorsRequest{Domain: "ourbrew.example", Page: keywords.Page{Limit: 3, After: list.Next}})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if list.Total != 3 {
+		t.Errorf("next page total %d, want the first page's 3", list.Total)
 	}
 	if task := f.recorded()[1].tasks[0]; num(task["offset"]) != 3 {
 		t.Errorf("next page task %v, want offset 3", task)
@@ -409,6 +421,9 @@ func TestGapsPaging(t *testing.T) {
 				}
 				if len(list.Gaps) > 7 {
 					t.Fatalf("page of %d gaps, limit 7", len(list.Gaps))
+				}
+				if list.Total != firstTotal {
+					t.Errorf("page %d: total %d, want the first page's %d on every page", pages+1, list.Total, firstTotal)
 				}
 				all = append(all, list.Gaps...)
 				pages++

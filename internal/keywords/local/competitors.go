@@ -187,6 +187,9 @@ func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequ
 	if err != nil {
 		return keywords.CompetitorList{}, fmt.Errorf("local: competitors: %w", err)
 	}
+	if err := p.labelCompetitors(ctx, country, language, domain, &out, page); err != nil {
+		return keywords.CompetitorList{}, err
+	}
 	for _, c := range page {
 		c.AvgPosition = round2(c.AvgPosition)
 		c.DomainAvgPosition = round2(c.DomainAvgPosition)
