@@ -79,16 +79,33 @@ func run(ctx context.Context) error {
 	log.Info("worker running", "concurrency", cfg.WorkerConcurrency)
 	sweep(ctx, a.Jobs, cfg.JobSweepInterval, log)
 	log.Info("shutting down: finishing tasks in flight", "timeout", cfg.ShutdownTimeout.String())
+	// Whatever a task or a browser does, the process ends at SHUTDOWN_TIMEOUT: the browsers
+	// are killed and the jobs still held are taken over once their heartbeats go stale.
+	// The timer is never stopped: closing the pools after this function may hang too.
+	time.AfterFunc(cfg.ShutdownTimeout, func() {
+		a.Crawler.Close()
+		log.Error("still stopping at the shutdown timeout; exiting")
+		os.Exit(1)
+	})
+	grace := shutdownGrace(cfg.ShutdownTimeout)
 	sched.Shutdown()
 	srv.Stop()
-	if !waitIdle(&inflight, cfg.ShutdownTimeout) {
+	if !waitIdle(&inflight, cfg.ShutdownTimeout-grace) {
 		log.Warn("tasks still running at the shutdown timeout; stopping them and handing their jobs back")
 		stopRuns()
-		waitIdle(&inflight, handBackGrace)
+		a.Crawler.Close() // a render ends with its browser, whatever the page does
+		waitIdle(&inflight, grace/2)
 	}
 	srv.Shutdown()
 	log.Info("stopped")
 	return nil
+}
+
+// shutdownGrace is the end of SHUTDOWN_TIMEOUT kept for the runs stopped at shutdown to hand
+// their jobs back and for asynq to let go of their tasks (half each), so the whole shutdown
+// fits in SHUTDOWN_TIMEOUT: handBackGrace, or a third of a shorter timeout.
+func shutdownGrace(timeout time.Duration) time.Duration {
+	return min(handBackGrace, timeout/3)
 }
 
 // newServer builds the asynq server, whose tasks run under runs, and the scheduler of the
@@ -98,7 +115,7 @@ func newServer(cfg *config.Config, redisOpt asynq.RedisConnOpt, runs context.Con
 		Concurrency:     cfg.WorkerConcurrency,
 		Queues:          jobs.Queues,
 		BaseContext:     func() context.Context { return runs },
-		ShutdownTimeout: handBackGrace,
+		ShutdownTimeout: shutdownGrace(cfg.ShutdownTimeout) / 2,
 		// asynq polls empty queues; its 1 s default would add up to a second to every call.
 		TaskCheckInterval:        cfg.WorkerPollInterval,
 		DelayedTaskCheckInterval: 500 * time.Millisecond,

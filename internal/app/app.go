@@ -197,9 +197,9 @@ func JobConfig(c *config.Config) job.Config {
 // CrawlerConfig is the crawler's configuration from the CRAWLER_ variables, and its
 // rendering's from CHROME_PATH and the RENDER_ ones.
 func CrawlerConfig(c *config.Config) crawler.Config {
-	return crawler.Config{UserAgent: c.CrawlerUserAgent, AllowPrivate: c.CrawlerAllowPrivate,
+	return crawler.Config{UserAgent: c.CrawlerUserAgent, AllowPrivate: c.CrawlerAllowPrivate, Timeout: c.CrawlerTimeout,
 		Render: crawler.RenderConfig{BrowserPath: crawler.FindBrowser(c.ChromePath),
-			Concurrency: c.RenderConcurrency, Timeout: c.RenderTimeout}}
+			Concurrency: c.RenderConcurrency, Timeout: c.RenderTimeout, MemoryMB: c.RenderMemoryMB}}
 }
 
 // BillingConfig is the billing service's configuration from the STRIPE_ variables.

@@ -73,6 +73,8 @@ type Config struct {
 	// CursorSecret signs keyword answers' cursors; empty: the key the database keeps.
 	CursorSecret     string
 	CrawlerUserAgent string
+	// CrawlerTimeout is a crawl's time budget; a rendered crawl gets three times it.
+	CrawlerTimeout   time.Duration
 	ThinContentWords int
 
 	// ChromePath names the browser rendered audits use; "" looks for chromium,
@@ -80,6 +82,8 @@ type Config struct {
 	ChromePath        string
 	RenderConcurrency int
 	RenderTimeout     time.Duration
+	// RenderMemoryMB bounds each browser's resident memory; one over it is killed.
+	RenderMemoryMB int
 }
 
 // Getenv is the lookup Load reads from; os.Getenv in production, a map in tests.
@@ -140,10 +144,12 @@ var vars = []struct {
 	{"WORKER_POLL_INTERVAL", "2ms", false},
 	{"CRAWLER_ALLOW_PRIVATE", "false", false},
 	{"CRAWLER_USER_AGENT", "ContentStrategyBot/1.0 (+https://contentapi.dev/bot)", false},
+	{"CRAWLER_TIMEOUT", "60s", false},
 	{"THIN_CONTENT_WORDS", "300", false},
 	{"CHROME_PATH", "", false},
 	{"RENDER_CONCURRENCY", "2", false},
 	{"RENDER_TIMEOUT", "15s", false},
+	{"RENDER_MEMORY_MB", "384", false},
 }
 
 // Load reads and validates the configuration. Every problem is reported, not only the first.
@@ -249,10 +255,12 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		CrawlerAllowPrivate:     boolean("CRAWLER_ALLOW_PRIVATE"),
 		CursorSecret:            get("CURSOR_SECRET"),
 		CrawlerUserAgent:        get("CRAWLER_USER_AGENT"),
+		CrawlerTimeout:          dur("CRAWLER_TIMEOUT", time.Second),
 		ThinContentWords:        integer("THIN_CONTENT_WORDS", 1, 100000),
 		ChromePath:              get("CHROME_PATH"),
 		RenderConcurrency:       integer("RENDER_CONCURRENCY", 1, 64),
 		RenderTimeout:           dur("RENDER_TIMEOUT", time.Second),
+		RenderMemoryMB:          integer("RENDER_MEMORY_MB", 128, 65536),
 	}
 	if c.DashboardURL == "" {
 		c.DashboardURL = c.PublicBaseURL + "/dashboard"

@@ -360,6 +360,7 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	delay, parallel := c.pacing(robots, res)
 	plan := fetchPlan{discover: true, graph: newLinkGraph(maxLinkTargets), delay: delay, parallel: parallel, external: req.CheckExternal}
 	plan.render = c.renderSession(req, transport)
+	defer plan.render.close()
 	visits, err := c.fetchPages(crawlCtx, transport, front, plan, res)
 	if err != nil {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)

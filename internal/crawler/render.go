@@ -10,15 +10,19 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/gocolly/colly/v2"
 )
@@ -44,6 +48,23 @@ const (
 	// see (WebSockets, a service worker's fetches): nothing listens on the discard port, so
 	// they fail. Every request the page makes is answered through the crawler's own transport.
 	deadProxy = "http://127.0.0.1:9"
+	// DefaultRenderMemoryMB bounds each browser's memory (see RenderConfig.MemoryMB).
+	DefaultRenderMemoryMB = 384
+	// cdpTimeout bounds every call into a browser outside a page's own render time (answering a
+	// request, dismissing a dialog, closing a pop-up): a browser that does not answer one in
+	// time hangs, and is killed.
+	cdpTimeout = 5 * time.Second
+	// startTimeout bounds a browser's start.
+	startTimeout = 30 * time.Second
+	// killWait bounds the wait for a killed browser's processes to end.
+	killWait = 2 * time.Second
+	// memoryPoll is how often a browser's memory is read (a fraction of a millisecond each).
+	memoryPoll = 100 * time.Millisecond
+	// fetchesPerPage bounds a rendered page's requests fetched at once, and maxPageResources
+	// times Config.MaxBodyBytes all the bytes it loads: a page asking for hundreds of large
+	// files gets network errors past them instead of filling the worker's memory.
+	fetchesPerPage   = 6
+	maxPageResources = 8
 )
 
 // browserNames are the executables FindBrowser looks for on the PATH, in order.
@@ -75,6 +96,9 @@ type RenderConfig struct {
 	BrowserPath string        // Chromium executable (see FindBrowser)
 	Concurrency int           // tabs rendering at once, default DefaultRenderConcurrency
 	Timeout     time.Duration // per page, default DefaultRenderTimeout
+	// MemoryMB bounds each browser's resident memory in MiB, default DefaultRenderMemoryMB: a
+	// browser over it is killed, failing the page it was rendering.
+	MemoryMB int
 }
 
 // Rendered is what a page showed once its JavaScript had run in headless Chromium, read
@@ -99,18 +123,26 @@ type Rendered struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Renderer runs pages in one headless Chromium, started on first use and restarted after
-// a crash, through a pool of reusable tabs.
+// Renderer renders pages in a pool of headless Chromium browsers, each a single process with
+// one tab that renders one page at a time: a page that hangs its browser (an endless script,
+// a dialog, a DOM too large) stalls only that browser, which is killed and replaced, never
+// the pages other crawls render beside it. No lock is held across a call into a browser, and
+// every call has a deadline.
 type Renderer struct {
 	cfg       RenderConfig
 	userAgent string
+	slots     chan struct{} // one token per page that may render at once
 
-	mu      sync.Mutex
-	browser context.Context // the first tab's context: it owns the browser process
-	stop    func()
-	slots   chan struct{} // one token per tab that may render at once
-	idle    []*tab        // tabs free to reuse
-	closed  bool
+	life context.Context // ends with Close: bounds the start of replacement browsers
+	end  func()
+
+	mu     sync.Mutex // guards the fields below; held over memory only
+	idle   []*browser // started browsers free to render the next page
+	live   map[*browser]struct{}
+	closed bool
+
+	kills    atomic.Int64 // browsers killed (hung, over memory, failed page): for tests and logs
+	sessions atomic.Int64 // crawls rendering now, which share the browsers (renderSession.enter)
 }
 
 // NewRenderer returns a renderer over cfg's browser; nil when cfg names none.
@@ -124,28 +156,230 @@ func NewRenderer(cfg RenderConfig, userAgent string) *Renderer {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultRenderTimeout
 	}
-	return &Renderer{cfg: cfg, userAgent: userAgent, slots: make(chan struct{}, cfg.Concurrency)}
+	if cfg.MemoryMB <= 0 {
+		cfg.MemoryMB = DefaultRenderMemoryMB
+	}
+	life, end := context.WithCancel(context.Background())
+	return &Renderer{cfg: cfg, userAgent: userAgent, slots: make(chan struct{}, cfg.Concurrency),
+		life: life, end: end, live: map[*browser]struct{}{}}
 }
 
-// Start launches the browser now rather than at the first render, so a worker learns at
-// start whether it can render.
+// Start launches a browser now rather than at the first render, so a worker learns at start
+// whether it can render; the browser waits in the pool for the first page.
 func (r *Renderer) Start(ctx context.Context) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, err := r.startLocked(ctx)
-	return err
+	b, err := r.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	r.release(b, true)
+	return nil
 }
 
-// startLocked returns the running browser, starting it when none runs (or the last one
-// died). r.mu is held.
-func (r *Renderer) startLocked(ctx context.Context) (context.Context, error) {
-	if r.closed {
+// Close kills every browser and waits (briefly) for their processes to end; later renders
+// fail with ErrRenderUnavailable. It never waits on a browser's answer.
+func (r *Renderer) Close() {
+	if r == nil {
+		return
+	}
+	r.end()
+	r.mu.Lock()
+	r.closed = true
+	all := make([]*browser, 0, len(r.live))
+	for b := range r.live {
+		all = append(all, b)
+	}
+	r.live, r.idle = map[*browser]struct{}{}, nil
+	r.mu.Unlock()
+	for _, b := range all {
+		b.kill("the renderer closed")
+	}
+	deadline := time.Now().Add(killWait)
+	for _, b := range all {
+		b.waitGone(time.Until(deadline))
+	}
+}
+
+// acquire waits for a free slot and returns an idle browser, or a new one.
+func (r *Renderer) acquire(ctx context.Context) (*browser, error) {
+	select {
+	case r.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	var found *browser
+	var dead []*browser
+	r.mu.Lock()
+	for found == nil && len(r.idle) > 0 {
+		b := r.idle[len(r.idle)-1]
+		r.idle = r.idle[:len(r.idle)-1]
+		if b.alive() {
+			found = b
+		} else {
+			delete(r.live, b)
+			dead = append(dead, b)
+		}
+	}
+	closed := r.closed
+	r.mu.Unlock()
+	for _, b := range dead {
+		b.kill("it stopped answering") // gone already, as a rule: what is left of it goes too
+	}
+	if found != nil {
+		return found, nil
+	}
+	if closed {
+		<-r.slots
 		return nil, fmt.Errorf("%w: renderer closed", ErrRenderUnavailable)
 	}
-	if r.browser != nil && r.browser.Err() == nil {
-		return r.browser, nil
+	b, err := r.launchLive(ctx)
+	if err != nil {
+		<-r.slots
+		return nil, err
 	}
-	r.stopLocked()
+	return b, nil
+}
+
+// launchLive launches a browser and records it among the live ones, unless the renderer
+// closed meanwhile.
+func (r *Renderer) launchLive(ctx context.Context) (*browser, error) {
+	b, err := r.launch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	closed := r.closed
+	if !closed {
+		r.live[b] = struct{}{}
+	}
+	r.mu.Unlock()
+	if closed {
+		b.kill("the renderer closed")
+		return nil, fmt.Errorf("%w: renderer closed", ErrRenderUnavailable)
+	}
+	return b, nil
+}
+
+// release puts a browser whose page rendered back in the pool; any other is killed, not
+// asked to close (a page that failed may still hold it: an endless script, a dialog), and a
+// replacement is started in the background, keeping the slot until it is ready so that the
+// next page finds a started browser rather than waiting for one.
+func (r *Renderer) release(b *browser, ok bool) {
+	r.mu.Lock()
+	keep := ok && !r.closed && b.alive()
+	if keep {
+		r.idle = append(r.idle, b)
+	} else {
+		delete(r.live, b)
+	}
+	closed := r.closed
+	r.mu.Unlock()
+	if keep {
+		<-r.slots
+		return
+	}
+	if b.kill("its page did not render") {
+		r.kills.Add(1)
+	}
+	if closed {
+		<-r.slots
+		return
+	}
+	go func() {
+		defer func() { <-r.slots }()
+		nb, err := r.launchLive(r.life)
+		if err != nil {
+			return // the next render tries again, and reports the error
+		}
+		r.mu.Lock()
+		r.idle = append(r.idle, nb)
+		r.mu.Unlock()
+	}()
+}
+
+// browser is one headless Chromium process and its one tab, rendering one page at a time.
+type browser struct {
+	ctx    context.Context // the tab's context, which owns the process
+	cancel func()          // ends the contexts (after kill: the process is gone)
+	dir    string          // profile directory; its path marks every process of this browser
+	pid    int
+	job    atomic.Pointer[renderJob]
+	// killed is closed by kill; reason says why, for the page that was rendering.
+	killed   chan struct{}
+	killOnce sync.Once
+	reason   atomic.Pointer[string]
+}
+
+func (b *browser) alive() bool {
+	select {
+	case <-b.killed:
+		return false
+	default:
+		return b.ctx.Err() == nil
+	}
+}
+
+// kill ends the browser's processes with SIGKILL, without asking the browser anything; it
+// reports whether this call killed it (false when it was killed already).
+func (b *browser) kill(reason string) bool {
+	first := false
+	b.killOnce.Do(func() {
+		first = true
+		b.reason.Store(&reason)
+		close(b.killed)
+		killProcesses(b.dir)
+		go func() { // the contexts wait for the connection to drop: not on the caller's time
+			b.cancel()
+			_ = os.RemoveAll(b.dir)
+		}()
+	})
+	return first
+}
+
+// killReason is why the browser was killed, "" while it runs.
+func (b *browser) killReason() string {
+	if p := b.reason.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// waitGone waits up to limit for the browser's processes to end after kill.
+func (b *browser) waitGone(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for killProcesses(b.dir) > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // a SIGKILLed process is reaped within milliseconds
+	}
+}
+
+// killProcesses sends SIGKILL to every process whose command line names dir (a browser's own
+// profile directory, which Chromium passes to each of its processes) and returns how many it
+// found: the browser's process and whatever it started, found without asking it anything.
+func killProcesses(dir string) int {
+	// The directory as a whole argument or a path's start: /tmp/crawler-chromium-12 must not
+	// match the browser of /tmp/crawler-chromium-123.
+	whole, under := []byte(dir+"\x00"), []byte(dir+"/")
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !(bytes.Contains(cmd, whole) || bytes.Contains(cmd, under)) {
+			continue
+		}
+		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && bytes.Contains(stat, []byte(") Z ")) {
+			continue // ended, waiting to be reaped by its parent
+		}
+		n++
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return n
+}
+
+// launch starts a browser and opens its tab, within startTimeout (and ctx).
+func (r *Renderer) launch(ctx context.Context) (*browser, error) {
 	dir, err := os.MkdirTemp("", "crawler-chromium-")
 	if err != nil {
 		return nil, fmt.Errorf("%w: profile directory: %w", ErrRenderUnavailable, err)
@@ -165,163 +399,197 @@ func (r *Renderer) startLocked(ctx context.Context) (context.Context, error) {
 		// with one renderer the tabs shared (process-per-site) beside the browser and the
 		// first tab's renderer, the Cargo book (BenchmarkRenderedCrawlRustBook) peaked at
 		// 1,188-1,293 MB summed RSS; in one process 885-900 MB, and with the heap cap below
-		// 732-780 MB at the same CPU time per page (324-390 ms before, 340-393 after, runs
-		// interleaved), the 100-page SPA (BenchmarkRenderedCrawl) 881-983 -> 480-525 MB. The
-		// price: a page that crashes
-		// its renderer ends the browser, which the next render restarts (its page and any
-		// page rendering beside it fail and are reported, as a timed-out page is). Crawls of
-		// different sites on one worker share that process, as they shared one renderer
-		// before: rendering never had site isolation between audits.
+		// 732-780 MB. One process runs every page on one thread, so each browser renders one
+		// page at a time (see Renderer), and a page that crashes its process ends only its
+		// own browser: the page fails to render and the next page starts a new browser.
 		chromedp.Flag("single-process", true),
-		// The JavaScript heap, shared by the tabs, is capped: V8 otherwise lets it grow
-		// between collections with the allocation rate (the Cargo book's pages took the one
-		// process to 881-1,152 MB; capped 655-658 MB), and a page that needs more than the
-		// cap ends the browser, is reported as failed to render, and the next page restarts
-		// it (TestRenderHeapBomb).
+		// The JavaScript heap is capped: V8 otherwise lets it grow between collections with
+		// the allocation rate, and a page that needs more than the cap ends its browser, is
+		// reported as failed to render, and the next page restarts it (TestRenderHeapBomb).
+		// What the heap does not hold (the DOM, layout) is bounded by RenderConfig.MemoryMB.
 		chromedp.Flag("js-flags", fmt.Sprintf("--max-old-space-size=%d", RenderHeapMB)),
 		chromedp.Flag("no-zygote", true), chromedp.Flag("in-process-gpu", true),
 		chromedp.Flag("disable-features", "SpareRendererForSitePerProcess,Translate,MediaRouter,OptimizationHints,BackForwardCache"),
 		chromedp.Flag("enable-features", "NetworkServiceInProcess2"),
 		chromedp.ProxyServer(deadProxy), chromedp.Flag("proxy-bypass-list", "<-loopback>"),
 		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		chromedp.Flag("block-new-web-contents", true), // headless: window.open and pop-ups fail
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	stop := func() { cancelBrowser(); cancelAlloc(); _ = os.RemoveAll(dir) }
-	// The first Run starts the browser and binds it to browser's own context, not ctx's
-	// deadline; ctx only bounds the wait.
+	tabCtx, cancelTab := chromedp.NewContext(allocCtx)
+	b := &browser{ctx: tabCtx, cancel: func() { cancelTab(); cancelAlloc() }, dir: dir, killed: make(chan struct{})}
+	// The first call starts the browser and binds it to tabCtx, not to ctx's deadline, so it
+	// runs on a goroutine of its own; the wait is bounded, and a browser that does not come
+	// up in time is killed.
 	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(browser, chromedp.Navigate("about:blank")) }()
+	go func() { started <- b.setUp() }()
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
 	select {
 	case err = <-started:
+	case <-timer.C:
+		err = fmt.Errorf("no answer within %s", startTimeout)
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	if err != nil {
-		stop()
-		return nil, fmt.Errorf("%w: start %s: %w", ErrRenderUnavailable, r.cfg.BrowserPath, err)
+	if err == nil {
+		if c := chromedp.FromContext(tabCtx); c != nil && c.Browser != nil && c.Browser.Process() != nil {
+			b.pid = c.Browser.Process().Pid
+		}
+		go b.watchMemory(int64(r.cfg.MemoryMB) << 20)
+		return b, nil
 	}
-	r.browser, r.stop = browser, stop
-	return browser, nil
+	b.kill("it did not start")
+	return nil, fmt.Errorf("%w: start %s: %w", ErrRenderUnavailable, r.cfg.BrowserPath, err)
 }
 
-// stopLocked ends the browser and forgets its tabs. r.mu is held.
-func (r *Renderer) stopLocked() {
-	for _, t := range r.idle {
-		t.close()
+// setUp starts the browser and readies its tab: every request paused for the crawl to answer,
+// service workers bypassed, downloads denied, dialogs dismissed, pop-ups closed.
+func (b *browser) setUp() error {
+	if err := chromedp.Listen(b.ctx, b.onTabEvent); err != nil {
+		return err
 	}
-	r.idle = nil
-	if r.stop != nil {
-		r.stop()
+	if err := chromedp.ListenBrowser(b.ctx, b.onBrowserEvent); err != nil {
+		return err
 	}
-	r.browser, r.stop = nil, nil
+	// Without patterns every request pauses, at the request stage, before any network.
+	if _, err := chromedp.Call(b.ctx, fetch.Enable, fetch.EnableParams{}); err != nil {
+		return err
+	}
+	if _, err := chromedp.Call(b.ctx, network.SetBypassServiceWorker, network.SetBypassServiceWorkerParams{Bypass: true}); err != nil {
+		return err
+	}
+	if _, err := chromedp.Call(b.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: guardScript + busyScript}); err != nil {
+		return err
+	}
+	_, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny})
+	return err
 }
 
-// Close ends the browser; later renders fail with ErrRenderUnavailable.
-func (r *Renderer) Close() {
-	if r == nil {
-		return
+// onTabEvent answers the tab's events; it must not block, so calls into the browser run on
+// goroutines of their own, each under cdpTimeout.
+func (b *browser) onTabEvent(ev any) {
+	j := b.job.Load()
+	switch ev := ev.(type) {
+	case *fetch.EventRequestPaused:
+		if j == nil {
+			go b.fail(ev.RequestID, network.ErrorReasonAborted)
+			return
+		}
+		j.started()
+		go j.answer(b, ev)
+	case *page.EventJavascriptDialogOpening:
+		// alert, confirm, prompt and beforeunload block the page's thread until answered.
+		go b.call(func(ctx context.Context) error {
+			_, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+			return err
+		})
+	case *runtime.EventExceptionThrown:
+		if j != nil && ev.ExceptionDetails != nil {
+			j.consoleError(exceptionText(ev.ExceptionDetails))
+		}
+	case *runtime.EventConsoleAPICalled:
+		if j != nil && ev.Type == runtime.ConsoleAPICalledTypeError {
+			j.consoleError(consoleText(ev.Args))
+		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.closed = true
-	r.stopLocked()
 }
 
-// acquire waits for a free slot and returns an idle tab or a new one.
-func (r *Renderer) acquire(ctx context.Context) (*tab, error) {
-	select {
-	case r.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+// onBrowserEvent closes every page a page opens (window.open, target=_blank): its requests
+// would not be intercepted, and its scripts would share the one thread.
+func (b *browser) onBrowserEvent(ev any) {
+	if ev, ok := ev.(*target.EventTargetCreated); ok && ev.TargetInfo != nil && ev.TargetInfo.OpenerID != "" {
+		id := ev.TargetInfo.TargetID
+		go b.call(func(ctx context.Context) error {
+			_, err := chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: id})
+			return err
+		})
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if n := len(r.idle); n > 0 && r.browser != nil && r.browser.Err() == nil {
-		t := r.idle[n-1]
-		r.idle = r.idle[:n-1]
-		return t, nil
-	}
-	browser, err := r.startLocked(ctx)
-	if err != nil {
-		<-r.slots
-		return nil, err
-	}
-	t, err := openTab(ctx, browser)
-	if err != nil {
-		<-r.slots
-		return nil, fmt.Errorf("%w: open tab: %w", ErrRenderUnavailable, err)
-	}
-	return t, nil
 }
 
-// release returns a tab to the pool, or closes it when it failed: a tab whose page timed
-// out may still be busy with it.
-func (r *Renderer) release(t *tab, ok bool) {
-	r.mu.Lock()
-	if ok && !r.closed && t.browser == r.browser {
-		r.idle = append(r.idle, t)
-	} else {
-		t.close()
+// call runs one call on the tab under cdpTimeout; a call that gets no answer in time means the
+// browser hangs, and it is killed.
+func (b *browser) call(f func(ctx context.Context) error) {
+	ctx, cancel := context.WithTimeout(b.ctx, cdpTimeout)
+	defer cancel()
+	if err := f(ctx); err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		b.kill(fmt.Sprintf("the browser did not answer within %s", cdpTimeout))
 	}
-	r.mu.Unlock()
-	<-r.slots
 }
 
-// tab is one browser tab answering its page's requests through the current job.
-type tab struct {
-	browser context.Context // the browser the tab belongs to
-	ctx     context.Context
-	cancel  func()
-	job     atomic.Pointer[renderJob]
+func (b *browser) fail(id fetch.RequestID, reason network.ErrorReason) {
+	b.call(func(ctx context.Context) error {
+		_, err := chromedp.Call(ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: reason})
+		return err
+	})
 }
 
-// openTab opens a tab that intercepts every request its pages make.
-func openTab(ctx context.Context, browser context.Context) (*tab, error) {
-	tctx, cancel := chromedp.NewContext(browser)
-	t := &tab{browser: browser, ctx: tctx, cancel: cancel}
-	// Listening opens the tab; the listener must not block, so requests are answered on
-	// goroutines of their own.
-	err := chromedp.Listen(tctx, func(ev any) {
-		j := t.job.Load()
-		switch ev := ev.(type) {
-		case *fetch.EventRequestPaused:
-			if j == nil {
-				go t.fail(ev.RequestID, network.ErrorReasonAborted)
-				return
-			}
-			j.started()
-			go j.answer(t, ev)
-		case *runtime.EventExceptionThrown:
-			if j != nil && ev.ExceptionDetails != nil {
-				j.consoleError(exceptionText(ev.ExceptionDetails))
-			}
-		case *runtime.EventConsoleAPICalled:
-			if j != nil && ev.Type == runtime.ConsoleAPICalledTypeError {
-				j.consoleError(consoleText(ev.Args))
+func (b *browser) fulfill(id fetch.RequestID, status int, hdr []*fetch.HeaderEntry, body []byte) {
+	b.call(func(ctx context.Context) error {
+		_, err := chromedp.Call(ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: id, ResponseCode: int64(status),
+			ResponseHeaders: hdr, Body: body})
+		return err
+	})
+}
+
+// watchMemory kills the browser when its memory (see processMemory) passes limit bytes: the
+// JavaScript heap is capped by V8, but not the DOM, layout or decoded resources a page can grow.
+func (b *browser) watchMemory(limit int64) {
+	t := time.NewTicker(memoryPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.killed:
+			return
+		case <-b.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if processMemory(b.pid) > limit {
+			b.kill(fmt.Sprintf("the browser used more than %d MiB", limit>>20))
+			return
+		}
+	}
+}
+
+// processMemory is pid's proportional share of memory in bytes (Pss: a page shared with the
+// other browsers, Chromium's own code, counts for its share, as a memory limit charges it
+// once), its resident set when that is not known, 0 when neither is.
+func processMemory(pid int) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	if raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup"); err == nil {
+		for line := range strings.Lines(string(raw)) {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				return kb << 10
 			}
 		}
-	})
-	if err == nil {
-		// Without patterns every request pauses, at the request stage, before any network.
-		_, err = chromedp.Call(tctx, fetch.Enable, fetch.EnableParams{})
 	}
-	if err == nil {
-		_, err = chromedp.Call(tctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: busyScript})
-	}
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
 	if err != nil {
-		cancel()
-		return nil, err
+		return 0
 	}
-	_ = ctx // opening a tab is quick; the browser's context bounds it
-	return t, nil
+	f := strings.Fields(string(raw))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
 }
 
-func (t *tab) close() { t.cancel() }
-
-func (t *tab) fail(id fetch.RequestID, reason network.ErrorReason) {
-	_, _ = chromedp.Call(t.ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: reason})
-}
+// guardScript runs before any script of every document: dialogs answer at once (print has no
+// protocol answer at all), pop-ups do not open, service workers do not register. The browser
+// enforces the same on its side (dialog events answered, pop-up targets closed, service
+// workers bypassed, downloads denied); this only spares the round trips.
+const guardScript = `(() => {
+  const w = window;
+  w.alert = () => {}; w.confirm = () => false; w.prompt = () => null; w.print = () => {};
+  w.open = () => null;
+  if (navigator.serviceWorker) navigator.serviceWorker.register = () => Promise.reject(new Error("service workers are off"));
+})();
+`
 
 // busyScript counts, inside each page, the fetch and XMLHttpRequest calls whose answers
 // the page's scripts have not finished with: a fetch until its promise settles, a body read
@@ -363,7 +631,70 @@ type renderSession struct {
 	// maxResource bounds each script, stylesheet or answer the page loads: a single-page
 	// app's script bundle is often larger than its HTML could be.
 	maxResource int64
+	maxPage     int64 // all the bodies one page loads
 	ua          string
+	// mu guards held (pages of this crawl rendering now), struck (a page of it failed) and
+	// freed (closed when one of its pages ends); see enter.
+	mu     sync.Mutex
+	held   int
+	struck bool
+	freed  chan struct{}
+}
+
+// sharePoll is how often a crawl waiting for its share looks again, should another crawl
+// have ended meanwhile (a page of its own ending wakes it at once).
+const sharePoll = 100 * time.Millisecond
+
+// enter waits until the crawl may render one more page: while other crawls render on the
+// same renderer, each gets an equal share of the browsers (at least one), and a crawl one of
+// whose pages failed gets one at a time. So a crawl whose pages hang browsers, or one that
+// merely came first, leaves browsers to the crawls beside it; alone, a crawl uses them all.
+func (s *renderSession) enter(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		limit := max(1, s.r.cfg.Concurrency/int(max(1, s.r.sessions.Load())))
+		if s.struck {
+			limit = 1
+		}
+		if s.held < limit {
+			s.held++
+			s.mu.Unlock()
+			return nil
+		}
+		if s.freed == nil {
+			s.freed = make(chan struct{})
+		}
+		freed := s.freed
+		s.mu.Unlock()
+		t := time.NewTimer(sharePoll)
+		select {
+		case <-freed:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		t.Stop()
+	}
+}
+
+// leave ends a page entered with enter; failed marks the crawl as struck.
+func (s *renderSession) leave(failed bool) {
+	s.mu.Lock()
+	s.held--
+	s.struck = s.struck || failed
+	if s.freed != nil {
+		close(s.freed)
+		s.freed = nil
+	}
+	s.mu.Unlock()
+}
+
+// close ends the session: the crawl renders no more.
+func (s *renderSession) close() {
+	if s != nil {
+		s.r.sessions.Add(-1)
+	}
 }
 
 // renderJob is one page being rendered: its document, answered from the body already
@@ -381,6 +712,10 @@ type renderJob struct {
 	errors   []string
 	errTotal int
 	wake     chan struct{}
+
+	docServed atomic.Bool   // the document is answered from doc once; a reload is fetched
+	fetches   chan struct{} // one token per request being fetched
+	bytesLeft atomic.Int64  // of the page's budget for the bodies it loads
 }
 
 func (j *renderJob) started() {
@@ -417,53 +752,67 @@ var blockedTypes = map[network.ResourceType]bool{
 }
 
 // answer answers one paused request: the page's own document from the body the crawl
-// read, images, fonts and media refused, anything else fetched through the crawl's client,
-// so the crawler's address rules hold for every request the page makes.
-func (j *renderJob) answer(t *tab, ev *fetch.EventRequestPaused) {
+// read, images, fonts and media refused, a GET or HEAD fetched through the crawl's client (so
+// the crawler's address rules hold for every request the page makes), anything else refused.
+func (j *renderJob) answer(b *browser, ev *fetch.EventRequestPaused) {
 	defer j.done()
 	if blockedTypes[ev.ResourceType] {
-		t.fail(ev.RequestID, network.ErrorReasonBlockedByClient)
+		b.fail(ev.RequestID, network.ErrorReasonBlockedByClient)
 		return
 	}
-	if ev.ResourceType == network.ResourceTypeDocument && ev.Request.URL == j.docURL {
+	if ev.ResourceType == network.ResourceTypeDocument && ev.Request.URL == j.docURL && ev.Request.Method == http.MethodGet && !j.docServed.Swap(true) {
 		hdr := []*fetch.HeaderEntry{{Name: "Content-Type", Value: j.docType}}
-		_, _ = chromedp.Call(t.ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID,
-			ResponseCode: http.StatusOK, ResponseHeaders: hdr, Body: j.doc})
+		b.fulfill(ev.RequestID, http.StatusOK, hdr, j.doc)
 		return
 	}
-	status, hdr, body, err := j.s.fetch(j.ctx, ev.Request)
+	status, hdr, body, err := j.fetch(ev.Request)
 	if err != nil {
 		reason := network.ErrorReasonFailed
-		if errors.Is(err, ErrForbiddenAddress) {
+		switch {
+		case errors.Is(err, ErrForbiddenAddress):
 			reason = network.ErrorReasonAddressUnreachable
+		case errors.Is(err, errRefusedRequest):
+			reason = network.ErrorReasonBlockedByClient
 		}
-		t.fail(ev.RequestID, reason)
+		b.fail(ev.RequestID, reason)
 		return
 	}
-	_, _ = chromedp.Call(t.ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID,
-		ResponseCode: int64(status), ResponseHeaders: hdr, Body: body})
+	b.fulfill(ev.RequestID, status, hdr, body)
 }
 
 // skippedHeaders are response headers not passed on: the body handed over is already
 // decoded and whole.
 var skippedHeaders = map[string]bool{"Content-Encoding": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true}
 
-// fetch makes a page's request through the crawl's client (redirects followed, as the
-// crawl's rules allow) and returns its answer, body bounded by maxResource.
-func (s *renderSession) fetch(ctx context.Context, in *network.Request) (int, []*fetch.HeaderEntry, []byte, error) {
+// errRefusedRequest is a page's request the crawler does not make: not GET or HEAD, not
+// http(s), or past the page's budget of requests.
+var errRefusedRequest = errors.New("render: request refused")
+
+// fetch makes a page's GET or HEAD request through the crawl's client, without a body, and
+// returns its answer, body bounded by maxResource and all the page's bodies together by
+// maxPageResources times the page limit. A redirect is answered as the redirect itself, so
+// the browser follows it (pausing again, through here) under its own origin rules: the
+// worker never hands a page another origin's body under the page's own URL. Anything else
+// (a form's POST, a beacon) is refused: the crawl only reads.
+func (j *renderJob) fetch(in *network.Request) (int, []*fetch.HeaderEntry, []byte, error) {
+	s := j.s
 	u, err := url.Parse(in.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return 0, nil, nil, fmt.Errorf("render: unsupported URL %q", in.URL)
+		return 0, nil, nil, fmt.Errorf("%w: unsupported URL %q", errRefusedRequest, in.URL)
 	}
-	var body io.Reader
-	if in.HasPostData {
-		var buf bytes.Buffer
-		for _, e := range in.PostDataEntries {
-			buf.Write(e.Bytes)
-		}
-		body = &buf
+	if in.Method != http.MethodGet && in.Method != http.MethodHead {
+		return 0, nil, nil, fmt.Errorf("%w: method %s", errRefusedRequest, in.Method)
 	}
-	req, err := http.NewRequestWithContext(ctx, in.Method, in.URL, body)
+	select {
+	case j.fetches <- struct{}{}:
+		defer func() { <-j.fetches }()
+	case <-j.ctx.Done():
+		return 0, nil, nil, j.ctx.Err()
+	}
+	if j.bytesLeft.Load() <= 0 {
+		return 0, nil, nil, fmt.Errorf("%w: %s: the page's requests loaded %d bytes already", errRefusedRequest, in.URL, s.maxPage)
+	}
+	req, err := http.NewRequestWithContext(j.ctx, in.Method, in.URL, nil)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -474,17 +823,22 @@ func (s *renderSession) fetch(ctx context.Context, in *network.Request) (int, []
 	}
 	req.Header.Set("User-Agent", s.ua)
 	req.Header.Del("Accept-Encoding") // Go's transport asks for gzip and undoes it itself
+	req.Header.Del("Content-Type")
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, s.maxResource+1))
+	limit := min(s.maxResource, j.bytesLeft.Load())
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	if int64(len(b)) > s.maxResource {
-		return 0, nil, nil, fmt.Errorf("render: %s: body larger than %d bytes", in.URL, s.maxResource)
+	if int64(len(b)) > limit {
+		return 0, nil, nil, fmt.Errorf("%w: %s: body larger than %d bytes (the page's requests may load %d in all)", errRefusedRequest, in.URL, s.maxResource, s.maxPage)
+	}
+	if j.bytesLeft.Add(-int64(len(b))) < 0 {
+		return 0, nil, nil, fmt.Errorf("%w: %s: the page's requests loaded more than %d bytes", errRefusedRequest, in.URL, s.maxPage)
 	}
 	var hdr []*fetch.HeaderEntry
 	for k, vs := range resp.Header {
@@ -500,41 +854,70 @@ func (s *renderSession) fetch(ctx context.Context, in *network.Request) (int, []
 
 // outerHTML reads the rendered document, bounded to the page limit (in UTF-16 units,
 // close enough to bytes for a bound).
-const outerHTML = `(() => { const h = document.documentElement ? document.documentElement.outerHTML : ""; return h.length > %d ? h.slice(0, %d) : h })()`
+// Chromium's own error page (a navigation refused or failed: a form's POST, a redirect
+// loop) is read as errorPage, not as the site's content.
+const outerHTML = `(() => { if (location.protocol === "chrome-error:") return "` + errorPage + `";
+  const h = document.documentElement ? document.documentElement.outerHTML : ""; return h.length > %d ? h.slice(0, %d) : h })()`
 
-// render loads a page in a tab, its document answered with the body the crawl fetched,
-// waits for its network to settle and returns the rendered HTML and console errors.
+const errorPage = "\x00error-page"
+
+// render loads a page in a browser of the pool, its document answered with the body the
+// crawl fetched, waits for its network to settle and returns the rendered HTML and console
+// errors. It returns when the page's time is up (or ctx ends) whatever the browser does:
+// every wait is under the page's deadline, and a browser whose page failed is killed.
 func (s *renderSession) render(ctx context.Context, pageURL, contentType string, doc []byte) ([]byte, *renderJob, error) {
-	t, err := s.r.acquire(ctx)
+	if err := s.enter(ctx); err != nil {
+		return nil, nil, err
+	}
+	b, err := s.r.acquire(ctx)
 	if err != nil {
+		s.leave(false)
 		return nil, nil, err
 	}
 	ok := false
-	defer func() { s.r.release(t, ok) }()
-	pctx, cancel := context.WithTimeout(t.ctx, s.r.cfg.Timeout)
+	defer func() {
+		s.r.release(b, ok)
+		s.leave(!ok && ctx.Err() == nil)
+	}()
+	pctx, cancel := context.WithTimeout(b.ctx, s.r.cfg.Timeout)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
+	go func() { // a browser killed meanwhile (over memory, hung) ends the page at once
+		select {
+		case <-b.killed:
+			cancel()
+		case <-pctx.Done():
+		}
+	}()
 	docURL := pageURL
 	if u, err := url.Parse(pageURL); err == nil {
 		u.Fragment, u.RawFragment = "", ""
 		docURL = u.String()
 	}
-	j := &renderJob{ctx: pctx, s: s, docURL: docURL, docType: contentType, doc: doc, wake: make(chan struct{}, 1)}
-	t.job.Store(j)
-	defer t.job.Store(nil)
+	j := &renderJob{ctx: pctx, s: s, docURL: docURL, docType: contentType, doc: doc, wake: make(chan struct{}, 1),
+		fetches: make(chan struct{}, fetchesPerPage)}
+	j.bytesLeft.Store(s.maxPage)
+	b.job.Store(j)
+	defer b.job.Store(nil)
+	fail := func(err error) ([]byte, *renderJob, error) {
+		return nil, j, renderError(ctx, pctx, b, s.r.cfg.Timeout, err)
+	}
 	if err := chromedp.Do(pctx, chromedp.Navigate(docURL)); err != nil {
-		return nil, j, renderError(pctx, s.r.cfg.Timeout, err)
+		return fail(err)
 	}
 	if err := j.settle(pctx); err != nil {
-		return nil, j, renderError(pctx, s.r.cfg.Timeout, err)
+		return fail(err)
 	}
 	if err := waitScripts(pctx, j); err != nil {
-		return nil, j, renderError(pctx, s.r.cfg.Timeout, err)
+		return fail(err)
 	}
 	limit := min(s.maxBody, 1<<30)
 	html, err := chromedp.Run(pctx, chromedp.Evaluate[string](fmt.Sprintf(outerHTML, limit, limit)))
 	if err != nil {
-		return nil, j, renderError(pctx, s.r.cfg.Timeout, err)
+		return fail(err)
+	}
+	if html == errorPage {
+		return nil, j, errors.New("rendering failed: the page navigated to an address that was refused or did not load")
 	}
 	ok = true
 	return []byte(html), j, nil
@@ -584,9 +967,15 @@ func waitScripts(ctx context.Context, j *renderJob) error {
 	}
 }
 
-// renderError says why a page did not render, in words for the report.
-func renderError(ctx context.Context, timeout time.Duration, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+// renderError says why a page did not render, in words for the report: the browser killed
+// under it (and why), the page's time up, the crawl's time up, or the browser's error.
+func renderError(crawl, pctx context.Context, b *browser, timeout time.Duration, err error) error {
+	switch {
+	case b.killReason() != "":
+		return fmt.Errorf("rendering failed: %s", b.killReason())
+	case crawl.Err() != nil:
+		return fmt.Errorf("rendering stopped: the crawl's time ran out")
+	case errors.Is(pctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("rendering timed out after %s", timeout)
 	}
 	return fmt.Errorf("rendering failed: %w", err)
@@ -671,8 +1060,11 @@ func (c *Crawler) renderSession(req Request, t http.RoundTripper) *renderSession
 	if !req.Render || c.renderer == nil {
 		return nil
 	}
-	return &renderSession{r: c.renderer, client: c.newClient(t), maxBody: c.cfg.MaxBodyBytes,
-		maxResource: resourceFactor * c.cfg.MaxBodyBytes, ua: c.cfg.UserAgent}
+	c.renderer.sessions.Add(1) // until close
+	client := c.newClient(t)
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &renderSession{r: c.renderer, client: client, maxBody: c.cfg.MaxBodyBytes,
+		maxResource: resourceFactor * c.cfg.MaxBodyBytes, maxPage: maxPageResources * c.cfg.MaxBodyBytes, ua: c.cfg.UserAgent}
 }
 
 // resourceFactor times Config.MaxBodyBytes bounds each resource a rendered page loads.

@@ -129,26 +129,7 @@ func familyTicks() map[int]int64 {
 
 // family is this process and its descendants, by pid.
 func family() []int {
-	children := map[int][]int{}
-	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, d := range dirs {
-		raw, err := os.ReadFile(d)
-		if err != nil {
-			continue
-		}
-		s := string(raw)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state ppid ...
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(d)))
-		if len(f) > 1 {
-			ppid, _ := strconv.Atoi(f[1])
-			children[ppid] = append(children[ppid], pid)
-		}
-	}
-	out := []int{os.Getpid()}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
-	}
-	return out
+	return append([]int{os.Getpid()}, crawltest.Descendants(os.Getpid())...)
 }
 
 func sumProcs(b testing.TB, field string) int64 {
