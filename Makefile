@@ -7,7 +7,7 @@ STRIPE_MOCK_VERSION := v0.203.0
 GOLANGCI_LINT_VERSION := v2.6.2
 BIN := bin
 
-.PHONY: help build run test fault audit-proof fuzz bench bench-scale lint migrate seed clean
+.PHONY: help build run test fault audit-proof fuzz stateful bench bench-scale lint migrate seed clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -73,6 +73,11 @@ fuzz: ## run every Fuzz* target in the repo for FUZZTIME each (default 30s)
 		done; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz targets failed:$$failed"; exit 1; fi
+
+STATEFUL_OPS ?= 2000
+STATEFUL_SEED ?= 0
+stateful: ## the keyword answers' stateful property test, long: STATEFUL_OPS operations (default 2000), STATEFUL_SEED (default 0: from the clock)
+	$(GO) test -count=1 -timeout 4h -v -run '^TestStatefulKeywordAnswers$$' ./internal/keywords/importer/ -args -stateful.ops=$(STATEFUL_OPS) -stateful.seed=$(STATEFUL_SEED)
 
 bench: ## run the benchmarks (HTTP throughput and latency, job round trip, crawl rate)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...

@@ -21,3 +21,9 @@ func AlwaysDirect(t testing.TB, held int) {
 	alwaysDirect, heldRows = true, held
 	t.Cleanup(func() { alwaysDirect, heldRows = false, defaultHeldRows })
 }
+
+// DefaultPaths undoes AlwaysNewTable and AlwaysDirect: the imports that follow choose their
+// write path by size, as in production.
+func DefaultPaths() {
+	alwaysNewTable, beforeSwap, alwaysDirect, heldRows = false, nil, false, defaultHeldRows
+}
