@@ -84,7 +84,7 @@ func TestRenderHostilePages(t *testing.T) {
 		serveResources(site, other)
 		sites[path] = site
 	}
-	c := renderCrawler(t, RenderConfig{Timeout: 3 * time.Second})
+	c := renderCrawler(t, RenderConfig{Timeout: 5 * time.Second}) // the pages that should render need seconds beside other packages on two cores
 	c.cfg.Timeout = time.Minute // the crawl's budget is not what ends these pages
 	var mu sync.Mutex
 	pages := map[string]*Rendered{}

@@ -151,7 +151,11 @@ func TestRenderTimeout(t *testing.T) {
 	})
 	site.page("/", htmlPage("home", `<a href="/ok">ok</a><script src="/slow"></script>`))
 	site.page("/ok", htmlPage("ok", "fine"))
-	c := renderCrawler(t, RenderConfig{Timeout: 3 * time.Second})
+	// A page renders in well under a second alone, but CI runs this beside other packages on
+	// two cores. The page's requests may wait longer than its render (or /slow would fail as
+	// a request, and the page render without it).
+	c := renderCrawler(t, RenderConfig{Timeout: 6 * time.Second})
+	c.cfg.RequestTimeout = 30 * time.Second
 	res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true})
 	if err != nil {
 		t.Fatal(err)
