@@ -85,7 +85,7 @@ func TestRenderHostilePages(t *testing.T) {
 		sites[path] = site
 	}
 	c := renderCrawler(t, RenderConfig{Timeout: 5 * time.Second}) // the pages that should render need seconds beside other packages on two cores
-	c.cfg.Timeout = time.Minute // the crawl's budget is not what ends these pages
+	c.cfg.Timeout = time.Minute                                   // the crawl's budget is not what ends these pages
 	var mu sync.Mutex
 	pages := map[string]*Rendered{}
 	crawl := func(paths ...string) {
