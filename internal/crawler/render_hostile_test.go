@@ -84,8 +84,9 @@ func TestRenderHostilePages(t *testing.T) {
 		serveResources(site, other)
 		sites[path] = site
 	}
-	c := renderCrawler(t, RenderConfig{Timeout: 5 * time.Second}) // the pages that should render need seconds beside other packages on two cores
-	c.cfg.Timeout = time.Minute                                   // the crawl's budget is not what ends these pages
+	// The pages that should render need seconds beside other packages on two cores.
+	c := renderCrawler(t, RenderConfig{Timeout: 5 * time.Second})
+	c.cfg.Timeout = time.Minute // the crawl's budget is not what ends these pages
 	var mu sync.Mutex
 	pages := map[string]*Rendered{}
 	crawl := func(paths ...string) {
