@@ -6,9 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/keywords/importer"
 	"github.com/contentapi/contentapi/internal/testenv"
 )
@@ -58,11 +56,7 @@ func TestDataSourceOfEveryKeywordEndpoint(t *testing.T) {
 	importMixed(t)
 	s := startStack(t, stackConfig{})
 	key := registerBusy(t, s.testServer)
-	now := s.Clock.Now()
-	if _, err := s.Ledger.Grant(context.Background(), credits.Grant{AccountID: accountID(t, s.testServer, key), Amount: 500,
-		IssuedAt: now, ExpiresAt: now.Add(72 * time.Hour), Source: credits.SourceOperator, SourceRef: "labels"}); err != nil {
-		t.Fatal(err)
-	}
+	grantCredits(t, s, key, 500)
 	doms := sampleDomains(t)
 	calls := []struct {
 		what, path string
@@ -102,11 +96,7 @@ func TestChargesFollowTheRowsReturned(t *testing.T) {
 	importMixed(t)
 	s := startStack(t, stackConfig{})
 	key := registerBusy(t, s.testServer)
-	now := s.Clock.Now()
-	if _, err := s.Ledger.Grant(context.Background(), credits.Grant{AccountID: accountID(t, s.testServer, key), Amount: 500,
-		IssuedAt: now, ExpiresAt: now.Add(72 * time.Hour), Source: credits.SourceOperator, SourceRef: "charges"}); err != nil {
-		t.Fatal(err)
-	}
+	grantCredits(t, s, key, 500)
 	doms := sampleDomains(t)
 	// call makes the call and checks the charge against the balance and the answer's meta;
 	// rows counts what the answer holds.
