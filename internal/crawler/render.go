@@ -132,6 +132,10 @@ type Renderer struct {
 	cfg       RenderConfig
 	userAgent string
 	slots     chan struct{} // one token per page that may render at once
+	// spare is one more token, for a crawl that has no page rendering while other crawls
+	// hold every slot: it renders at once in a browser of its own rather than waiting
+	// for a page of theirs to end, which a hostile page makes wait its whole timeout.
+	spare chan struct{}
 
 	life context.Context // ends with Close: bounds the start of replacement browsers
 	end  func()
@@ -143,6 +147,7 @@ type Renderer struct {
 
 	kills    atomic.Int64 // browsers killed (hung, over memory, failed page): for tests and logs
 	sessions atomic.Int64 // crawls rendering now, which share the browsers (renderSession.enter)
+	struck   atomic.Int64 // of those, crawls one of whose pages failed: they render one page at a time
 }
 
 // NewRenderer returns a renderer over cfg's browser; nil when cfg names none.
@@ -160,18 +165,18 @@ func NewRenderer(cfg RenderConfig, userAgent string) *Renderer {
 		cfg.MemoryMB = DefaultRenderMemoryMB
 	}
 	life, end := context.WithCancel(context.Background())
-	return &Renderer{cfg: cfg, userAgent: userAgent, slots: make(chan struct{}, cfg.Concurrency),
-		life: life, end: end, live: map[*browser]struct{}{}}
+	return &Renderer{cfg: cfg, userAgent: userAgent, life: life, end: end, live: map[*browser]struct{}{},
+		slots: make(chan struct{}, cfg.Concurrency), spare: make(chan struct{}, 1)}
 }
 
 // Start launches a browser now rather than at the first render, so a worker learns at start
 // whether it can render; the browser waits in the pool for the first page.
 func (r *Renderer) Start(ctx context.Context) error {
-	b, err := r.acquire(ctx)
+	b, slot, err := r.acquire(ctx, false)
 	if err != nil {
 		return err
 	}
-	r.release(b, true)
+	r.release(b, slot, true)
 	return nil
 }
 
@@ -199,12 +204,24 @@ func (r *Renderer) Close() {
 	}
 }
 
-// acquire waits for a free slot and returns an idle browser, or a new one.
-func (r *Renderer) acquire(ctx context.Context) (*browser, error) {
+// acquire waits for a free slot and returns an idle browser, or a new one, and the slot
+// to give back to release. With spare, the spare slot serves too when every slot is taken.
+func (r *Renderer) acquire(ctx context.Context, spare bool) (*browser, chan struct{}, error) {
+	slot := r.slots
 	select {
 	case r.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	default:
+		var spareSlot chan struct{} // nil: never ready
+		if spare {
+			spareSlot = r.spare
+		}
+		select {
+		case r.slots <- struct{}{}:
+		case spareSlot <- struct{}{}:
+			slot = r.spare
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
 	}
 	var found *browser
 	var dead []*browser
@@ -225,18 +242,18 @@ func (r *Renderer) acquire(ctx context.Context) (*browser, error) {
 		b.kill("it stopped answering") // gone already, as a rule: what is left of it goes too
 	}
 	if found != nil {
-		return found, nil
+		return found, slot, nil
 	}
 	if closed {
-		<-r.slots
-		return nil, fmt.Errorf("%w: renderer closed", ErrRenderUnavailable)
+		<-slot
+		return nil, nil, fmt.Errorf("%w: renderer closed", ErrRenderUnavailable)
 	}
 	b, err := r.launchLive(ctx)
 	if err != nil {
-		<-r.slots
-		return nil, err
+		<-slot
+		return nil, nil, err
 	}
-	return b, nil
+	return b, slot, nil
 }
 
 // launchLive launches a browser and records it among the live ones, unless the renderer
@@ -262,8 +279,8 @@ func (r *Renderer) launchLive(ctx context.Context) (*browser, error) {
 // release puts a browser whose page rendered back in the pool; any other is killed, not
 // asked to close (a page that failed may still hold it: an endless script, a dialog), and a
 // replacement is started in the background, keeping the slot until it is ready so that the
-// next page finds a started browser rather than waiting for one.
-func (r *Renderer) release(b *browser, ok bool) {
+// next page finds a started browser rather than waiting for one. slot is acquire's.
+func (r *Renderer) release(b *browser, slot chan struct{}, ok bool) {
 	r.mu.Lock()
 	keep := ok && !r.closed && b.alive()
 	if keep {
@@ -274,18 +291,18 @@ func (r *Renderer) release(b *browser, ok bool) {
 	closed := r.closed
 	r.mu.Unlock()
 	if keep {
-		<-r.slots
+		<-slot
 		return
 	}
 	if b.kill("its page did not render") {
 		r.kills.Add(1)
 	}
 	if closed {
-		<-r.slots
+		<-slot
 		return
 	}
 	go func() {
-		defer func() { <-r.slots }()
+		defer func() { <-slot }()
 		nb, err := r.launchLive(r.life)
 		if err != nil {
 			return // the next render tries again, and reports the error
@@ -633,11 +650,12 @@ type renderSession struct {
 	maxResource int64
 	maxPage     int64 // all the bodies one page loads
 	ua          string
-	// mu guards held (pages of this crawl rendering now), struck (a page of it failed) and
-	// freed (closed when one of its pages ends); see enter.
+	// mu guards held (pages of this crawl rendering now), struck (a page of it failed),
+	// closed and freed (closed when one of its pages ends); see enter.
 	mu     sync.Mutex
 	held   int
 	struck bool
+	closed bool // the crawl ended: a page failing later strikes it no more
 	freed  chan struct{}
 }
 
@@ -645,21 +663,30 @@ type renderSession struct {
 // have ended meanwhile (a page of its own ending wakes it at once).
 const sharePoll = 100 * time.Millisecond
 
-// enter waits until the crawl may render one more page: while other crawls render on the
-// same renderer, each gets an equal share of the browsers (at least one), and a crawl one of
-// whose pages failed gets one at a time. So a crawl whose pages hang browsers, or one that
-// merely came first, leaves browsers to the crawls beside it; alone, a crawl uses them all.
-func (s *renderSession) enter(ctx context.Context) error {
+// enter waits until the crawl may render one more page and says how many it then renders
+// (this one included): a crawl one of whose pages failed gets one browser at a time, and
+// the others share the rest equally (at least one each), the spare browser counted when
+// crawls render side by side. So a crawl whose pages hang
+// browsers, or one that merely came first, leaves browsers to the crawls beside it; alone,
+// a crawl uses them all. A crawl's first page may take the spare browser (acquire), so it
+// need not wait for a page of another crawl to end.
+func (s *renderSession) enter(ctx context.Context) (int, error) {
 	for {
 		s.mu.Lock()
-		limit := max(1, s.r.cfg.Concurrency/int(max(1, s.r.sessions.Load())))
-		if s.struck {
-			limit = 1
+		limit := 1
+		if !s.struck {
+			sessions, struck := int(s.r.sessions.Load()), int(s.r.struck.Load())
+			browsers := s.r.cfg.Concurrency
+			if sessions > 1 {
+				browsers++ // the spare
+			}
+			limit = max(1, (browsers-struck)/max(1, sessions-struck))
 		}
 		if s.held < limit {
 			s.held++
+			held := s.held
 			s.mu.Unlock()
-			return nil
+			return held, nil
 		}
 		if s.freed == nil {
 			s.freed = make(chan struct{})
@@ -672,7 +699,7 @@ func (s *renderSession) enter(ctx context.Context) error {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 		t.Stop()
 	}
@@ -682,7 +709,10 @@ func (s *renderSession) enter(ctx context.Context) error {
 func (s *renderSession) leave(failed bool) {
 	s.mu.Lock()
 	s.held--
-	s.struck = s.struck || failed
+	if failed && !s.struck && !s.closed {
+		s.struck = true
+		s.r.struck.Add(1)
+	}
 	if s.freed != nil {
 		close(s.freed)
 		s.freed = nil
@@ -692,9 +722,16 @@ func (s *renderSession) leave(failed bool) {
 
 // close ends the session: the crawl renders no more.
 func (s *renderSession) close() {
-	if s != nil {
-		s.r.sessions.Add(-1)
+	if s == nil {
+		return
 	}
+	s.mu.Lock()
+	s.closed = true
+	if s.struck {
+		s.r.struck.Add(-1)
+	}
+	s.r.sessions.Add(-1)
+	s.mu.Unlock()
 }
 
 // renderJob is one page being rendered: its document, answered from the body already
@@ -866,17 +903,18 @@ const errorPage = "\x00error-page"
 // errors. It returns when the page's time is up (or ctx ends) whatever the browser does:
 // every wait is under the page's deadline, and a browser whose page failed is killed.
 func (s *renderSession) render(ctx context.Context, pageURL, contentType string, doc []byte) ([]byte, *renderJob, error) {
-	if err := s.enter(ctx); err != nil {
+	held, err := s.enter(ctx)
+	if err != nil {
 		return nil, nil, err
 	}
-	b, err := s.r.acquire(ctx)
+	b, slot, err := s.r.acquire(ctx, held == 1)
 	if err != nil {
 		s.leave(false)
 		return nil, nil, err
 	}
 	ok := false
 	defer func() {
-		s.r.release(b, ok)
+		s.r.release(b, slot, ok)
 		s.leave(!ok && ctx.Err() == nil)
 	}()
 	pctx, cancel := context.WithTimeout(b.ctx, s.r.cfg.Timeout)

@@ -49,23 +49,25 @@ func BenchmarkRenderedCrawl(b *testing.B) {
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()
-	peak, hwm, pss := stop()
-	b.ReportMetric(float64(pages*b.N)/elapsed.Seconds(), "pages/s")
-	b.ReportMetric(float64(cpu().Milliseconds())/float64(pages*b.N), "cpu-ms/page")
-	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
-	b.ReportMetric(float64(hwm)/(1<<20), "sum-HWM-MB")
-	b.ReportMetric(float64(pss)/(1<<20), "end-PSS-MB")
+	reportRendered(b, stop(), cpu(), pages*b.N, elapsed)
 }
 
-// samplePeak samples, every 50 ms until stopped, the summed resident set of this process and
-// its descendants (the browser); stop returns the largest sum seen, the summed VmHWM (each
-// process's own peak, reached at different times: a looser bound) and the summed Pss at the
-// end, in bytes. cpu returns the CPU time the family used since the start (each process's
-// user + system time as last seen, processes that ended included): unlike pages/s it barely
-// moves with the machine's other load, so it compares two builds on a busy machine.
-func samplePeak(b testing.TB) (stop func() (peak, hwm, pss int64), cpu func() time.Duration) {
+// memPeak is what samplePeak saw of this process and its descendants (the browsers), in bytes.
+type memPeak struct {
+	rss     int64 // the largest summed resident set (pages shared between processes count in each)
+	hwm     int64 // summed VmHWM: each process's own peak, reached at different times (looser)
+	pss     int64 // summed Pss at the end: each shared page counted once, in shares
+	peakPss int64 // the largest summed Pss seen: what a memory limit on the family charges
+}
+
+// samplePeak samples, every 50 ms until stopped, the memory of this process and its
+// descendants (the browser); stop returns what it saw. cpu returns the CPU time the family
+// used since the start (each process's user + system time as last seen, processes that ended
+// included): unlike pages/s it barely moves with the machine's other load, so it compares
+// two builds on a busy machine.
+func samplePeak(b testing.TB) (stop func() memPeak, cpu func() time.Duration) {
 	var mu sync.Mutex
-	var peak int64
+	var m memPeak
 	start, last := familyTicks(), map[int]int64{}
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -74,10 +76,10 @@ func samplePeak(b testing.TB) (stop func() (peak, hwm, pss int64), cpu func() ti
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
 		for {
-			rss := sumProcs(b, "VmRSS:")
+			rss, pss := sumProcs(b, "VmRSS:"), sumPss(b)
 			ticks := familyTicks()
 			mu.Lock()
-			peak = max(peak, rss)
+			m.rss, m.peakPss = max(m.rss, rss), max(m.peakPss, pss)
 			for pid, n := range ticks {
 				last[pid] = n
 			}
@@ -89,12 +91,13 @@ func samplePeak(b testing.TB) (stop func() (peak, hwm, pss int64), cpu func() ti
 			}
 		}
 	}()
-	stop = func() (int64, int64, int64) {
+	stop = func() memPeak {
 		close(done)
 		<-finished
 		mu.Lock()
 		defer mu.Unlock()
-		return peak, sumProcs(b, "VmHWM:"), sumPss(b)
+		m.hwm, m.pss = sumProcs(b, "VmHWM:"), sumPss(b)
+		return m
 	}
 	cpu = func() time.Duration {
 		mu.Lock()
@@ -195,15 +198,20 @@ func BenchmarkRenderedCrawlRustBook(b *testing.B) {
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()
-	peak, hwm, pss := stop()
 	if rendered == 0 {
 		b.Fatal("no page rendered")
 	}
-	b.ReportMetric(float64(rendered)/elapsed.Seconds(), "pages/s")
-	b.ReportMetric(float64(cpu().Milliseconds())/float64(rendered), "cpu-ms/page")
-	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
-	b.ReportMetric(float64(hwm)/(1<<20), "sum-HWM-MB")
-	b.ReportMetric(float64(pss)/(1<<20), "end-PSS-MB")
+	reportRendered(b, stop(), cpu(), rendered, elapsed)
+}
+
+// reportRendered reports a rendered-crawl benchmark's rate, CPU and memory.
+func reportRendered(b *testing.B, m memPeak, cpu time.Duration, pages int, elapsed time.Duration) {
+	b.ReportMetric(float64(pages)/elapsed.Seconds(), "pages/s")
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(pages), "cpu-ms/page")
+	b.ReportMetric(float64(m.rss)/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(m.hwm)/(1<<20), "sum-HWM-MB")
+	b.ReportMetric(float64(m.peakPss)/(1<<20), "peak-PSS-MB")
+	b.ReportMetric(float64(m.pss)/(1<<20), "end-PSS-MB")
 }
 
 // rustDocs is the directory of one of the Rust toolchain's html books, or skips.

@@ -282,7 +282,7 @@ func TestRenderHeapBomb(t *testing.T) {
 
 	stop, _ := samplePeak(t)
 	res, err := c.Crawl(context.Background(), Request{Domain: strings.TrimPrefix(srv.URL, "http://"), Render: true})
-	peak, _, _ := stop()
+	peak := stop().rss
 	if err != nil {
 		t.Fatal(err)
 	}
