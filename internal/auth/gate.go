@@ -26,26 +26,9 @@ import (
 // Window is the rate-limit window: plans state their limits per minute.
 const Window = time.Minute
 
-// accountStateTTL bounds how long a replica can act on an account's cached plan if a change
-// notification were lost; revocations and plan changes are pushed at once (Revoked, Refresh).
+// accountStateTTL is how long Redis keeps an account's state after it was last written;
+// replicas read it with every lease (admission.go), at most leaseTTL apart.
 const accountStateTTL = 60 * time.Second
-
-// gateScript checks the account's state hash (plan, limit, period end and revoked keys,
-// shared by all replicas) and admits the request in the account's sliding window, in one
-// round trip. Reply: {status, limit, remaining, reset_us, period_end, plan, version} where
-// version changes whenever the account's credits or plan change, and status is
-// 0 state missing (fill and retry), 1 admitted, 2 limited, 3 key revoked.
-var gateScript = redis.NewScript(`
-local st = redis.call('HMGET', KEYS[1], 'lim', 'pe', 'plan', 'rev:' .. ARGV[1], 'ver')
-if st[4] then return {3, 0, 0, 0, '', '', ''} end
-if not st[1] or not st[2] or not st[3] or not st[5] then return {0, 0, 0, 0, '', '', ''} end
-local zkey = KEYS[2]
-local limit, window_us = tonumber(st[1]), tonumber(ARGV[2])
-local r = (function()
-` + ratelimit.WindowLua + `
-end)()
-return {r[1], r[2], r[3], r[4], st[2], st[3], st[5]}
-`)
 
 // fillScript writes an account's state without overwriting fields pushed meanwhile by
 // Refresh or Revoked, so a fill that read the database before a change cannot undo it.
@@ -73,7 +56,8 @@ type keyInfo struct {
 
 // Gate authenticates bearer keys and applies per-account rate limits. Key facts that never
 // change (owner, expiry) are cached in process; whether a key is revoked and the account's
-// plan live in Redis, shared by every replica, and are checked atomically with the limit.
+// plan live in Redis, shared by every replica, and come to each replica with the leases of
+// rate-limit slots it admits requests from (admission.go).
 type Gate struct {
 	pool   *pgxpool.Pool
 	rdb    redis.UniversalClient
@@ -88,17 +72,28 @@ type Gate struct {
 	lastUsed map[uuid.UUID]keyUse
 
 	batch *scriptBatcher
+	adm   *admission
+	stop  func() // ends the push listener
+	sub   *redis.PubSub
+	done  chan struct{}
 }
 
 // NewGate returns a gate; Close stops its goroutines.
 func NewGate(pool *pgxpool.Pool, rdb redis.UniversalClient, ledger *credits.Ledger, clk clock.Clock, log *slog.Logger) *Gate {
-	return &Gate{
+	g := &Gate{
 		pool: pool, rdb: rdb, ledger: ledger, clock: clk, log: log,
 		keys:     newTTLCache[string, keyInfo](100_000, 5*time.Minute),
 		unknown:  newTTLCache[string, struct{}](10_000, 10*time.Second),
 		lastUsed: make(map[uuid.UUID]keyUse),
-		batch:    newScriptBatcher(rdb, gateScript, 2),
+		batch:    newScriptBatcher(rdb, leaseScript, 2),
+		done:     make(chan struct{}),
 	}
+	g.adm = &admission{g: g}
+	ctx, stop := context.WithCancel(context.Background())
+	g.stop = stop
+	g.sub = rdb.Subscribe(ctx, gateChannel)
+	go func() { defer close(g.done); g.adm.listen(ctx, g.sub) }()
+	return g
 }
 
 // newTTLCache is a least-recently-used cache of size entries that expire ttl after they were
@@ -110,9 +105,14 @@ func newTTLCache[K comparable, V any](size uint64, ttl time.Duration) *ttlcache.
 		ttlcache.WithDisableTouchOnHit[K, V]())
 }
 
-// Close stops the gate's Redis batchers; calls made after it fail. The flusher (RunFlusher)
-// is its caller's to stop.
-func (g *Gate) Close() { g.batch.close() }
+// Close stops the gate's Redis batchers and push listener; calls made after it fail. The
+// flusher (RunFlusher) is its caller's to stop.
+func (g *Gate) Close() {
+	g.stop()
+	_ = g.sub.Close()
+	<-g.done
+	g.batch.close()
+}
 
 func stateKey(account uuid.UUID) string { return "acct:{" + account.String() + "}" }
 
@@ -159,42 +159,19 @@ func (g *Gate) Admit(ctx context.Context, account uuid.UUID) (ratelimit.Decision
 	return g.admit(ctx, &p, g.clock.Now())
 }
 
-// admit runs the gate script for p's account (and p's key, uuid.Nil for none, which is
-// never revoked): the account's state, the key's revocation and the rate limit in one
-// round trip. It fills p's plan and state version.
+// admit admits a request of p's account (and p's key, uuid.Nil for none, which is never
+// revoked) in the account's rate limit, from this replica's lease of it, and renews a free
+// account's ended period. It fills p's plan and state version.
 func (g *Gate) admit(ctx context.Context, p *Principal, now time.Time) (ratelimit.Decision, error) {
-	var d ratelimit.Decision
-	var reply []any
-	var err error
-	for attempt := 0; ; attempt++ {
-		reply, err = g.batch.Run(ctx, []string{stateKey(p.AccountID), "rl:{" + p.AccountID.String() + "}"},
-			p.KeyID.String(), Window.Microseconds())
-		if err != nil {
-			return d, fmt.Errorf("auth: gate: %w", err)
-		}
-		if status, _ := reply[0].(int64); status != 0 || attempt > 0 {
-			break
-		}
-		if err := g.fill(ctx, p.AccountID); err != nil {
-			return d, err
-		}
-	}
-	switch status, _ := reply[0].(int64); status {
-	case 0:
-		return d, errors.New("auth: account state missing after fill")
-	case 3:
-		return d, invalidKey()
-	}
-	if d, err = ratelimit.ParseReply(reply); err != nil {
+	d, end, err := g.adm.admit(ctx, p)
+	if err != nil {
 		return d, err
 	}
-	p.Plan, _ = reply[5].(string)
-	p.StateVersion, _ = reply[6].(string)
 	if !d.Allowed {
 		return d, &apperr.Error{Code: apperr.RateLimitExceeded, RetryAfter: d.RetryAfterSeconds(),
 			Message: fmt.Sprintf("Rate limit of %d requests per minute exceeded. Retry after %d seconds.", d.Limit, d.RetryAfterSeconds())}
 	}
-	if p.Plan == "free" && !now.Before(time.Unix(periodEnd(reply[4]), 0)) {
+	if p.Plan == "free" && !now.Before(time.Unix(end, 0)) {
 		if err := g.renew(ctx, p.AccountID); err != nil {
 			return d, err
 		}
@@ -318,7 +295,10 @@ func (g *Gate) Refresh(ctx context.Context, account uuid.UUID) error {
 	pipe := g.rdb.TxPipeline()
 	pipe.HSet(ctx, stateKey(account), "lim", limit, "pe", periodEnd.Unix(), "plan", planName, "ver", uuid.NewString())
 	pipe.Expire(ctx, stateKey(account), accountStateTTL)
-	if _, err := pipe.Exec(ctx); err != nil {
+	publishChange(ctx, pipe, account, "")
+	_, err = pipe.Exec(ctx)
+	g.adm.pushed(account, "") // this replica at once, whatever became of the push
+	if err != nil {
 		return fmt.Errorf("auth: push account state: %w", err)
 	}
 	return nil
@@ -327,19 +307,32 @@ func (g *Gate) Refresh(ctx context.Context, account uuid.UUID) error {
 // Changed tells every replica that the account's credits changed (a reservation, settlement,
 // refund or grant); call it after committing.
 func (g *Gate) Changed(ctx context.Context, account uuid.UUID) error {
-	return AccountChanged(ctx, g.rdb, account)
+	version, err := accountChanged(ctx, g.rdb, account)
+	if err != nil {
+		version = "" // unknown: answers built on it are rebuilt until the next lease reads it
+	}
+	g.adm.pushed(account, version) // this replica at once
+	return err
 }
 
 // AccountChanged gives the account a new state version in Redis, so cached answers built
-// from its credits are rebuilt. Processes without a Gate (the worker) call it directly.
+// from its credits are rebuilt, and pushes it to every replica. Processes without a Gate
+// (the worker) call it directly.
 func AccountChanged(ctx context.Context, rdb redis.Cmdable, account uuid.UUID) error {
+	_, err := accountChanged(ctx, rdb, account)
+	return err
+}
+
+func accountChanged(ctx context.Context, rdb redis.Cmdable, account uuid.UUID) (string, error) {
+	version := uuid.NewString()
 	pipe := rdb.TxPipeline()
-	pipe.HSet(ctx, stateKey(account), "ver", uuid.NewString())
+	pipe.HSet(ctx, stateKey(account), "ver", version)
 	pipe.Expire(ctx, stateKey(account), accountStateTTL)
+	publishChange(ctx, pipe, account, version)
 	if _, err := pipe.Exec(ctx); err != nil {
-		return fmt.Errorf("auth: push account change: %w", err)
+		return "", fmt.Errorf("auth: push account change: %w", err)
 	}
-	return nil
+	return version, nil
 }
 
 // Revoked marks a key revoked for every replica; call it after committing the revocation.
@@ -347,7 +340,10 @@ func (g *Gate) Revoked(ctx context.Context, account, key uuid.UUID) error {
 	pipe := g.rdb.TxPipeline()
 	pipe.HSet(ctx, stateKey(account), "rev:"+key.String(), 1)
 	pipe.Expire(ctx, stateKey(account), accountStateTTL)
-	if _, err := pipe.Exec(ctx); err != nil {
+	publishChange(ctx, pipe, account, "")
+	_, err := pipe.Exec(ctx)
+	g.adm.pushed(account, "")
+	if err != nil {
 		return fmt.Errorf("auth: push revocation: %w", err)
 	}
 	return nil

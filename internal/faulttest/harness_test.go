@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -375,13 +376,19 @@ func (s *stack) openDB() {
 // tail is printed if the test fails. The process is killed when the test ends.
 func (s *stack) run(name, bin string) *service {
 	s.t.Helper()
+	return s.runWith(name, bin)
+}
+
+// runWith is run with env (NAME=value) added to the stack's, overriding it.
+func (s *stack) runWith(name, bin string, env ...string) *service {
+	s.t.Helper()
 	logPath := filepath.Join(s.dir, name+".log")
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	cmd := exec.Command(bin)
-	cmd.Env = s.env
+	cmd.Env = append(slices.Clip(s.env), env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = sysAttr(nil)
 	p, err := start(name, cmd)
