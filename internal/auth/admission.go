@@ -133,6 +133,7 @@ type account struct {
 	left       int    // slots of the lease not used yet
 	member     string // the lease's entry for slots beyond the first, to hand back unused ones
 	memberExp  int64  // when that entry leaves the window (Redis µs)
+	memberN    int    // slots the entry holds: the lease's less its first
 	free       int    // slots the limit left unleased at the lease
 	resetAt    time.Time
 	deniedTill time.Time // refused: answer 429 from memory until then
@@ -149,7 +150,9 @@ type account struct {
 // admission holds this replica's accounts.
 type admission struct {
 	g        *Gate
-	accounts sync.Map // uuid.UUID → *account
+	window   time.Duration  // the limit's window: Window (tests shorten it)
+	accounts sync.Map       // uuid.UUID → *account
+	handing  sync.WaitGroup // slots being handed back (close waits for them)
 }
 
 // get returns the account's state, created empty the first time.
@@ -273,7 +276,7 @@ func (a *admission) lease(ctx context.Context, acc *account, key uuid.UUID, now 
 func (a *admission) run(ctx context.Context, id, key uuid.UUID, want int) ([]any, error) {
 	keys := leaseKeys(id)
 	for attempt := 0; ; attempt++ {
-		reply, err := a.g.batch.Run(ctx, keys, key.String(), Window.Microseconds(), want, leaseTTL.Microseconds())
+		reply, err := a.g.batch.Run(ctx, keys, key.String(), a.window.Microseconds(), want, leaseTTL.Microseconds())
 		if err != nil {
 			return nil, fmt.Errorf("auth: gate: %w", err)
 		}
@@ -310,6 +313,7 @@ func (acc *account) apply(reply []any, sent time.Time) error {
 	acc.left = int(granted)
 	acc.member, _ = reply[8].(string)
 	acc.memberExp, _ = reply[9].(int64)
+	acc.memberN = max(0, int(granted)-1)
 	acc.revoked = nil
 	for _, v := range reply[10:] {
 		s, _ := v.(string)
@@ -334,12 +338,14 @@ type handedBack struct {
 	slots  int
 }
 
-// handBack ends acc's lease (acc.mu held) and returns its slots not used: beyond the first,
-// which its request used. Slots of a lease that has ended by time were given up with it
-// (the holder may no longer use them), and are handed back as well.
+// handBack ends acc's lease (acc.mu held) and returns its slots not used, as far as its
+// entry for the slots beyond the first holds them: a first slot not used (the lease was
+// dropped before its request took it) stays counted until it leaves the window, as if
+// used. Slots of a lease that has ended by time were given up with it (the holder may no
+// longer use them), and are handed back as well.
 func (acc *account) handBack() handedBack {
-	h := handedBack{member: acc.member, exp: acc.memberExp, slots: acc.left}
-	acc.left, acc.member = 0, ""
+	h := handedBack{member: acc.member, exp: acc.memberExp, slots: min(acc.left, acc.memberN)}
+	acc.left, acc.member, acc.memberN = 0, "", 0
 	if h.member == "" {
 		h.slots = 0
 	}
@@ -353,7 +359,9 @@ func (a *admission) giveBack(id uuid.UUID, h handedBack) {
 		return
 	}
 	keys := leaseKeys(id)
+	a.handing.Add(1)
 	go func() {
+		defer a.handing.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := returnScript.Run(ctx, a.g.rdb, keys[1:], h.member, h.exp, h.slots).Err(); err != nil {
@@ -411,7 +419,7 @@ func (a *admission) sweep(now time.Time) {
 	a.accounts.Range(func(k, v any) bool {
 		acc := v.(*account)
 		acc.mu.Lock()
-		idle := acc.fetching == nil && now.Sub(acc.ends) > Window
+		idle := acc.fetching == nil && now.Sub(acc.ends) > a.window
 		acc.mu.Unlock()
 		if idle {
 			a.accounts.CompareAndDelete(k, v)

@@ -88,7 +88,7 @@ func NewGate(pool *pgxpool.Pool, rdb redis.UniversalClient, ledger *credits.Ledg
 		batch:    newScriptBatcher(rdb, leaseScript, 2),
 		done:     make(chan struct{}),
 	}
-	g.adm = &admission{g: g}
+	g.adm = &admission{g: g, window: Window}
 	ctx, stop := context.WithCancel(context.Background())
 	g.stop = stop
 	g.sub = rdb.Subscribe(ctx, gateChannel)
@@ -111,6 +111,7 @@ func (g *Gate) Close() {
 	g.stop()
 	_ = g.sub.Close()
 	<-g.done
+	g.adm.handing.Wait()
 	g.batch.close()
 }
 
