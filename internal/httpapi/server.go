@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -92,6 +93,11 @@ type Deps struct {
 	// running tool call reports progress (zero: 2 s).
 	MCPAllowedOrigins   []string
 	MCPProgressInterval time.Duration
+	// AccessLogSample logs one in that many successful calls (status under 400) answered
+	// faster than AccessLogSlow; every error and slow call is logged, and metrics count
+	// every call. Zero or one logs every call; AccessLogSlow zero counts no call as slow.
+	AccessLogSample int
+	AccessLogSlow   time.Duration
 	// Lifetime ends when the API begins to shut down: calls waiting for their jobs then
 	// answer at once with the job as it stands (202), and MCP sessions end with their event
 	// streams, which would otherwise hold the drain up to its timeout. Nil never ends.
@@ -118,6 +124,8 @@ type server struct {
 	proxies    []netip.Prefix // TrustedProxies, parsed
 	// crossOrigin refuses cross-origin unsafe requests to the queue dashboard.
 	crossOrigin *http.CrossOriginProtection
+	// calls counts the successful fast calls, one in AccessLogSample of which is logged.
+	calls atomic.Uint64
 }
 
 // New builds the Fiber application with every route.
@@ -355,10 +363,18 @@ func (s *server) accessLog(c *fiber.Ctx) error {
 	if status == fiber.StatusNotFound && route == "/" && c.Path() != "/" {
 		route = "unmatched" // unknown paths would otherwise make a label per path
 	}
+	took := time.Since(start)
 	// Labels outlive the request: copy the method out of fasthttp's reused buffer.
-	s.Metrics.HTTP(route, strings.Clone(c.Method()), status, time.Since(start))
+	s.Metrics.HTTP(route, strings.Clone(c.Method()), status, took)
+	sampled := s.AccessLogSample > 1 && status < 400 && (s.AccessLogSlow <= 0 || took < s.AccessLogSlow)
+	if sampled && s.calls.Add(1)%uint64(s.AccessLogSample) != 0 {
+		return nil
+	}
 	attrs := []any{"request_id", requestIDOf(c), "method", c.Method(), "path", c.Path(),
-		"status", status, "duration_ms", float64(time.Since(start).Microseconds()) / 1000}
+		"status", status, "duration_ms", float64(took.Microseconds()) / 1000}
+	if sampled {
+		attrs = append(attrs, "sample", s.AccessLogSample) // this line stands for that many calls
+	}
 	if q := c.Request().URI().QueryString(); len(q) > 0 {
 		// Callers put credentials in queries too (?password=, ?token=): those stay out of logs.
 		attrs = append(attrs, "query", redact.Query(string(q)))

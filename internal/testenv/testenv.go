@@ -71,9 +71,14 @@ func MainNoLeaks(m *testing.M, opts ...goleak.Option) {
 // FasthttpGoroutines ignores what fasthttp (under Fiber) leaves running after a server's
 // Shutdown: its process-wide Date header updater, which never stops, and each server's
 // idle-worker cleaner, which sees the stop only after its 10 s sleep.
+// The benchmarks' load client (a fasthttp.Client) leaves its cleaners too, each ending only
+// after a sleep of up to 10 s once its connections are closed.
 var FasthttpGoroutines = []goleak.Option{
 	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
 	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*Client).mCleaner"),
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*TCPDialer).tcpAddrsClean"),
 }
 
 // processHelpers are the goroutines of helpers that live as long as the test binary on
