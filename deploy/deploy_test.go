@@ -408,6 +408,44 @@ func TestDockerfileBuildsTheBinaries(t *testing.T) {
 	}
 }
 
+// hasChromium reports whether a Dockerfile stage installs Debian's chromium and points
+// CHROME_PATH at it.
+func hasChromium(st dockerStage) bool {
+	installs := slices.ContainsFunc(st.Lines, func(l string) bool {
+		return strings.HasPrefix(l, "RUN ") && strings.Contains(l, "apt-get install") && slices.Contains(strings.Fields(l), "chromium")
+	})
+	env, _ := st.instruction("ENV")
+	return installs && env == "CHROME_PATH=/usr/bin/chromium"
+}
+
+// The worker-render target is the worker with Chromium: Debian's chromium package at
+// CHROME_PATH, the same /worker, the distroless images' uid; the distroless images have no
+// browser.
+func TestRenderWorkerImage(t *testing.T) {
+	stages := dockerStages(t)
+	st, ok := stages[renderTarget]
+	if !ok {
+		t.Fatalf("Dockerfile: no target %s", renderTarget)
+	}
+	if !strings.HasPrefix(st.From, "debian:") || !hasChromium(st) {
+		t.Errorf("Dockerfile target %s: FROM %s; want a Debian image that installs chromium and sets CHROME_PATH=/usr/bin/chromium", renderTarget, st.From)
+	}
+	if !slices.Contains(st.Lines, "COPY --from=build /out/worker /worker") {
+		t.Errorf("Dockerfile target %s: does not COPY --from=build /out/worker /worker", renderTarget)
+	}
+	if ep, _ := st.instruction("ENTRYPOINT"); ep != `["/worker"]` {
+		t.Errorf("Dockerfile target %s: ENTRYPOINT %s, want [\"/worker\"]", renderTarget, ep)
+	}
+	if user, _ := st.instruction("USER"); user != "65532:65532" {
+		t.Errorf("Dockerfile target %s: USER %q, want 65532:65532 (distroless nonroot)", renderTarget, user)
+	}
+	for _, target := range targets {
+		if hasChromium(stages[target]) {
+			t.Errorf("Dockerfile target %s installs Chromium; only %s should", target, renderTarget)
+		}
+	}
+}
+
 // No binary links test code: a helper package of ours (billingtest, faulttest, openapitest,
 // testenv) or the OpenAPI validator the tests check answers with. Every start of every
 // binary would pay for it (openapitest's validator alone added 20 package inits and 1 MB).
@@ -1243,7 +1281,7 @@ func TestDockerCompose(t *testing.T) {
 			if s.Build.Dockerfile != "deploy/"+dockerfile {
 				t.Errorf("docker-compose.yml %s: builds %s, want deploy/%s", name, s.Build.Dockerfile, dockerfile)
 			}
-			if _, ok := stages[s.Build.Target]; !ok || !slices.Contains(targets, s.Build.Target) {
+			if _, ok := stages[s.Build.Target]; !ok || (!slices.Contains(targets, s.Build.Target) && s.Build.Target != renderTarget) {
 				t.Errorf("docker-compose.yml %s: target %q is not an image target of the Dockerfile", name, s.Build.Target)
 			}
 			for k := range s.Environment {
@@ -1253,9 +1291,17 @@ func TestDockerCompose(t *testing.T) {
 			}
 		}
 	}
+	// The worker renders JavaScript there (rendered audits would answer 503 without a
+	// browser); the plain worker image is for clusters.
+	built["worker"] = built["worker"] || built[renderTarget]
 	for _, target := range targets {
 		if !built[target] {
 			t.Errorf("docker-compose.yml builds no %s image", target)
+		}
+	}
+	for name, want := range map[string]bool{"worker": true, "api": false} {
+		if s, ok := services[name]; ok && s.Build != nil && hasChromium(stages[s.Build.Target]) != want {
+			t.Errorf("docker-compose.yml %s: target %s; Chromium and CHROME_PATH in it: %v, want %v", name, s.Build.Target, !want, want)
 		}
 	}
 	if r, ok := services["redis"]; ok {
