@@ -26,6 +26,11 @@ run: ## run API and worker against local PostgreSQL and Redis (creates and migra
 	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || [ -n "$$CHROME_PATH" ] || (apt-get update && apt-get install -y chromium)
 	@echo "make run: building api, worker and ctl into $(BIN)/ (the first build downloads modules and can take minutes)..."
 	$(GO) build -v -o $(BIN)/ ./cmd/...
+	@# The servers used, passwords masked, and a warning: a Redis database is shared with
+	@# whatever else uses it (another checkout's make run would take this one's tasks).
+	@mask() { sed -E 's#(://[^:/@]*):.*@#\1:xxxxx@#; s#([?&][^=&]*(pass|secret|token)[^=&]*=)[^&]*#\1xxxxx#gI' <<<"$$1"; }; \
+	echo "make run: PostgreSQL $$(mask "$$DATABASE_URL"), Redis $$(mask "$$REDIS_URL")"; \
+	echo "make run: anything else using that Redis database shares its queues and caches; for one of its own: REDIS_URL=redis://127.0.0.1:6379/N make run (N from 1 to 15), and the same REDIS_URL for bin/ctl"
 	@echo "make run: migrating the database and loading the sample data if it is empty..."
 	$(BIN)/ctl migrate
 	$(BIN)/ctl seed-sample --if-empty

@@ -3,6 +3,7 @@ package deploy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -133,7 +134,15 @@ type kustomization struct {
 		NewTag  string `json:"newTag,omitempty"`
 		Digest  string `json:"digest,omitempty"`
 	} `json:"images,omitempty"`
+	Patches []struct {
+		Patch string `json:"patch,omitempty"`
+		Path  string `json:"path,omitempty"`
+	} `json:"patches,omitempty"`
 }
+
+// kedaOverlay is the kustomization, under deploy/kubernetes, that scales the worker with
+// KEDA; the base applies on a cluster without it.
+const kedaOverlay = "overlays/keda"
 
 // optionalFile reports whether a manifest is meant to be applied by hand, not by -k: a
 // template (secrets) or an alternative.
@@ -141,32 +150,114 @@ func optionalFile(name string) bool {
 	return strings.HasSuffix(name, ".example.yaml") || strings.HasSuffix(name, ".optional.yaml")
 }
 
-// The kustomizations list existing files, never the secret template or an alternative,
-// cover every other manifest, pin every image they use, agree with each other on the image
-// names and tags, and never scale one Deployment twice.
-func TestKustomizations(t *testing.T) {
-	m := manifests(t)
-	paths, err := filepath.Glob(filepath.Join(kubeDir, "*kustomization.yaml"))
+// kustomizationDirs lists the directories under deploy/kubernetes holding a
+// kustomization.yaml, slash-separated ("." for deploy/kubernetes itself).
+func kustomizationDirs(t *testing.T) []string {
+	t.Helper()
+	var dirs []string
+	err := filepath.WalkDir(kubeDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "kustomization.yaml" {
+			rel, _ := filepath.Rel(kubeDir, filepath.Dir(p))
+			dirs = append(dirs, filepath.ToSlash(rel))
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, _ := filepath.Glob(filepath.Join(kubeDir, "*", "kustomization.yaml"))
-	paths = append(paths, sub...)
-	if len(paths) == 0 {
+	if len(dirs) == 0 {
 		t.Fatal("no kustomization.yaml under deploy/kubernetes")
 	}
+	return dirs
+}
+
+func readKustomization(dir string) (kustomization, error) {
+	var k kustomization
+	data, err := os.ReadFile(filepath.Join(kubeDir, filepath.FromSlash(dir), "kustomization.yaml"))
+	if err == nil {
+		err = yaml.UnmarshalStrict(data, &k)
+	}
+	if err != nil {
+		return k, fmt.Errorf("%s/kustomization.yaml: %w", dir, err)
+	}
+	return k, nil
+}
+
+// kustomized is what `kustomize build` of a directory yields, as far as these tests read
+// it: the objects (of its files and its bases', less those its patches delete) and the
+// images its and its bases' images lists set.
+type kustomized struct {
+	objects []*object
+	images  map[string]string // image name → newName:newTag[@digest]
+}
+
+// kustomize builds the kustomization in dir (under deploy/kubernetes). A resource is a
+// manifest file or a directory with a kustomization (a base); the only patches understood
+// are inline `$patch: delete` ones, each of which must delete an object.
+func kustomize(m manifestSet, dir string, depth int) (kustomized, error) {
+	out := kustomized{images: map[string]string{}}
+	if depth > 5 {
+		return out, fmt.Errorf("%s: bases nested too deep (a cycle?)", dir)
+	}
+	k, err := readKustomization(dir)
+	if err != nil {
+		return out, err
+	}
+	for _, r := range k.Resources {
+		f := path.Clean(path.Join(dir, r))
+		if _, err := os.Stat(filepath.Join(kubeDir, filepath.FromSlash(f), "kustomization.yaml")); err == nil {
+			base, err := kustomize(m, f, depth+1)
+			if err != nil {
+				return out, err
+			}
+			out.objects = append(out.objects, base.objects...)
+			maps.Copy(out.images, base.images)
+			continue
+		}
+		out.objects = append(out.objects, m.inFiles([]string{f}).objects...)
+	}
+	for _, img := range k.Images {
+		ref := img.NewName + ":" + img.NewTag
+		if img.Digest != "" {
+			ref += "@" + img.Digest
+		}
+		out.images[img.Name] = ref
+	}
+	for i, p := range k.Patches {
+		var del struct {
+			Patch      string `json:"$patch"`
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(p.Patch), &del); err != nil || p.Path != "" || del.Patch != "delete" {
+			return out, fmt.Errorf("%s/kustomization.yaml: patch %d is not an inline $patch: delete (the only kind these tests read; %v)", dir, i+1, err)
+		}
+		n := len(out.objects)
+		out.objects = slices.DeleteFunc(out.objects, func(o *object) bool {
+			return o.APIVersion == del.APIVersion && o.Kind == del.Kind && o.Meta.GetName() == del.Metadata.Name
+		})
+		if len(out.objects) == n {
+			return out, fmt.Errorf("%s/kustomization.yaml: patch %d deletes %s %s %s, which its resources do not have", dir, i+1, del.APIVersion, del.Kind, del.Metadata.Name)
+		}
+	}
+	return out, nil
+}
+
+// The kustomizations list existing files (or bases), never the secret template or an
+// alternative, cover every other manifest, pin every image they use, agree with each other
+// on the image names and tags, and never scale one Deployment twice.
+func TestKustomizations(t *testing.T) {
+	m := manifests(t)
 	listed := map[string]string{} // manifest → kustomization listing it
 	images := map[string]string{} // image name → newName:newTag, across kustomizations
-	for _, p := range paths {
-		rel := filepath.ToSlash(strings.TrimPrefix(p, kubeDir+string(filepath.Separator)))
-		dir := path.Dir(rel)
-		data, err := os.ReadFile(p)
+	for _, dir := range kustomizationDirs(t) {
+		rel := path.Join(dir, "kustomization.yaml")
+		k, err := readKustomization(dir)
 		if err != nil {
-			t.Fatal(err)
-		}
-		var k kustomization
-		if err := yaml.UnmarshalStrict(data, &k); err != nil {
-			t.Errorf("%s: %v", rel, err)
+			t.Error(err)
 			continue
 		}
 		if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
@@ -175,27 +266,39 @@ func TestKustomizations(t *testing.T) {
 		if k.Namespace != namespace {
 			t.Errorf("%s: namespace %q, want %q", rel, k.Namespace, namespace)
 		}
-		var files []string
+		bases := 0
 		for _, r := range k.Resources {
 			f := path.Clean(path.Join(dir, r))
 			switch {
 			case strings.Contains(r, "://") || strings.HasPrefix(f, ".."):
 				t.Errorf("%s: resource %q is outside deploy/kubernetes", rel, r)
+			case slices.Contains(kustomizationDirs(t), f):
+				if f == "." || f == dir || strings.HasPrefix(dir, f+"/") {
+					t.Errorf("%s: base %q holds this kustomization, which kustomize refuses (a cycle)", rel, r)
+				}
+				bases++
+				continue
+			case dir != "." && !strings.HasPrefix(f, dir+"/"):
+				t.Errorf("%s: resource %q is a file outside its directory, which kubectl apply -k refuses to load; make its directory a base", rel, r)
 			case optionalFile(f):
 				t.Errorf("%s: lists %s, a template or alternative that must not be applied with -k", rel, r)
 			case !slices.Contains(m.files, f):
-				t.Errorf("%s: resource %q is not a manifest file here", rel, r)
+				t.Errorf("%s: resource %q is not a manifest file or kustomization directory here", rel, r)
 			}
 			if prev, ok := listed[f]; ok {
 				t.Errorf("%s and %s both list %s", prev, rel, f)
 			}
 			listed[f] = rel
-			files = append(files, f)
 		}
-		set := m.inFiles(files)
-		pinned := map[string]bool{}
+		if bases > 0 && len(k.Images) > 0 {
+			t.Errorf("%s: an overlay with an images list: set images in its base (a base's images are already renamed when an overlay's list would match them)", rel)
+		}
+		built, err := kustomize(m, dir, 0)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
 		for _, img := range k.Images {
-			pinned[img.Name] = true
 			if !slices.Contains(targets, strings.TrimPrefix(img.Name, "contentapi-")) {
 				t.Errorf("%s: image %q is not one deploy/Dockerfile builds", rel, img.Name)
 			}
@@ -205,18 +308,16 @@ func TestKustomizations(t *testing.T) {
 			if img.Digest == "" && (img.NewTag == "" || img.NewTag == "latest") {
 				t.Errorf("%s: image %s needs a fixed newTag (or digest), not %q", rel, img.Name, img.NewTag)
 			}
-			ref := img.NewName + ":" + img.NewTag
-			if img.Digest != "" {
-				ref += "@" + img.Digest
-			}
+			ref := built.images[img.Name]
 			if prev, ok := images[img.Name]; ok && prev != ref {
 				t.Errorf("%s: image %s is %s here but %s in another kustomization", rel, img.Name, ref, prev)
 			}
 			images[img.Name] = ref
 		}
+		set := manifestSet{objects: built.objects}
 		for _, c := range set.containers() {
-			if !pinned[c.Image] {
-				t.Errorf("%s: %s uses image %s, which its images list does not set", rel, c, c.Image)
+			if _, ok := built.images[c.Image]; !ok {
+				t.Errorf("%s: %s uses image %s, which its images list (or its base's) does not set", rel, c, c.Image)
 			}
 		}
 		scaled := map[string]string{}
@@ -239,6 +340,58 @@ func TestKustomizations(t *testing.T) {
 	for _, f := range m.files {
 		if _, ok := listed[f]; !ok && !optionalFile(f) {
 			t.Errorf("%s is in no kustomization (name it *.optional.yaml if it is applied by hand)", f)
+		}
+	}
+}
+
+// `kubectl apply -k deploy/kubernetes` works on a cluster without KEDA: only the KEDA
+// overlay yields keda.sh objects, and it is the base with the worker's CPU autoscaler
+// replaced by KEDA's ScaledObject (and its TriggerAuthentication). deploy/README.md gives
+// both commands.
+func TestKEDAIsAnOverlay(t *testing.T) {
+	m := manifests(t)
+	for _, dir := range kustomizationDirs(t) {
+		built, err := kustomize(m, dir, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range built.objects {
+			if strings.HasPrefix(o.APIVersion, "keda.sh/") && dir != kedaOverlay {
+				t.Errorf("%s/kustomization.yaml applies %v: a cluster without KEDA refuses the whole apply; KEDA objects belong in %s", dir, o, kedaOverlay)
+			}
+		}
+	}
+	base, err := kustomize(m, ".", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay, err := kustomize(m, kedaOverlay, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isWorkerHPA := func(o *object) bool {
+		return o.Kind == "HorizontalPodAutoscaler" && o.Meta.GetName() == "contentapi-worker"
+	}
+	if !slices.ContainsFunc(base.objects, isWorkerHPA) {
+		t.Error("the base scales no worker on a cluster without KEDA: no HorizontalPodAutoscaler contentapi-worker")
+	}
+	if slices.ContainsFunc(overlay.objects, isWorkerHPA) {
+		t.Errorf("%s keeps the base's HorizontalPodAutoscaler contentapi-worker beside KEDA's", kedaOverlay)
+	}
+	for _, o := range base.objects {
+		if !isWorkerHPA(o) && !slices.Contains(overlay.objects, o) {
+			t.Errorf("%s lacks %v of the base", kedaOverlay, o)
+		}
+	}
+	for _, want := range []string{"ScaledObject/contentapi-worker", "TriggerAuthentication/contentapi-keda-redis"} {
+		if !slices.ContainsFunc(overlay.objects, func(o *object) bool { return o.Kind+"/"+o.Meta.GetName() == want }) {
+			t.Errorf("%s has no %s", kedaOverlay, want)
+		}
+	}
+	readme := readRepoFile(t, "deploy/README.md")
+	for _, cmd := range []string{"`kubectl apply -k deploy/kubernetes`", "`kubectl apply -k deploy/kubernetes/" + kedaOverlay + "`"} {
+		if !strings.Contains(readme, cmd) {
+			t.Errorf("deploy/README.md does not give %s", cmd)
 		}
 	}
 }
@@ -404,6 +557,44 @@ func TestDockerfileBuildsTheBinaries(t *testing.T) {
 		}
 		if user, _ := st.instruction("USER"); !strings.HasPrefix(user, "nonroot") && !strings.HasPrefix(user, "65532") {
 			t.Errorf("Dockerfile target %s: USER %q, want nonroot", target, user)
+		}
+	}
+}
+
+// hasChromium reports whether a Dockerfile stage installs Debian's chromium and points
+// CHROME_PATH at it.
+func hasChromium(st dockerStage) bool {
+	installs := slices.ContainsFunc(st.Lines, func(l string) bool {
+		return strings.HasPrefix(l, "RUN ") && strings.Contains(l, "apt-get install") && slices.Contains(strings.Fields(l), "chromium")
+	})
+	env, _ := st.instruction("ENV")
+	return installs && env == "CHROME_PATH=/usr/bin/chromium"
+}
+
+// The worker-render target is the worker with Chromium: Debian's chromium package at
+// CHROME_PATH, the same /worker, the distroless images' uid; the distroless images have no
+// browser.
+func TestRenderWorkerImage(t *testing.T) {
+	stages := dockerStages(t)
+	st, ok := stages[renderTarget]
+	if !ok {
+		t.Fatalf("Dockerfile: no target %s", renderTarget)
+	}
+	if !strings.HasPrefix(st.From, "debian:") || !hasChromium(st) {
+		t.Errorf("Dockerfile target %s: FROM %s; want a Debian image that installs chromium and sets CHROME_PATH=/usr/bin/chromium", renderTarget, st.From)
+	}
+	if !slices.Contains(st.Lines, "COPY --from=build /out/worker /worker") {
+		t.Errorf("Dockerfile target %s: does not COPY --from=build /out/worker /worker", renderTarget)
+	}
+	if ep, _ := st.instruction("ENTRYPOINT"); ep != `["/worker"]` {
+		t.Errorf("Dockerfile target %s: ENTRYPOINT %s, want [\"/worker\"]", renderTarget, ep)
+	}
+	if user, _ := st.instruction("USER"); user != "65532:65532" {
+		t.Errorf("Dockerfile target %s: USER %q, want 65532:65532 (distroless nonroot)", renderTarget, user)
+	}
+	for _, target := range targets {
+		if hasChromium(stages[target]) {
+			t.Errorf("Dockerfile target %s installs Chromium; only %s should", target, renderTarget)
 		}
 	}
 }
@@ -1243,7 +1434,7 @@ func TestDockerCompose(t *testing.T) {
 			if s.Build.Dockerfile != "deploy/"+dockerfile {
 				t.Errorf("docker-compose.yml %s: builds %s, want deploy/%s", name, s.Build.Dockerfile, dockerfile)
 			}
-			if _, ok := stages[s.Build.Target]; !ok || !slices.Contains(targets, s.Build.Target) {
+			if _, ok := stages[s.Build.Target]; !ok || (!slices.Contains(targets, s.Build.Target) && s.Build.Target != renderTarget) {
 				t.Errorf("docker-compose.yml %s: target %q is not an image target of the Dockerfile", name, s.Build.Target)
 			}
 			for k := range s.Environment {
@@ -1253,9 +1444,17 @@ func TestDockerCompose(t *testing.T) {
 			}
 		}
 	}
+	// The worker renders JavaScript there (rendered audits would answer 503 without a
+	// browser); the plain worker image is for clusters.
+	built["worker"] = built["worker"] || built[renderTarget]
 	for _, target := range targets {
 		if !built[target] {
 			t.Errorf("docker-compose.yml builds no %s image", target)
+		}
+	}
+	for name, want := range map[string]bool{"worker": true, "api": false} {
+		if s, ok := services[name]; ok && s.Build != nil && hasChromium(stages[s.Build.Target]) != want {
+			t.Errorf("docker-compose.yml %s: target %s; Chromium and CHROME_PATH in it: %v, want %v", name, s.Build.Target, !want, want)
 		}
 	}
 	if r, ok := services["redis"]; ok {

@@ -226,6 +226,12 @@ func testMakeRunBusyPort(t *testing.T, bin string) {
 	if out := r.output(); !strings.Contains(out, "address already in use") {
 		t.Errorf("make run failed (%v) but not because the API could not bind; output:\n%s", r.err, out)
 	}
+	// It says which PostgreSQL and Redis it uses, and that the Redis database is shared.
+	_, dsn := testenv.PostgresDSN(t)
+	if out := r.output(); !strings.Contains(out, "make run: PostgreSQL "+dsn+", Redis "+testenv.RedisURL(t)+"\n") ||
+		!strings.Contains(out, "anything else using that Redis database shares its queues") {
+		t.Errorf("make run did not name its PostgreSQL and Redis, or warn that the Redis database is shared; output:\n%s", out)
+	}
 	if left := groupMembers(t, r.cmd.Process.Pid); len(left) > 0 {
 		t.Errorf("processes left running after make run failed: %v; output:\n%s", left, r.output())
 	}

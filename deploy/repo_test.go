@@ -33,6 +33,10 @@ const (
 // targets are the images deploy/Dockerfile builds, each running the binary of the same name.
 var targets = []string{"api", "worker", "ctl"}
 
+// renderTarget is the worker image with Chromium (for rendered audits), built beside the
+// distroless targets.
+const renderTarget = "worker-render"
+
 func readRepoFile(t *testing.T, rel string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(rel)))

@@ -1,6 +1,7 @@
 // Command ctl is the operator's tool: migrations, credit grants, plan changes and keyword
 // data imports. It reads DATABASE_URL (and REDIS_URL for grants and plan changes, which the
-// running API must hear of) from the environment.
+// running API must hear of) from the environment: they must be the service's own, and an
+// error connecting names the one used, its password masked.
 package main
 
 import (
@@ -23,6 +24,7 @@ import (
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/plan"
 	"github.com/contentapi/contentapi/internal/postgres"
+	"github.com/contentapi/contentapi/internal/redact"
 )
 
 const usage = `usage: ctl <command> [flags]
@@ -46,6 +48,14 @@ commands:
                                             tool call sent to the API at URL (CONTENTAPI_URL,
                                             default http://localhost:8080) with the key in
                                             CONTENTAPI_KEY; needs no database
+
+environment:
+  ctl works on the service's data only with the service's own settings: set DATABASE_URL
+  (and DATABASE_MIGRATE_URL if the service has it) and REDIS_URL (used by credits grant and
+  plan set, so the running API hears of the change) to the values the api and worker run
+  with, and the other variables of docs/configuration.md as they have them. Unset, they are
+  the defaults of make run: postgres://postgres@127.0.0.1:5432/contentapi?sslmode=disable
+  and redis://127.0.0.1:6379/0.
 `
 
 func main() {
@@ -61,6 +71,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(out, usage)
 		return errors.New("no command")
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(out, usage)
+		return nil
 	}
 	if args[0] == "mcp" { // a client of a running API: no database, no configuration
 		return serveMCP(ctx, args[1:], os.Stdin, nopWriteCloser{out}, os.Getenv)
@@ -79,7 +94,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "migrate": // on its own connection (DATABASE_MIGRATE_URL), before any pool exists
 		applied, err := postgres.Setup(ctx, cfg.MigrateURL())
 		if err != nil {
-			return err
+			if cfg.DatabaseMigrateURL != "" {
+				return connErr(err, "DATABASE_MIGRATE_URL", cfg.DatabaseMigrateURL)
+			}
+			return connErr(err, "DATABASE_URL", cfg.DatabaseURL)
 		}
 		fmt.Fprintf(out, "applied %d migration(s)\n", len(applied))
 		for _, a := range applied {
@@ -89,15 +107,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
-		return err
+		return connErr(err, "DATABASE_URL", cfg.DatabaseURL)
 	}
 	defer pool.Close()
 	switch cmd {
 	case "credits grant", "plan set":
 		// The running API replicas hear of the change through Redis.
 		a, err := app.New(ctx, cfg, app.Options{Log: app.NewLogger(io.Discard, "error"), Pool: pool})
-		if err != nil {
-			return err
+		if err != nil { // PostgreSQL answered: Redis did not
+			return connErr(err, "REDIS_URL", cfg.RedisURL)
 		}
 		defer a.Close()
 		if cmd == "credits grant" {
@@ -111,6 +129,18 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprint(out, usage)
 	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// connErr is err with the connection string ctl used, its password masked: ctl connects
+// only where the environment says, and run without the service's variables it reaches the
+// local defaults (database "contentapi" does not exist, or another Redis).
+func connErr(err error, name, value string) error {
+	set := "set"
+	if os.Getenv(name) == "" {
+		set = "not set: the default"
+	}
+	return fmt.Errorf("%w\nctl used %s=%s (%s); it must be the one the api and worker run with (ctl -h)",
+		redact.Error(err), name, redact.ConnString(value), set)
 }
 
 func grantCredits(ctx context.Context, a *app.App, args []string, out io.Writer) error {

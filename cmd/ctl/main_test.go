@@ -168,6 +168,29 @@ func TestMigrateWithPoolParametersAndMigrateURL(t *testing.T) {
 	}
 }
 
+// ctl run without the service's DATABASE_URL says which one it used, password masked, and
+// that it must be the service's; ctl -h says so before connecting anywhere.
+func TestConnectionErrorNamesTheURL(t *testing.T) {
+	cfg, err := pgx.ParseConfig(testenv.ServerDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := fmt.Sprintf("postgres://%s:hunter2@%s:%d/contentapi_ctl_missing_%s?sslmode=disable",
+		cfg.User, cfg.Host, cfg.Port, strings.ReplaceAll(uuid.NewString()[:8], "-", ""))
+	t.Setenv("DATABASE_URL", missing)
+	err = run(context.Background(), []string{"seed-sample"}, &bytes.Buffer{})
+	want := "ctl used DATABASE_URL=" + strings.Replace(missing, "hunter2", "xxxxx", 1) + " (set); it must be the one the api and worker run with"
+	if err == nil || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("seed-sample against a missing database: %v\nwant it to contain %q, without the password", err, want)
+	}
+
+	t.Setenv("DATABASE_URL", "postgres://nobody@127.0.0.1:1/none") // -h connects nowhere
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"-h"}, &out); err != nil || !strings.Contains(out.String(), "the values the api and worker") {
+		t.Errorf("ctl -h: %v\n%s", err, out.String())
+	}
+}
+
 // ctl mcp needs a key and no database; with one it serves until stdin ends.
 func TestMCPCommand(t *testing.T) {
 	t.Setenv("CONTENTAPI_KEY", "")

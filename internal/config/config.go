@@ -113,7 +113,7 @@ var vars = []struct {
 	{"DASHBOARD_URL", "", false}, // PUBLIC_BASE_URL + /dashboard
 	{"SMTP_URL", "", true},
 	{"SMTP_FROM", "ContentAPI <no-reply@localhost>", false},
-	{"DOCS_URL", "http://localhost:8080/docs", false},
+	{"DOCS_URL", "", false}, // PUBLIC_BASE_URL + /docs
 	{"LOG_LEVEL", "info", false},
 	{"SYNC_TIMEOUT", "30s", false},
 	{"SHUTDOWN_TIMEOUT", "30s", false},
@@ -269,6 +269,9 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 	}
 	if c.DashboardURL == "" {
 		c.DashboardURL = c.PublicBaseURL + "/dashboard"
+	}
+	if c.DocsURL == "" {
+		c.DocsURL = c.PublicBaseURL + "/docs"
 	}
 	if u, err := url.Parse(c.DashboardURL); err == nil && u.Path != "/dashboard" {
 		errs = append(errs, fmt.Errorf("DASHBOARD_URL=%q: the API serves the dashboard at /dashboard; want that path, like https://api.example.com/dashboard", c.DashboardURL))

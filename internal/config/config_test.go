@@ -89,6 +89,28 @@ func TestDashboardAndMail(t *testing.T) {
 	}
 }
 
+// GET /v1 names the documentation at PUBLIC_BASE_URL + /docs, the address the API serves it
+// at, unless DOCS_URL says where else it is published.
+func TestDocsURLFollowsPublicBaseURL(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{}, "http://localhost:8080/docs"},
+		{map[string]string{"PUBLIC_BASE_URL": "http://localhost:9090"}, "http://localhost:9090/docs"},
+		{map[string]string{"PUBLIC_BASE_URL": "https://api.example.com/"}, "https://api.example.com/docs"},
+		{map[string]string{"PUBLIC_BASE_URL": "https://api.example.com", "DOCS_URL": "https://docs.example.com/api/"}, "https://docs.example.com/api"},
+	} {
+		cfg, err := Load(env(c.env))
+		if err != nil {
+			t.Fatalf("%v: %v", c.env, err)
+		}
+		if cfg.DocsURL != c.want {
+			t.Errorf("%v: DocsURL %q, want %q", c.env, cfg.DocsURL, c.want)
+		}
+	}
+}
+
 // METRICS_ADDR set to "" turns the worker's metrics listener off (README: "empty turns it
 // off"); unset, it takes :9091. Other variables set to "" still take their defaults.
 func TestMetricsAddrSetEmptyTurnsMetricsOff(t *testing.T) {
