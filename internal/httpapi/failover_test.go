@@ -72,6 +72,9 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	results := make(chan failoverCall, 1<<16)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	var stopOnce sync.Once
+	stopLoad := func() { stopOnce.Do(func() { close(stop); wg.Wait() }) }
+	t.Cleanup(stopLoad) // before the server stops, should the test end early
 	for w := range 2 * accounts {
 		wg.Add(1)
 		go func() {
@@ -92,7 +95,11 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 					c.status, c.code, c.err = failoverDo(client, "GET", st.URL+"/v1/usage", key, nil)
 				}
 				c.end = time.Now()
-				results <- c
+				select {
+				case results <- c:
+				case <-stop:
+					return
+				}
 			}
 		}()
 	}
@@ -104,8 +111,6 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 			calls = append(calls, c)
 			return c
 		case <-time.After(30 * time.Second):
-			close(stop)
-			wg.Wait()
 			t.Fatal("no call answered for 30 s")
 			return failoverCall{}
 		}
@@ -140,8 +145,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 			t.Fatalf("the service does not answer again 30 s after the master died")
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stopLoad()
 	close(results)
 	for c := range results {
 		calls = append(calls, c)
