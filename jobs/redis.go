@@ -15,16 +15,15 @@ func NewQueue(rdb redis.UniversalClient, timeout time.Duration, maxRetry int) *Q
 		Timeout: timeout, MaxRetry: maxRetry}
 }
 
-// RedisConnOpt gives asynq (its server, scheduler and the queue dashboard) clients made
-// from opt; asynq's own option types cannot carry go-redis's retry and dial tuning. opt is
-// never handed to go-redis itself, which fills in the Options it gets: each client gets a
-// copy.
-func RedisConnOpt(opt *redis.Options) asynq.RedisConnOpt { return redisConnOpt{opt} }
+// RedisConnOpt gives asynq (its server, scheduler and the queue dashboard) clients made by
+// newClient (app.NewRedis over app.RedisOptions): one server, Sentinel's master or a
+// Cluster, with the service's retry and dial tuning, which asynq's own option types cannot
+// carry. Each call of MakeRedisClient makes a new client, which asynq closes.
+func RedisConnOpt(newClient func() redis.UniversalClient) asynq.RedisConnOpt {
+	return redisConnOpt(newClient)
+}
 
-type redisConnOpt struct{ opt *redis.Options }
+type redisConnOpt func() redis.UniversalClient
 
 // MakeRedisClient implements asynq.RedisConnOpt.
-func (o redisConnOpt) MakeRedisClient() any {
-	opt := *o.opt
-	return redis.NewClient(&opt)
-}
+func (o redisConnOpt) MakeRedisClient() any { return o() }

@@ -36,7 +36,7 @@ func run(ctx context.Context) error {
 	}
 	log := app.NewLogger(os.Stdout, cfg.LogLevel)
 	log.Info("starting worker", "config", app.Describe(os.Getenv))
-	redisOpt, err := app.RedisOptions(cfg)
+	redisOpt, err := app.AsynqRedis(cfg)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func run(ctx context.Context) error {
 	// their job rows still said running).
 	runs, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuns()
-	srv, sched, err := newServer(cfg, jobs.RedisConnOpt(redisOpt), runs, log)
+	srv, sched, err := newServer(cfg, redisOpt, runs, log)
 	if err != nil {
 		return err
 	}

@@ -132,7 +132,7 @@ func (a *App) open(ctx context.Context, opts Options) error {
 		}
 	}
 	if a.Redis == nil {
-		var rdb *redis.Client
+		var rdb redis.UniversalClient
 		err := a.await(ctx, opts.Wait, "Redis", tryTimeout, func(ctx context.Context) (err error) {
 			rdb, err = ConnectRedis(ctx, cfg)
 			return err

@@ -4,6 +4,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/mail"
 	"net/netip"
 	"net/url"
@@ -22,6 +23,15 @@ type Config struct {
 	DashboardURL  string
 	DocsURL       string
 	LogLevel      string
+
+	// Where Redis is when it is not REDIS_URL's one server (REDIS_URL then still gives the
+	// password, database, TLS and client tuning): RedisSentinelMaster and RedisSentinelAddrs
+	// find the master through Sentinel, RedisSentinelPassword is the sentinels' own password
+	// (empty: none); RedisClusterAddrs are seed nodes of a Redis Cluster.
+	RedisSentinelMaster   string
+	RedisSentinelAddrs    []string
+	RedisSentinelPassword string
+	RedisClusterAddrs     []string
 
 	// SMTPURL is where the dashboard's e-mails (sign-in and verification links) go; empty
 	// writes them to the log instead. SMTPFrom is their sender.
@@ -108,6 +118,10 @@ var vars = []struct {
 	{"DATABASE_URL", "postgres://postgres@127.0.0.1:5432/contentapi?sslmode=disable", true},
 	{"DATABASE_MIGRATE_URL", "", true},
 	{"REDIS_URL", "redis://127.0.0.1:6379/0", true},
+	{"REDIS_SENTINEL_MASTER", "", false},
+	{"REDIS_SENTINEL_ADDRS", "", false},
+	{"REDIS_SENTINEL_PASSWORD", "", true},
+	{"REDIS_CLUSTER_ADDRS", "", false},
 	{"API_ADDR", ":8080", false},
 	{"PUBLIC_BASE_URL", "http://localhost:8080", false},
 	{"DASHBOARD_URL", "", false}, // PUBLIC_BASE_URL + /dashboard
@@ -222,6 +236,8 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		DatabaseURL:             absURL("DATABASE_URL", "postgres", "postgresql"),
 		DatabaseMigrateURL:      absURL("DATABASE_MIGRATE_URL", "postgres", "postgresql"),
 		RedisURL:                absURL("REDIS_URL", "redis", "rediss"),
+		RedisSentinelMaster:     get("REDIS_SENTINEL_MASTER"),
+		RedisSentinelPassword:   get("REDIS_SENTINEL_PASSWORD"),
 		APIAddr:                 get("API_ADDR"),
 		PublicBaseURL:           absURL("PUBLIC_BASE_URL", "http", "https"),
 		DashboardURL:            absURL("DASHBOARD_URL", "http", "https"),
@@ -297,6 +313,7 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 			c.MCPAllowedOrigins = append(c.MCPAllowedOrigins, strings.ToLower(u.Scheme+"://"+u.Host))
 		}
 	}
+	errs = append(errs, c.redisTopology(get)...)
 	if !contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel))
 	}
@@ -313,6 +330,60 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		return nil, fmt.Errorf("configuration: %w", errors.Join(errs...))
 	}
 	return c, nil
+}
+
+// redisTopology reads where Redis is besides REDIS_URL: a master found through Sentinel, or a
+// Cluster's seed nodes; with neither, REDIS_URL's host is the one server.
+func (c *Config) redisTopology(get func(string) string) []error {
+	var errs []error
+	addrs := func(name string) []string {
+		var out []string
+		for _, a := range strings.Split(get(name), ",") {
+			if a = strings.TrimSpace(a); a == "" {
+				continue
+			}
+			out = append(out, a)
+			host, port, err := net.SplitHostPort(a)
+			if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+				errs = append(errs, fmt.Errorf("%s: %q is not a host:port address like redis-1:26379", name, a))
+			}
+		}
+		return out
+	}
+	c.RedisSentinelAddrs = addrs("REDIS_SENTINEL_ADDRS")
+	c.RedisClusterAddrs = addrs("REDIS_CLUSTER_ADDRS")
+	sentinel := c.RedisSentinelMaster != "" || len(c.RedisSentinelAddrs) > 0
+	switch {
+	case sentinel && (c.RedisSentinelMaster == "" || len(c.RedisSentinelAddrs) == 0):
+		errs = append(errs, errors.New("REDIS_SENTINEL_MASTER and REDIS_SENTINEL_ADDRS go together: the master's name and the sentinels' comma-separated host:port addresses"))
+	case sentinel && len(c.RedisClusterAddrs) > 0:
+		errs = append(errs, errors.New("REDIS_SENTINEL_ADDRS and REDIS_CLUSTER_ADDRS: set one, Sentinel or Cluster, not both"))
+	case !sentinel && c.RedisSentinelPassword != "":
+		errs = append(errs, errors.New("REDIS_SENTINEL_PASSWORD is set without REDIS_SENTINEL_MASTER and REDIS_SENTINEL_ADDRS"))
+	}
+	if len(c.RedisClusterAddrs) > 0 {
+		if u, err := url.Parse(c.RedisURL); err == nil {
+			db := strings.Trim(u.Path, "/")
+			if q := u.Query().Get("db"); q != "" {
+				db = q
+			}
+			if db != "" && db != "0" {
+				errs = append(errs, fmt.Errorf("REDIS_CLUSTER_ADDRS: Redis Cluster has only database 0, but REDIS_URL selects database %s", db))
+			}
+		}
+	}
+	return errs
+}
+
+// RedisMode names where Redis is: "sentinel", "cluster" or "single" (REDIS_URL's host).
+func (c *Config) RedisMode() string {
+	switch {
+	case c.RedisSentinelMaster != "":
+		return "sentinel"
+	case len(c.RedisClusterAddrs) > 0:
+		return "cluster"
+	}
+	return "single"
 }
 
 // MigrateURL is where migrations run: DATABASE_MIGRATE_URL, or DATABASE_URL without it.

@@ -45,6 +45,10 @@ type stackConfig struct {
 	configure func(*httpapi.Deps)
 	// callbackClient, when set, makes the worker deliver job callbacks with it.
 	callbackClient *http.Client
+	// redis, when set, is the graph's Redis, and workerRedis the worker's (as the worker
+	// binary makes it); by default both use the test Redis.
+	redis       redis.UniversalClient
+	workerRedis asynq.RedisConnOpt
 }
 
 var seedOnce sync.Once
@@ -72,7 +76,7 @@ func startStack(t testing.TB, sc stackConfig) *stack {
 		sc.provider = local.New(testenv.Postgres(t))
 	}
 	st := &stack{}
-	st.testServer = startServerWith(t, serverConfig{graph: apptest.Options{JobConfig: &sc.jobCfg}, jobs: true}, func(d *httpapi.Deps) {
+	st.testServer = startServerWith(t, serverConfig{graph: apptest.Options{JobConfig: &sc.jobCfg, Redis: sc.redis}, jobs: true}, func(d *httpapi.Deps) {
 		d.SyncTimeout = sc.sync
 		d.AnalysisOptions = report.Options{AllowPrivate: true}
 		d.Hosts = crawler.New(crawler.Config{AllowPrivate: true})
@@ -88,12 +92,17 @@ func startStack(t testing.TB, sc stackConfig) *stack {
 			runner = &report.Builder{Keywords: sc.provider, Crawler: crawler.New(crawler.Config{AllowPrivate: true}),
 				Clock: st.Clock, ThinWords: 300, History: jobs.AuditHistory{Jobs: st.Jobs}, Cursors: st.Graph.Cursors}
 		}
-		srv = asynq.NewServerFromRedisClient(st.Graph.Redis, asynq.Config{
+		cfg := asynq.Config{
 			Concurrency: 20, Queues: jobs.Queues, TaskCheckInterval: time.Millisecond,
 			DelayedTaskCheckInterval: 50 * time.Millisecond,
 			RetryDelayFunc:           func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond },
 			LogLevel:                 asynq.FatalLevel,
-		})
+		}
+		if sc.workerRedis != nil {
+			srv = asynq.NewServer(sc.workerRedis, cfg)
+		} else {
+			srv = asynq.NewServerFromRedisClient(st.Graph.Redis, cfg)
+		}
 		mux := asynq.NewServeMux()
 		(&jobs.Analysis{Jobs: st.Jobs, Runner: runner, MaxAttempts: sc.jobCfg.MaxAttempts, Log: quietLog(), Metrics: st.Graph.Metrics}).Register(mux)
 		if sc.callbackClient != nil {
@@ -125,22 +134,7 @@ func (s *stack) balanceOf(t *testing.T, key string) int {
 // reservationsOf counts the account's reservations by status.
 func reservationsOf(t *testing.T, acc uuid.UUID) map[string]int {
 	t.Helper()
-	rows, err := testenv.Postgres(t).Query(context.Background(),
-		`SELECT status, count(*) FROM reservations WHERE account_id = $1 GROUP BY status`, acc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var s string
-		var n int
-		if err := rows.Scan(&s, &n); err != nil {
-			t.Fatal(err)
-		}
-		out[s] = n
-	}
-	return out
+	return perKey[string](t, `SELECT status, count(*) FROM reservations WHERE account_id = ANY($1) GROUP BY status`, []uuid.UUID{acc})
 }
 
 func testPool(t testing.TB) *pgxpool.Pool { return testenv.Postgres(t) }

@@ -179,8 +179,22 @@ func startRedis(t testing.TB) {
 }
 
 // launchRedis starts a private, diskless redis-server on a free loopback port and returns
-// its address and a function killing it (safe to call more than once).
-func launchRedis() (addr string, kill func(), err error) {
+// its address and a function killing it (safe to call more than once). extra are more
+// arguments (--replicaof host port).
+func launchRedis(extra ...string) (addr string, kill func(), err error) {
+	return launchRedisWith(func(port int) ([]string, error) { return append(serverArgs(port), extra...), nil })
+}
+
+// serverArgs are the arguments of a private, diskless redis-server on port.
+func serverArgs(port int) []string {
+	return []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
+		"--logfile", ""}
+}
+
+// launchRedisWith starts redis-server with the arguments args gives for a free loopback
+// port, waits until it answers PING, and returns its address and a function killing it.
+func launchRedisWith(args func(port int) ([]string, error)) (addr string, kill func(), err error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return "", nil, fmt.Errorf("redis-server not found (install it, or set TEST_REDIS_ADDR): %w", err)
@@ -192,9 +206,11 @@ func launchRedis() (addr string, kill func(), err error) {
 			return "", nil, err
 		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		cmd := exec.CommandContext(context.Background(), bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
-			"--logfile", "")
+		argv, err := args(port)
+		if err != nil {
+			return "", nil, err
+		}
+		cmd := exec.CommandContext(context.Background(), bin, argv...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
 			return "", nil, fmt.Errorf("start redis-server: %w", err)

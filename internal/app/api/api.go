@@ -22,7 +22,7 @@ import (
 // Call it once per App.
 func Deps(a *app.App) (httpapi.Deps, error) {
 	cfg := a.Config
-	redisOpt, err := app.RedisOptions(cfg)
+	redisOpt, err := app.AsynqRedis(cfg)
 	if err != nil {
 		return httpapi.Deps{}, err
 	}
@@ -50,7 +50,7 @@ func Deps(a *app.App) (httpapi.Deps, error) {
 	if err != nil {
 		return httpapi.Deps{}, err
 	}
-	queues := asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: jobs.RedisConnOpt(redisOpt)})
+	queues := asynqmon.New(asynqmon.Options{RootPath: "/admin/queues", RedisConnOpt: redisOpt})
 	a.OnClose(func() { _ = queues.Close() })
 	return httpapi.Deps{
 		Log: a.Log, Pool: a.Pool, Redis: a.Redis, Accounts: a.Accounts, Gate: a.Gate, Ledger: a.Ledger,
