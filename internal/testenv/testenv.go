@@ -210,9 +210,17 @@ func launchRedisWith(args func(port int) ([]string, error)) (addr string, kill f
 		if err != nil {
 			return "", nil, err
 		}
+		// Its own working directory: a replica writes the master's snapshot there
+		// whatever --save says.
+		dir, err := os.MkdirTemp("", "testenv-redis-")
+		if err != nil {
+			return "", nil, err
+		}
 		cmd := exec.CommandContext(context.Background(), bin, argv...)
+		cmd.Dir = dir
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
+			_ = os.RemoveAll(dir)
 			return "", nil, fmt.Errorf("start redis-server: %w", err)
 		}
 		exited := make(chan error, 1)
@@ -223,10 +231,13 @@ func launchRedisWith(args func(port int) ([]string, error)) (addr string, kill f
 				once.Do(func() {
 					_ = cmd.Process.Kill()
 					<-exited
+					_ = os.RemoveAll(dir)
 				})
 			}, nil
 		}
 		_ = cmd.Process.Kill()
+		<-exited
+		_ = os.RemoveAll(dir)
 	}
 	return "", nil, fmt.Errorf("redis-server did not start: %w", lastErr)
 }
