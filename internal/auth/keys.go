@@ -48,8 +48,9 @@ func WellFormed(key string) bool {
 			return false
 		}
 	}
-	want := checksum(body[:randomLen])
-	return subtle.ConstantTimeCompare([]byte(want), []byte(body[randomLen:])) == 1
+	var want [checksumLen]byte
+	checksumInto(&want, body[:randomLen])
+	return subtle.ConstantTimeCompare(want[:], []byte(body[randomLen:])) == 1
 }
 
 // Digest is the SHA-256 of a key, the only form in which keys are stored. Lookups by digest
@@ -63,11 +64,16 @@ func Digest(key string) []byte {
 func DisplayPrefix(key string) string { return key[:displayLen] }
 
 func checksum(s string) string {
+	var out [checksumLen]byte
+	checksumInto(&out, s)
+	return string(out[:])
+}
+
+// checksumInto writes s's checksum, base62 digits of its CRC-32, into out.
+func checksumInto(out *[checksumLen]byte, s string) {
 	n := crc32.ChecksumIEEE([]byte(s))
-	out := make([]byte, checksumLen)
 	for i := checksumLen - 1; i >= 0; i-- {
 		out[i] = base62Alphabet[n%62]
 		n /= 62
 	}
-	return string(out)
 }

@@ -23,6 +23,10 @@ type Config struct {
 	DashboardURL  string
 	DocsURL       string
 	LogLevel      string
+	// AccessLogSample logs one in that many successful calls answered faster than
+	// AccessLogSlow; errors and slow calls are always logged.
+	AccessLogSample int
+	AccessLogSlow   time.Duration
 
 	// Where Redis is when it is not REDIS_URL's one server (REDIS_URL then still gives the
 	// password, database, TLS and client tuning): RedisSentinelMaster and RedisSentinelAddrs
@@ -129,6 +133,8 @@ var vars = []struct {
 	{"SMTP_FROM", "ContentAPI <no-reply@localhost>", false},
 	{"DOCS_URL", "", false}, // PUBLIC_BASE_URL + /docs
 	{"LOG_LEVEL", "info", false},
+	{"ACCESS_LOG_SAMPLE", "100", false},
+	{"ACCESS_LOG_SLOW", "500ms", false},
 	{"SYNC_TIMEOUT", "30s", false},
 	{"SHUTDOWN_TIMEOUT", "30s", false},
 	{"STARTUP_TIMEOUT", "5m", false},
@@ -245,6 +251,8 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		SMTPFrom:                get("SMTP_FROM"),
 		DocsURL:                 absURL("DOCS_URL", "http", "https"),
 		LogLevel:                strings.ToLower(get("LOG_LEVEL")),
+		AccessLogSample:         integer("ACCESS_LOG_SAMPLE", 1, 1_000_000),
+		AccessLogSlow:           dur("ACCESS_LOG_SLOW", 0),
 		SyncTimeout:             dur("SYNC_TIMEOUT", 0),
 		ShutdownTimeout:         dur("SHUTDOWN_TIMEOUT", time.Second),
 		StartupTimeout:          dur("STARTUP_TIMEOUT", time.Second),

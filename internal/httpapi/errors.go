@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"unsafe"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -19,12 +21,42 @@ const (
 	localBilling   = "billing_shape"
 )
 
-func requestIDOf(c *fiber.Ctx) string {
-	id, _ := c.Locals(localRequestID).(string)
-	return id
+// requestID is a request's id and the bytes it is kept in, allocated together once: the
+// pointer Locals holds costs no allocation of its own, nor does the id's text.
+type requestID struct {
+	buf [64]byte
+	s   string // in buf
 }
 
-// statusOf maps codes to statuses (DESIGN.md section 2).
+// setRequestID gives the request id (a copy of it: fasthttp reuses the bytes a header was
+// read from), in Locals and the X-Request-ID header; a new random one when id is "".
+func setRequestID(c *fiber.Ctx, id string) {
+	r := new(requestID)
+	if id == "" {
+		u := uuid.New()
+		hex.Encode(r.buf[0:8], u[0:4])
+		hex.Encode(r.buf[9:13], u[4:6])
+		hex.Encode(r.buf[14:18], u[6:8])
+		hex.Encode(r.buf[19:23], u[8:10])
+		hex.Encode(r.buf[24:36], u[10:16])
+		r.buf[8], r.buf[13], r.buf[18], r.buf[23] = '-', '-', '-', '-'
+		r.s = unsafe.String(&r.buf[0], 36)
+	} else {
+		n := copy(r.buf[:], id) // validRequestID bounds it to 64 bytes
+		r.s = unsafe.String(&r.buf[0], n)
+	}
+	c.Locals(localRequestID, r)
+	c.Set(fiber.HeaderXRequestID, r.s)
+}
+
+func requestIDOf(c *fiber.Ctx) string {
+	if r, ok := c.Locals(localRequestID).(*requestID); ok {
+		return r.s
+	}
+	return ""
+}
+
+// statusOf maps codes to statuses (the error table of docs/api.md).
 var statusOf = map[string]int{
 	apperr.MissingAuthHeader:    http.StatusUnauthorized,
 	apperr.InvalidAPIKey:        http.StatusUnauthorized,
@@ -75,9 +107,7 @@ var authShaped = map[string]bool{
 func (s *server) handleError(c *fiber.Ctx, err error) error {
 	if requestIDOf(c) == "" {
 		// Errors raised before the middleware ran (an oversized body) still get an id.
-		id := uuid.NewString()
-		c.Locals(localRequestID, id)
-		c.Set(fiber.HeaderXRequestID, id)
+		setRequestID(c, "")
 	}
 	e := toAppError(err)
 	switch e.Code {

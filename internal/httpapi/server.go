@@ -318,10 +318,9 @@ func parseHop(hop string) (netip.Addr, bool) {
 func (s *server) requestID(c *fiber.Ctx) error {
 	id := c.Get(fiber.HeaderXRequestID)
 	if !validRequestID(id) {
-		id = uuid.NewString()
+		id = ""
 	}
-	c.Locals(localRequestID, id)
-	c.Set(fiber.HeaderXRequestID, id)
+	setRequestID(c, id)
 	return c.Next()
 }
 
@@ -364,8 +363,7 @@ func (s *server) accessLog(c *fiber.Ctx) error {
 		route = "unmatched" // unknown paths would otherwise make a label per path
 	}
 	took := time.Since(start)
-	// Labels outlive the request: copy the method out of fasthttp's reused buffer.
-	s.Metrics.HTTP(route, strings.Clone(c.Method()), status, took)
+	s.Metrics.HTTP(route, methodLabel(c.Method()), status, took)
 	sampled := s.AccessLogSample > 1 && status < 400 && (s.AccessLogSlow <= 0 || took < s.AccessLogSlow)
 	if sampled && s.calls.Add(1)%uint64(s.AccessLogSample) != 0 {
 		return nil
@@ -388,6 +386,24 @@ func (s *server) accessLog(c *fiber.Ctx) error {
 	}
 	s.Log.Log(c.UserContext(), level, "request", attrs...)
 	return nil
+}
+
+// methodLabel is the method as a metrics label, which outlives the request: a constant for
+// the methods the API serves, else a copy out of fasthttp's reused buffer.
+func methodLabel(m string) string {
+	switch m {
+	case fiber.MethodGet:
+		return fiber.MethodGet
+	case fiber.MethodPost:
+		return fiber.MethodPost
+	case fiber.MethodDelete:
+		return fiber.MethodDelete
+	case fiber.MethodHead:
+		return fiber.MethodHead
+	case fiber.MethodOptions:
+		return fiber.MethodOptions
+	}
+	return strings.Clone(m)
 }
 
 // limitBody refuses compressed bodies and bodies over BodyLimit (everywhere but the
@@ -443,10 +459,13 @@ func setRateHeaders(c *fiber.Ctx, d ratelimit.Decision) {
 	if d.Limit == 0 {
 		return
 	}
-	c.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
-	c.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
-	c.Set("X-RateLimit-Reset", strconv.Itoa(d.RetryAfterSeconds()))
+	// Formatted on the stack: fasthttp copies the bytes into the response.
+	var buf [20]byte
+	h := &c.Response().Header
+	h.SetBytesV("X-RateLimit-Limit", strconv.AppendInt(buf[:0], int64(d.Limit), 10))
+	h.SetBytesV("X-RateLimit-Remaining", strconv.AppendInt(buf[:0], int64(d.Remaining), 10))
+	h.SetBytesV("X-RateLimit-Reset", strconv.AppendInt(buf[:0], int64(d.RetryAfterSeconds()), 10))
 	if !d.Allowed {
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(d.RetryAfterSeconds()))
+		h.SetBytesV(fiber.HeaderRetryAfter, strconv.AppendInt(buf[:0], int64(d.RetryAfterSeconds()), 10))
 	}
 }

@@ -56,6 +56,7 @@ func Deps(a *app.App) (httpapi.Deps, error) {
 		Log: a.Log, Pool: a.Pool, Redis: a.Redis, Accounts: a.Accounts, Gate: a.Gate, Ledger: a.Ledger,
 		Limiter: limiter, Clock: a.Clock, PublicBaseURL: cfg.PublicBaseURL,
 		DashboardURL: cfg.DashboardURL, DocsURL: cfg.DocsURL, RegisterLimit: cfg.RegisterLimit,
+		AccessLogSample: cfg.AccessLogSample, AccessLogSlow: cfg.AccessLogSlow,
 		TrustedProxies: cfg.TrustedProxies, Jobs: a.Jobs, SyncTimeout: cfg.SyncTimeout,
 		MCPAllowedOrigins: cfg.MCPAllowedOrigins,
 		AnalysisOptions:   report.Options{AllowPrivate: cfg.CrawlerAllowPrivate},
