@@ -231,7 +231,8 @@ func JobConfig(c *config.Config) job.Config {
 func CrawlerConfig(c *config.Config) crawler.Config {
 	return crawler.Config{UserAgent: c.CrawlerUserAgent, AllowPrivate: c.CrawlerAllowPrivate, Timeout: c.CrawlerTimeout,
 		Render: crawler.RenderConfig{BrowserPath: crawler.FindBrowser(c.ChromePath),
-			Concurrency: c.RenderConcurrency, Timeout: c.RenderTimeout, MemoryMB: c.RenderMemoryMB}}
+			Concurrency: c.RenderConcurrency, Timeout: c.RenderTimeout, MemoryMB: c.RenderMemoryMB,
+			Idle: c.RenderIdle}}
 }
 
 // BillingConfig is the billing service's configuration from the STRIPE_ variables.

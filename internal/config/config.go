@@ -101,6 +101,8 @@ type Config struct {
 	RenderTimeout     time.Duration
 	// RenderMemoryMB bounds each browser's resident memory; one over it is killed.
 	RenderMemoryMB int
+	// RenderIdle is how long a worker keeps its browsers with no page rendering.
+	RenderIdle time.Duration
 }
 
 // Getenv is the lookup Load reads from; os.Getenv in production, a map in tests.
@@ -174,6 +176,7 @@ var vars = []struct {
 	{"RENDER_CONCURRENCY", "2", false},
 	{"RENDER_TIMEOUT", "15s", false},
 	{"RENDER_MEMORY_MB", "384", false},
+	{"RENDER_IDLE", "1m", false},
 }
 
 // Load reads and validates the configuration. Every problem is reported, not only the first.
@@ -290,6 +293,7 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		RenderConcurrency:       integer("RENDER_CONCURRENCY", 1, 64),
 		RenderTimeout:           dur("RENDER_TIMEOUT", time.Second),
 		RenderMemoryMB:          integer("RENDER_MEMORY_MB", 128, 65536),
+		RenderIdle:              dur("RENDER_IDLE", time.Second),
 	}
 	if c.DashboardURL == "" {
 		c.DashboardURL = c.PublicBaseURL + "/dashboard"

@@ -99,7 +99,14 @@ type RenderConfig struct {
 	// MemoryMB bounds each browser's resident memory in MiB, default DefaultRenderMemoryMB: a
 	// browser over it is killed, failing the page it was rendering.
 	MemoryMB int
+	// Idle is how long the browsers stay started with no page rendering, default
+	// DefaultRenderIdle: a worker that ran only plain audits since holds no browser. The
+	// next rendered page starts one again.
+	Idle time.Duration
 }
+
+// DefaultRenderIdle is RenderConfig.Idle's default.
+const DefaultRenderIdle = time.Minute
 
 // Rendered is what a page showed once its JavaScript had run in headless Chromium, read
 // by the same extractor as the HTML as served, so the two can be compared.
@@ -145,6 +152,8 @@ type Renderer struct {
 	live   map[*browser]struct{}
 	closed bool
 
+	lastUse  atomic.Int64 // when a page last took or gave back a browser (Unix ns): for the idle stop
+	reaping  sync.Once    // starts the idle stop with the first browser
 	kills    atomic.Int64 // browsers killed (hung, over memory, failed page): for tests and logs
 	sessions atomic.Int64 // crawls rendering now, which share the browsers (renderSession.enter)
 	struck   atomic.Int64 // of those, crawls one of whose pages failed: they render one page at a time
@@ -163,6 +172,9 @@ func NewRenderer(cfg RenderConfig, userAgent string) *Renderer {
 	}
 	if cfg.MemoryMB <= 0 {
 		cfg.MemoryMB = DefaultRenderMemoryMB
+	}
+	if cfg.Idle <= 0 {
+		cfg.Idle = DefaultRenderIdle
 	}
 	life, end := context.WithCancel(context.Background())
 	return &Renderer{cfg: cfg, userAgent: userAgent, life: life, end: end, live: map[*browser]struct{}{},
@@ -207,6 +219,7 @@ func (r *Renderer) Close() {
 // acquire waits for a free slot and returns an idle browser, or a new one, and the slot
 // to give back to release. With spare, the spare slot serves too when every slot is taken.
 func (r *Renderer) acquire(ctx context.Context, spare bool) (*browser, chan struct{}, error) {
+	r.lastUse.Store(time.Now().UnixNano())
 	slot := r.slots
 	select {
 	case r.slots <- struct{}{}:
@@ -269,6 +282,7 @@ func (r *Renderer) launchLive(ctx context.Context) (*browser, error) {
 		r.live[b] = struct{}{}
 	}
 	r.mu.Unlock()
+	r.reaping.Do(func() { go r.stopIdle() })
 	if closed {
 		b.kill("the renderer closed")
 		return nil, fmt.Errorf("%w: renderer closed", ErrRenderUnavailable)
@@ -276,13 +290,41 @@ func (r *Renderer) launchLive(ctx context.Context) (*browser, error) {
 	return b, nil
 }
 
+// stopIdle kills the pool's idle browsers once no page has taken or given back a browser for
+// cfg.Idle and none is rendering, until the renderer closes.
+func (r *Renderer) stopIdle() {
+	t := time.NewTicker(min(r.cfg.Idle/4, 5*time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-r.life.Done():
+			return
+		case <-t.C:
+		}
+		if len(r.slots) > 0 || len(r.spare) > 0 || time.Since(time.Unix(0, r.lastUse.Load())) < r.cfg.Idle {
+			continue
+		}
+		r.mu.Lock()
+		idle := r.idle
+		r.idle = nil
+		for _, b := range idle {
+			delete(r.live, b)
+		}
+		r.mu.Unlock()
+		for _, b := range idle {
+			b.kill("idle")
+		}
+	}
+}
+
 // release puts a browser whose page rendered back in the pool; any other is killed, not
 // asked to close (a page that failed may still hold it: an endless script, a dialog), and a
 // replacement is started in the background, keeping the slot until it is ready so that the
 // next page finds a started browser rather than waiting for one. slot is acquire's.
 func (r *Renderer) release(b *browser, slot chan struct{}, ok bool) {
+	r.lastUse.Store(time.Now().UnixNano())
 	r.mu.Lock()
-	keep := ok && !r.closed && b.alive()
+	keep := ok && !r.closed && b.alive() && !b.slow.Load()
 	if keep {
 		r.idle = append(r.idle, b)
 	} else {
@@ -294,7 +336,11 @@ func (r *Renderer) release(b *browser, slot chan struct{}, ok bool) {
 		<-slot
 		return
 	}
-	if b.kill("its page did not render") {
+	reason := "its page did not render"
+	if ok {
+		reason = "it was deprioritised for a slow page"
+	}
+	if b.kill(reason) {
 		r.kills.Add(1)
 	}
 	if closed {
@@ -320,6 +366,7 @@ type browser struct {
 	dir    string          // profile directory; its path marks every process of this browser
 	pid    int
 	job    atomic.Pointer[renderJob]
+	slow   atomic.Bool // deprioritised for a slow page: retired when the page ends
 	// killed is closed by kill; reason says why, for the page that was rendering.
 	killed   chan struct{}
 	killOnce sync.Once
@@ -372,11 +419,21 @@ func (b *browser) waitGone(limit time.Duration) {
 // profile directory, which Chromium passes to each of its processes) and returns how many it
 // found: the browser's process and whatever it started, found without asking it anything.
 func killProcesses(dir string) int {
+	pids := browserProcesses(dir)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return len(pids)
+}
+
+// browserProcesses are the live processes whose command line names dir, a browser's profile
+// directory.
+func browserProcesses(dir string) []int {
 	// The directory as a whole argument or a path's start: /tmp/crawler-chromium-12 must not
 	// match the browser of /tmp/crawler-chromium-123.
 	whole, under := []byte(dir+"\x00"), []byte(dir+"/")
 	entries, _ := os.ReadDir("/proc")
-	n := 0
+	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == os.Getpid() {
@@ -389,10 +446,30 @@ func killProcesses(dir string) int {
 		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && bytes.Contains(stat, []byte(") Z ")) {
 			continue // ended, waiting to be reaped by its parent
 		}
-		n++
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		pids = append(pids, pid)
 	}
-	return n
+	return pids
+}
+
+// slowRender is how long a page renders before its browser yields the CPU to other pages:
+// a page renders in well under a second as a rule, and one still busy after this long (an
+// endless script, a huge DOM) is one a hostile site made.
+const slowRender = 2 * time.Second
+
+// deprioritise lowers the browser's CPU priority to the lowest (nice 19), every thread of
+// every process of it (Linux sets a nice value per thread), so pages rendering normally in
+// other browsers get the CPU first. An unprivileged process cannot raise it back: the
+// browser is retired when its page ends (release).
+func (b *browser) deprioritise() {
+	b.slow.Store(true)
+	for _, pid := range browserProcesses(b.dir) {
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		for _, t := range tasks {
+			if tid, err := strconv.Atoi(t.Name()); err == nil {
+				_ = syscall.Setpriority(syscall.PRIO_PROCESS, tid, 19)
+			}
+		}
+	}
 }
 
 // launch starts a browser and opens its tab, within startTimeout (and ctx).
@@ -919,6 +996,13 @@ func (s *renderSession) render(ctx context.Context, pageURL, contentType string,
 	}()
 	pctx, cancel := context.WithTimeout(b.ctx, s.r.cfg.Timeout)
 	defer cancel()
+	slowDone := make(chan struct{})
+	slowTimer := time.AfterFunc(slowRender, func() { b.deprioritise(); close(slowDone) })
+	defer func() { // before release (deferred earlier), which reads b.slow
+		if !slowTimer.Stop() {
+			<-slowDone
+		}
+	}()
 	defer context.AfterFunc(ctx, cancel)()
 	go func() { // a browser killed meanwhile (over memory, hung) ends the page at once
 		select {

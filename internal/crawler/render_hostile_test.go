@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -305,4 +306,116 @@ func TestRenderSpareBrowser(t *testing.T) {
 	default:
 	}
 	t.Logf("benign crawl beside a page holding the only browser: %s", took.Round(time.Millisecond))
+}
+
+// TestRenderSlowPageYields: a page still rendering after slowRender has every thread of its
+// browser at nice 19 while it goes on, so pages rendering normally elsewhere get the CPU
+// first; it still renders, and its browser, which cannot be given its priority back, is
+// retired rather than pooled.
+func TestRenderSlowPageYields(t *testing.T) {
+	site := newTestSite(t)
+	site.page("/", htmlPage("slow", `<p id="out">busy</p><script>const t0 = Date.now(); while (Date.now() - t0 < 3500) {}
+document.getElementById("out").textContent = "`+words(30)+`"</script>`))
+	c := renderCrawler(t, RenderConfig{Concurrency: 1, Timeout: time.Minute})
+	if err := c.StartRenderer(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *Result, 1)
+	go func() {
+		res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true, MaxPages: 1})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	yielded := false
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var res *Result
+	for res == nil {
+		select {
+		case res = <-done:
+		case <-tick.C:
+			c.renderer.mu.Lock()
+			for b := range c.renderer.live {
+				yielded = yielded || allThreadsNice(browserProcesses(b.dir), 19)
+			}
+			c.renderer.mu.Unlock()
+		}
+	}
+	if !yielded {
+		t.Error("no browser's threads were seen at nice 19 while the slow page rendered")
+	}
+	if res == nil || len(res.Pages) != 1 || res.Pages[0].Rendered == nil || res.Pages[0].Rendered.WordCount < 30 {
+		t.Fatalf("the slow page did not render: %+v", res)
+	}
+	if n := c.renderer.kills.Load(); n != 1 {
+		t.Errorf("%d browsers retired, want the slow page's one", n)
+	}
+}
+
+// allThreadsNice reports whether pids are some processes and every thread of them runs at
+// nice n (field 19 of /proc/<pid>/task/<tid>/stat).
+func allThreadsNice(pids []int, n int) bool {
+	seen := 0
+	for _, pid := range pids {
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		for _, task := range tasks {
+			stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/stat")
+			if err != nil {
+				continue
+			}
+			_, rest, _ := strings.Cut(string(stat), ") ")
+			fields := strings.Fields(rest) // from field 3 (state) on
+			if len(fields) < 17 || fields[16] != strconv.Itoa(n) {
+				return false
+			}
+			seen++
+		}
+	}
+	return seen > 0
+}
+
+// TestRenderIdleStop: with no page rendering for RenderConfig.Idle, the renderer holds no
+// browser; the next rendered page starts one.
+func TestRenderIdleStop(t *testing.T) {
+	site := benignSite(t)
+	c := renderCrawler(t, RenderConfig{Idle: 300 * time.Millisecond})
+	if err := c.StartRenderer(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	started := c.renderer.liveDirs()
+	if len(started) == 0 {
+		t.Fatal("no browser after StartRenderer")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for tick := time.NewTicker(20 * time.Millisecond); len(c.renderer.liveDirs()) > 0 || anyProcesses(started); <-tick.C {
+		if time.Now().After(deadline) {
+			t.Fatalf("browsers still started 10 s after %s idle: %v", c.renderer.cfg.Idle, c.renderer.liveDirs())
+		}
+	}
+	bc := *c
+	bc.cfg.Timeout = time.Minute
+	crawlBenign(t, &bc, site)
+}
+
+// liveDirs are the profile directories of the renderer's started browsers.
+func (r *Renderer) liveDirs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var dirs []string
+	for b := range r.live {
+		dirs = append(dirs, b.dir)
+	}
+	return dirs
+}
+
+// anyProcesses reports whether a process of any of these browsers still runs.
+func anyProcesses(dirs []string) bool {
+	for _, d := range dirs {
+		if len(browserProcesses(d)) > 0 {
+			return true
+		}
+	}
+	return false
 }
