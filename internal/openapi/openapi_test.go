@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -347,4 +348,53 @@ func normalized(t *testing.T, spec report.Analysis, body map[string]any) map[str
 		}
 	}
 	return out
+}
+
+// Each keyword endpoint documents exactly the filter keys and order_by fields its
+// validation takes (report.QueryShape); an endpoint that sorts on nothing documents no
+// order_by.
+func TestQueryShapesDocumented(t *testing.T) {
+	d := doc(t)
+	field := regexp.MustCompile(`^\^\(([a-z_|]+)\)\\\.\(asc\|desc\)\$$`)
+	for _, spec := range report.Catalog {
+		paged, ok := spec.NewRequest().(report.PagedRequest)
+		if !ok {
+			continue
+		}
+		shape := paged.Shape()
+		body := resolve(d, op(d, spec.Path, strings.ToLower(spec.Method))["requestBody"].(map[string]any))
+		props := resolve(d, body["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any))["properties"].(map[string]any)
+		filters := resolve(d, props["filters"].(map[string]any))["properties"].(map[string]any)
+		var keys []string
+		for k := range filters {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if want := slices.Sorted(slices.Values(shape.FilterKeys())); !slices.Equal(keys, want) {
+			t.Errorf("%s: filters %v documented, the endpoint takes %v", spec.Path, keys, want)
+		}
+		order, documented := props["order_by"].(map[string]any)
+		if len(shape.Order) == 0 {
+			if documented {
+				t.Errorf("%s: order_by documented, the endpoint refuses every order", spec.Path)
+			}
+			continue
+		}
+		items := resolve(d, resolve(d, order)["items"].(map[string]any))
+		m := field.FindStringSubmatch(items["pattern"].(string))
+		if m == nil {
+			t.Errorf("%s: order_by pattern %q", spec.Path, items["pattern"])
+			continue
+		}
+		got := strings.Split(m[1], "|")
+		slices.Sort(got)
+		var want []string
+		for _, f := range shape.Order {
+			want = append(want, string(f))
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: order_by fields %v documented, the endpoint sorts on %v", spec.Path, got, want)
+		}
+	}
 }
