@@ -146,6 +146,10 @@ func inputSchema(a report.Analysis) (map[string]any, error) {
 			schema["required"] = names
 		}
 	}
+	if err := shapeQuery(a, props); err != nil {
+		return nil, err
+	}
+	dropNull(schema)
 	props[argIdempotencyKey] = map[string]any{
 		"type":      "string",
 		"minLength": 1,
@@ -154,6 +158,61 @@ func inputSchema(a report.Analysis) (map[string]any, error) {
 			"within 24 hours returns the first call's job and result and is charged once.",
 	}
 	return schema, nil
+}
+
+// shapeQuery puts the endpoint's own filters and order_by (report.QueryShape, what its
+// Normalize checks) in place of the request type's, which lists every key of every keyword
+// endpoint. An endpoint that takes no order_by has none in its schema.
+func shapeQuery(a report.Analysis, props map[string]any) error {
+	paged, ok := a.NewRequest().(report.PagedRequest)
+	if !ok {
+		return nil
+	}
+	shape := paged.Shape()
+	for name, s := range map[string]map[string]any{"filters": shape.FiltersSchema(), "order_by": shape.OrderSchema()} {
+		old, _ := props[name].(map[string]any)
+		if old == nil {
+			return fmt.Errorf("mcpserver: %s has no %s", a.Path, name)
+		}
+		if s == nil {
+			delete(props, name)
+			continue
+		}
+		if d, ok := old["description"].(string); ok && s["description"] == nil {
+			s["description"] = d
+		}
+		props[name] = s
+	}
+	return nil
+}
+
+// dropNull writes a type that allows null, as the schema generator writes an optional
+// pointer or slice (["null", "integer"]), as the type alone: leaving the member out is how
+// an argument is not given, and clients that read "type" as one name accept it.
+func dropNull(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		if types, ok := x["type"].([]any); ok {
+			var kept []any
+			for _, t := range types {
+				if t != "null" {
+					kept = append(kept, t)
+				}
+			}
+			if len(kept) == 1 {
+				x["type"] = kept[0]
+			} else {
+				x["type"] = kept
+			}
+		}
+		for _, m := range x {
+			dropNull(m)
+		}
+	case []any:
+		for _, m := range x {
+			dropNull(m)
+		}
+	}
 }
 
 // returns describes what an analysis answers: the fields of its data, from the document's
