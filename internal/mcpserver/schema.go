@@ -63,6 +63,37 @@ func resolve(doc map[string]any, v any) map[string]any {
 	return nil
 }
 
+// annotations is a documented property with what its $ref or single allOf adds under the
+// keywords it states itself ({allOf: [List], minItems: 1} keeps its minItems and the list's
+// items).
+func annotations(doc map[string]any, v any) map[string]any {
+	out := map[string]any{}
+	for range 8 {
+		m, ok := v.(map[string]any)
+		if !ok {
+			break
+		}
+		for k, x := range m {
+			if _, set := out[k]; !set {
+				out[k] = x
+			}
+		}
+		if ref, ok := m["$ref"].(string); ok {
+			v = lookupPointer(doc, ref)
+			continue
+		}
+		if all, ok := m["allOf"].([]any); ok && len(all) == 1 && m["properties"] == nil {
+			v = all[0]
+			continue
+		}
+		break
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 func lookupPointer(doc map[string]any, ref string) any {
 	var v any = doc
 	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
@@ -115,7 +146,7 @@ func inputSchema(a report.Analysis) (map[string]any, error) {
 	if body := jsonBody(doc, op["requestBody"]); body != nil {
 		documented, _ := body["properties"].(map[string]any)
 		for name, p := range props {
-			d := resolve(doc, documented[name])
+			d := annotations(doc, documented[name])
 			prop, _ := p.(map[string]any)
 			if d == nil || prop == nil {
 				continue
