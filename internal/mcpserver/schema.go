@@ -45,53 +45,47 @@ func operation(doc map[string]any, method, path string) map[string]any {
 // resolve follows a local $ref ("#/components/schemas/X"); allOf of one schema is read
 // through too.
 func resolve(doc map[string]any, v any) map[string]any {
-	for range 8 {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		if ref, ok := m["$ref"].(string); ok {
-			v = lookupPointer(doc, ref)
-			continue
-		}
-		if all, ok := m["allOf"].([]any); ok && len(all) == 1 && m["properties"] == nil {
-			v = all[0]
-			continue
-		}
-		return m
-	}
-	return nil
+	var last map[string]any
+	chain(doc, v, func(m map[string]any) { last = m })
+	return last
 }
 
 // annotations is a documented property with what its $ref or single allOf adds under the
 // keywords it states itself ({allOf: [List], minItems: 1} keeps its minItems and the list's
 // items).
 func annotations(doc map[string]any, v any) map[string]any {
-	out := map[string]any{}
-	for range 8 {
-		m, ok := v.(map[string]any)
-		if !ok {
-			break
+	var out map[string]any
+	chain(doc, v, func(m map[string]any) {
+		if out == nil {
+			out = map[string]any{}
 		}
 		for k, x := range m {
 			if _, set := out[k]; !set {
 				out[k] = x
 			}
 		}
-		if ref, ok := m["$ref"].(string); ok {
-			v = lookupPointer(doc, ref)
-			continue
-		}
-		if all, ok := m["allOf"].([]any); ok && len(all) == 1 && m["properties"] == nil {
-			v = all[0]
-			continue
-		}
-		break
-	}
-	if len(out) == 0 {
-		return nil
-	}
+	})
 	return out
+}
+
+// chain visits a schema, then what its $ref or single allOf names, and so on (at most 8).
+func chain(doc map[string]any, v any, visit func(map[string]any)) {
+	for range 8 {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		visit(m)
+		switch all, _ := m["allOf"].([]any); {
+		case m["$ref"] != nil:
+			ref, _ := m["$ref"].(string)
+			v = lookupPointer(doc, ref)
+		case len(all) == 1 && m["properties"] == nil:
+			v = all[0]
+		default:
+			return
+		}
+	}
 }
 
 func lookupPointer(doc map[string]any, ref string) any {
