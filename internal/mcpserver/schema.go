@@ -283,5 +283,6 @@ func schemaFor[T any]() map[string]any {
 	raw, _ := json.Marshal(s)
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
+	dropNull(m)
 	return m
 }
