@@ -115,11 +115,12 @@ func NewServer(o Options) (*mcp.Server, error) {
 		name := ToolName(a)
 		s.tools[name] = a
 		srv.AddTool(&mcp.Tool{
-			Name:        name,
-			Title:       a.Summary,
-			Description: analysisDescription(a),
-			InputSchema: schema,
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
+			Name:         name,
+			Title:        a.Summary,
+			Description:  analysisDescription(a),
+			InputSchema:  schema,
+			OutputSchema: outputSchema(a.Method, a.Path, resultAnswer, true),
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
 		}, s.analysisTool(a))
 	}
 	srv.AddTool(&mcp.Tool{
@@ -127,8 +128,9 @@ func NewServer(o Options) (*mcp.Server, error) {
 		Title: "Usage and balance",
 		Description: "Free (no credits). The account's plan, credits used, limit and remaining balance in the " +
 			"current period, period start and end, rate limit and recent calls.",
-		InputSchema: schemaFor[struct{}](),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		InputSchema:  schemaFor[struct{}](),
+		OutputSchema: outputSchema(http.MethodGet, "/v1/usage", resultAnswer, false),
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.usageTool)
 	srv.AddTool(&mcp.Tool{
 		Name:  "get_job",
@@ -136,8 +138,9 @@ func NewServer(o Options) (*mcp.Server, error) {
 		Description: "Free (no credits). A job's status, and its result once it succeeded (with meta: credits " +
 			"used and remaining) or its error once it failed (failed jobs are refunded). Use it for the " +
 			"job_id an analysis returned when it was still running after the sync timeout.",
-		InputSchema: schemaFor[jobArgs](),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		InputSchema:  schemaFor[jobArgs](),
+		OutputSchema: outputSchema(http.MethodGet, "/v1/jobs/{id}", resultAnswer, true),
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.jobTool)
 	names := slices.Sorted(maps.Keys(s.tools))
 	costSchema := schemaFor[costArgs]()
@@ -150,7 +153,9 @@ func NewServer(o Options) (*mcp.Server, error) {
 			"name the field) and answers its cost in credits, the balance and the balance after it, " +
 			"without running or charging it. Too small a balance is the real call's INSUFFICIENT_CREDITS.",
 		InputSchema: costSchema,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		// Every analysis's dry run answers the same shape.
+		OutputSchema: outputSchema(report.Catalog[0].Method, report.Catalog[0].Path, dryRunAnswer, false),
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.costTool)
 	addPrompts(srv)
 	return srv, nil

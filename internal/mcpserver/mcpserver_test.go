@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -45,6 +46,24 @@ func TestAnalysisSchemas(t *testing.T) {
 		slices.Sort(got)
 		want := jsonFields(reflect.TypeOf(a.NewRequest()).Elem())
 		want = append(want, argIdempotencyKey)
+		if p, ok := a.NewRequest().(report.PagedRequest); ok {
+			shape := p.Shape()
+			filters := props["filters"].(map[string]any)["properties"].(map[string]any)
+			if got, want := slices.Sorted(maps.Keys(filters)), slices.Sorted(slices.Values(shape.FilterKeys())); !slices.Equal(got, want) {
+				t.Errorf("%s: filters %v, the endpoint takes %v", name, got, want)
+			}
+			if len(shape.Order) == 0 {
+				want = slices.DeleteFunc(want, func(s string) bool { return s == "order_by" })
+			} else {
+				enum := props["order_by"].(map[string]any)["items"].(map[string]any)["enum"]
+				if !reflect.DeepEqual(enum, shape.OrderValues()) {
+					t.Errorf("%s: order_by %v, the endpoint sorts on %v", name, enum, shape.OrderValues())
+				}
+			}
+		}
+		if raw, _ := json.Marshal(s); strings.Contains(string(raw), `"null"`) {
+			t.Errorf("%s: a type allows null: %s", name, raw)
+		}
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: properties %v, want the request's %v", name, got, want)

@@ -45,22 +45,47 @@ func operation(doc map[string]any, method, path string) map[string]any {
 // resolve follows a local $ref ("#/components/schemas/X"); allOf of one schema is read
 // through too.
 func resolve(doc map[string]any, v any) map[string]any {
+	var last map[string]any
+	chain(doc, v, func(m map[string]any) { last = m })
+	return last
+}
+
+// annotations is a documented property with what its $ref or single allOf adds under the
+// keywords it states itself ({allOf: [List], minItems: 1} keeps its minItems and the list's
+// items).
+func annotations(doc map[string]any, v any) map[string]any {
+	var out map[string]any
+	chain(doc, v, func(m map[string]any) {
+		if out == nil {
+			out = map[string]any{}
+		}
+		for k, x := range m {
+			if _, set := out[k]; !set {
+				out[k] = x
+			}
+		}
+	})
+	return out
+}
+
+// chain visits a schema, then what its $ref or single allOf names, and so on (at most 8).
+func chain(doc map[string]any, v any, visit func(map[string]any)) {
 	for range 8 {
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil
+			return
 		}
-		if ref, ok := m["$ref"].(string); ok {
+		visit(m)
+		switch all, _ := m["allOf"].([]any); {
+		case m["$ref"] != nil:
+			ref, _ := m["$ref"].(string)
 			v = lookupPointer(doc, ref)
-			continue
-		}
-		if all, ok := m["allOf"].([]any); ok && len(all) == 1 && m["properties"] == nil {
+		case len(all) == 1 && m["properties"] == nil:
 			v = all[0]
-			continue
+		default:
+			return
 		}
-		return m
 	}
-	return nil
 }
 
 func lookupPointer(doc map[string]any, ref string) any {
@@ -115,7 +140,7 @@ func inputSchema(a report.Analysis) (map[string]any, error) {
 	if body := jsonBody(doc, op["requestBody"]); body != nil {
 		documented, _ := body["properties"].(map[string]any)
 		for name, p := range props {
-			d := resolve(doc, documented[name])
+			d := annotations(doc, documented[name])
 			prop, _ := p.(map[string]any)
 			if d == nil || prop == nil {
 				continue
@@ -146,6 +171,10 @@ func inputSchema(a report.Analysis) (map[string]any, error) {
 			schema["required"] = names
 		}
 	}
+	if err := shapeQuery(a, props); err != nil {
+		return nil, err
+	}
+	dropNull(schema)
 	props[argIdempotencyKey] = map[string]any{
 		"type":      "string",
 		"minLength": 1,
@@ -154,6 +183,61 @@ func inputSchema(a report.Analysis) (map[string]any, error) {
 			"within 24 hours returns the first call's job and result and is charged once.",
 	}
 	return schema, nil
+}
+
+// shapeQuery puts the endpoint's own filters and order_by (report.QueryShape, what its
+// Normalize checks) in place of the request type's, which lists every key of every keyword
+// endpoint. An endpoint that takes no order_by has none in its schema.
+func shapeQuery(a report.Analysis, props map[string]any) error {
+	paged, ok := a.NewRequest().(report.PagedRequest)
+	if !ok {
+		return nil
+	}
+	shape := paged.Shape()
+	for name, s := range map[string]map[string]any{"filters": shape.FiltersSchema(), "order_by": shape.OrderSchema()} {
+		old, _ := props[name].(map[string]any)
+		if old == nil {
+			return fmt.Errorf("mcpserver: %s has no %s", a.Path, name)
+		}
+		if s == nil {
+			delete(props, name)
+			continue
+		}
+		if d, ok := old["description"].(string); ok && s["description"] == nil {
+			s["description"] = d
+		}
+		props[name] = s
+	}
+	return nil
+}
+
+// dropNull writes a type that allows null, as the schema generator writes an optional
+// pointer or slice (["null", "integer"]), as the type alone: leaving the member out is how
+// an argument is not given, and clients that read "type" as one name accept it.
+func dropNull(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		if types, ok := x["type"].([]any); ok {
+			var kept []any
+			for _, t := range types {
+				if t != "null" {
+					kept = append(kept, t)
+				}
+			}
+			if len(kept) == 1 {
+				x["type"] = kept[0]
+			} else {
+				x["type"] = kept
+			}
+		}
+		for _, m := range x {
+			dropNull(m)
+		}
+	case []any:
+		for _, m := range x {
+			dropNull(m)
+		}
+	}
 }
 
 // returns describes what an analysis answers: the fields of its data, from the document's
@@ -199,5 +283,6 @@ func schemaFor[T any]() map[string]any {
 	raw, _ := json.Marshal(s)
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
+	dropNull(m)
 	return m
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -347,4 +348,120 @@ func normalized(t *testing.T, spec report.Analysis, body map[string]any) map[str
 		}
 	}
 	return out
+}
+
+// Each keyword endpoint documents exactly the filter keys and order_by fields its
+// validation takes (report.QueryShape); an endpoint that sorts on nothing documents no
+// order_by.
+func TestQueryShapesDocumented(t *testing.T) {
+	d := doc(t)
+	field := regexp.MustCompile(`^\^\(([a-z_|]+)\)\\\.\(asc\|desc\)\$$`)
+	for _, spec := range report.Catalog {
+		paged, ok := spec.NewRequest().(report.PagedRequest)
+		if !ok {
+			continue
+		}
+		shape := paged.Shape()
+		body := resolve(d, op(d, spec.Path, strings.ToLower(spec.Method))["requestBody"].(map[string]any))
+		props := resolve(d, body["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any))["properties"].(map[string]any)
+		filters := resolve(d, props["filters"].(map[string]any))["properties"].(map[string]any)
+		var keys []string
+		for k := range filters {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if want := slices.Sorted(slices.Values(shape.FilterKeys())); !slices.Equal(keys, want) {
+			t.Errorf("%s: filters %v documented, the endpoint takes %v", spec.Path, keys, want)
+		}
+		order, documented := props["order_by"].(map[string]any)
+		if len(shape.Order) == 0 {
+			if documented {
+				t.Errorf("%s: order_by documented, the endpoint refuses every order", spec.Path)
+			}
+			continue
+		}
+		items := resolve(d, resolve(d, order)["items"].(map[string]any))
+		m := field.FindStringSubmatch(items["pattern"].(string))
+		if m == nil {
+			t.Errorf("%s: order_by pattern %q", spec.Path, items["pattern"])
+			continue
+		}
+		got := strings.Split(m[1], "|")
+		slices.Sort(got)
+		var want []string
+		for _, f := range shape.Order {
+			want = append(want, string(f))
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: order_by fields %v documented, the endpoint sorts on %v", spec.Path, got, want)
+		}
+	}
+}
+
+// schemaKeywords are the keys a schema object of the document may have; any other is a
+// mistake such as an unquoted description holding ": ", which YAML reads as a second key.
+var schemaKeywords = map[string]bool{}
+
+func init() {
+	for _, k := range strings.Fields(`$ref $defs $schema $id $comment type format title description default examples example
+		enum const minimum maximum exclusiveMinimum exclusiveMaximum multipleOf minLength maxLength pattern
+		items prefixItems minItems maxItems uniqueItems contains properties required additionalProperties
+		patternProperties propertyNames minProperties maxProperties allOf anyOf oneOf not if then else
+		readOnly writeOnly deprecated discriminator contentMediaType contentEncoding dependentRequired`) {
+		schemaKeywords[k] = true
+	}
+}
+
+// Every schema of the document has only schema keywords (or x- extensions), and every
+// number states its format, double (so generators do not make it a float32).
+func TestSchemaKeys(t *testing.T) {
+	var walk func(path string, s map[string]any)
+	walk = func(path string, s map[string]any) {
+		for k, v := range s {
+			if !schemaKeywords[k] && !strings.HasPrefix(k, "x-") {
+				t.Errorf("%s: unexpected key %q", path, k)
+			}
+			switch k {
+			case "properties", "patternProperties", "$defs":
+				for n, p := range v.(map[string]any) {
+					if m, ok := p.(map[string]any); ok {
+						walk(path+"/"+k+"/"+n, m)
+					}
+				}
+			case "items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames":
+				if m, ok := v.(map[string]any); ok {
+					walk(path+"/"+k, m)
+				}
+			case "allOf", "anyOf", "oneOf", "prefixItems":
+				for i, p := range v.([]any) {
+					walk(fmt.Sprintf("%s/%s/%d", path, k, i), p.(map[string]any))
+				}
+			}
+		}
+		types, _ := s["type"].([]any)
+		if s["type"] == "number" || slices.Contains(types, any("number")) {
+			if s["format"] != "double" {
+				t.Errorf("%s: a number without format: double", path)
+			}
+		}
+	}
+	var find func(path string, v any)
+	find = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if m, ok := e.(map[string]any); ok && (k == "schema" || strings.HasSuffix(path, "/components/schemas")) {
+					walk(path+"/"+k, m)
+					continue
+				}
+				find(path+"/"+k, e)
+			}
+		case []any:
+			for i, e := range x {
+				find(fmt.Sprintf("%s/%d", path, i), e)
+			}
+		}
+	}
+	find("#", doc(t))
 }

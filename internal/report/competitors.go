@@ -16,8 +16,11 @@ func (r *CompetitorsRequest) defaults() { r.fill(defaultCompetitorsLimit) }
 
 // Normalize checks the request and fills defaults.
 func (r *CompetitorsRequest) Normalize(o Options) error {
-	return r.normalize(o, defaultCompetitorsLimit, maxCompetitorsLimit, CompetitorsShape)
+	return r.normalize(o, defaultCompetitorsLimit, maxCompetitorsLimit, r.Shape())
 }
+
+// Shape is what a competitor discovery query may name.
+func (r *CompetitorsRequest) Shape() QueryShape { return CompetitorsShape }
 
 // CompetitorsShape is what competitor discovery takes: it filters the shared keywords (by their metrics, the
 // domain's position and the competitor's) and lists competitors by shared keywords only.

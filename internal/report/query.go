@@ -82,11 +82,15 @@ type QueryShape struct {
 // Intents are the values of filters.intent.
 var Intents = []string{"informational", "navigational", "commercial", "transactional"}
 
+// Bounds of a query, the same for every keyword endpoint.
 const (
-	maxOrderKeys  = 3
-	maxFilterWord = 10
-	maxWordLength = 50
+	MaxOrderKeys   = 3  // keys order_by may name
+	MaxFilterWords = 10 // words filters.include or filters.exclude may list
+	MaxWordLength  = 50 // characters of one such word
 )
+
+// wordSpaces are the characters a filter word may not hold (it is one word).
+const wordSpaces = " \t\r\n\u00a0"
 
 // PagedRequest is a request with a query and a limit: the API checks its cursor, and its
 // price depends on its limit (Analysis.PageRows).
@@ -94,6 +98,9 @@ type PagedRequest interface {
 	Request
 	PageQuery() *Query
 	PageLimit() int
+	// Shape is what the endpoint's query may name: Normalize checks the query against it,
+	// and the MCP tools' input schemas are generated from it.
+	Shape() QueryShape
 }
 
 // normalize checks the query against the endpoint's shape and puts it in canonical form.
@@ -200,8 +207,8 @@ func wordList(field string, list []string) ([]string, error) {
 	if len(list) == 0 {
 		return nil, nil
 	}
-	if len(list) > maxFilterWord {
-		return nil, apperr.Invalid("%s may have at most %d words", field, maxFilterWord)
+	if len(list) > MaxFilterWords {
+		return nil, apperr.Invalid("%s may have at most %d words", field, MaxFilterWords)
 	}
 	var out []string
 	for i, v := range list {
@@ -211,8 +218,8 @@ func wordList(field string, list []string) ([]string, error) {
 			return nil, apperr.Invalid("%s[%d] must not be empty", field, i)
 		case strings.ContainsFunc(v, isSpace):
 			return nil, apperr.Invalid("%s[%d] must be one word (send several words as several items)", field, i)
-		case utf8.RuneCountInString(v) > maxWordLength:
-			return nil, apperr.Invalid("%s[%d] must be at most %d characters", field, i, maxWordLength)
+		case utf8.RuneCountInString(v) > MaxWordLength:
+			return nil, apperr.Invalid("%s[%d] must be at most %d characters", field, i, MaxWordLength)
 		}
 		if !slices.Contains(out, v) {
 			out = append(out, v)
@@ -222,15 +229,15 @@ func wordList(field string, list []string) ([]string, error) {
 	return out, nil
 }
 
-func isSpace(r rune) bool { return strings.ContainsRune(" \t\r\n\u00a0", r) }
+func isSpace(r rune) bool { return strings.ContainsRune(wordSpaces, r) }
 
 func (q *Query) normalizeOrder(shape QueryShape) error {
 	if len(q.OrderBy) == 0 {
 		q.OrderBy = nil
 		return nil
 	}
-	if len(q.OrderBy) > maxOrderKeys {
-		return apperr.Invalid("order_by may have at most %d keys (the keyword breaks remaining ties)", maxOrderKeys)
+	if len(q.OrderBy) > MaxOrderKeys {
+		return apperr.Invalid("order_by may have at most %d keys (the keyword breaks remaining ties)", MaxOrderKeys)
 	}
 	seen := map[string]bool{}
 	for i, v := range q.OrderBy {
@@ -305,10 +312,16 @@ func (q *Query) PageQuery() *Query { return q }
 // The query shapes of the keyword endpoints.
 var (
 	// ResearchShape: research lists keywords, with no ranking behind them.
+	// The opportunity score is not among its fields: it is computed from the domain's
+	// positions once the ideas are read, and neither keyword data source can filter or sort
+	// the ideas on it (the service's own data refuses it, DataForSEO has no such field), so
+	// the request is refused when it is checked, before any job or charge.
 	ResearchShape = QueryShape{
-		Ranges: []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC, keywords.FieldOpportunity},
-		Order:  []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC, keywords.FieldOpportunity, keywords.FieldKeyword},
+		Ranges: []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC},
+		Order:  []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC, keywords.FieldKeyword},
 		Why: map[keywords.Field]string{
+			keywords.FieldOpportunity: "the opportunity score is computed from the domain's positions after the keywords are read, " +
+				"so they cannot be filtered or sorted on it (each cluster lists its keywords by it)",
 			keywords.FieldCompetitorPosition: "research lists keywords, not a competitor's rankings",
 			keywords.FieldPosition:           "research lists keywords, not the domain's rankings",
 			keywords.FieldTraffic:            "research lists keywords, not the domain's rankings",

@@ -150,3 +150,19 @@ func TestCursorMisuse(t *testing.T) {
 		t.Errorf("another key: %v", err)
 	}
 }
+
+// Research refuses opportunity_score as a filter or an order when the request is checked
+// (before the API creates a job): no keyword data source can filter or sort ideas on a
+// score computed from the domain's positions after they are read.
+func TestResearchRefusesOpportunityOnCheck(t *testing.T) {
+	for _, q := range []string{`"filters":{"opportunity_score":{"min":10}}`, `"order_by":["opportunity_score.desc"]`} {
+		r := &ResearchRequest{}
+		if err := jsonbody.Decode([]byte(`{"domain":"a.com","topic":"coffee",`+q+`}`), r); err != nil {
+			t.Fatal(err)
+		}
+		e, ok := apperr.As(r.Normalize(Options{}))
+		if !ok || e.Code != apperr.Validation || !strings.Contains(e.Message, "opportunity") {
+			t.Errorf("%s: %v; want a VALIDATION_ERROR naming opportunity_score", q, e)
+		}
+	}
+}

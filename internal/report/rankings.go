@@ -61,8 +61,11 @@ func (r *RankingsRequest) defaults() { r.fill(defaultRankingsLimit) }
 
 // Normalize checks the request and fills defaults.
 func (r *RankingsRequest) Normalize(o Options) error {
-	return r.normalize(o, defaultRankingsLimit, MaxPageRows, RankingsShape)
+	return r.normalize(o, defaultRankingsLimit, MaxPageRows, r.Shape())
 }
+
+// Shape is what a rankings query may name.
+func (r *RankingsRequest) Shape() QueryShape { return RankingsShape }
 
 // RankingsShape is what a domain's rankings take: they filter and sort on the keyword's metrics, the
 // domain's position and the estimated traffic.

@@ -52,8 +52,11 @@ func (r *ResearchRequest) Normalize(o Options) (err error) {
 	if err := intRange("limit", *r.Limit, 1, MaxPageRows); err != nil {
 		return err
 	}
-	return r.Query.normalize(ResearchShape)
+	return r.Query.normalize(r.Shape())
 }
+
+// Shape is what research's query may name.
+func (r *ResearchRequest) Shape() QueryShape { return ResearchShape }
 
 // GapsRequest is the body of POST /v1/keywords/gaps.
 type GapsRequest struct {
@@ -92,8 +95,11 @@ func (r *GapsRequest) Normalize(o Options) (err error) {
 	if err := intRange("limit", *r.Limit, 1, MaxPageRows); err != nil {
 		return err
 	}
-	return r.Query.normalize(GapsShape)
+	return r.Query.normalize(r.Shape())
 }
+
+// Shape is what a gaps query may name.
+func (r *GapsRequest) Shape() QueryShape { return GapsShape }
 
 // AuditRequest is the body of POST /v1/content/audit.
 type AuditRequest struct {
