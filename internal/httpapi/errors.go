@@ -96,7 +96,7 @@ var statusOf = map[string]int{
 var retryAfter = map[string]int{apperr.ServiceUnavailable: apperr.RetryAfterUnavailable, apperr.RenderingUnavailable: 20,
 	apperr.ProviderRateLimited: apperr.RetryAfterProviderRateLimit}
 
-// authShaped codes answer in SPEC.md's authentication / rate-limit shape.
+// authShaped codes answer in the authentication / rate-limit shape of docs/api.md.
 var authShaped = map[string]bool{
 	apperr.MissingAuthHeader: true, apperr.InvalidAPIKey: true, apperr.ExpiredAPIKey: true,
 	apperr.RateLimitExceeded: true, apperr.InsufficientCredits: true, apperr.Unauthorized: true,

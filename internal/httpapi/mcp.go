@@ -67,13 +67,22 @@ func (s *server) mountMCP(app *fiber.App) (closeSessions func()) {
 
 type mcpPrincipal struct{}
 
-// mcpVerify checks the key of an MCP request and refuses it, in the API's shape, when it
-// is missing, unknown, revoked or expired.
+// mcpKeyRefused is the JSON-RPC error code of a refused key, in the range JSON-RPC leaves to
+// servers.
+const mcpKeyRefused = -32001
+
+// mcpVerify checks the key of an MCP request and refuses it when it is missing, unknown,
+// revoked or expired: with 403 and a JSON-RPC error naming the code, not the API's 401. MCP
+// clients read a 401 as the start of MCP's OAuth authorization (which an API-key service
+// does not offer) and show the user a sign-in flow instead of the error; a 403's body they
+// show.
 func (s *server) mcpVerify(c *fiber.Ctx) error {
 	p, err := s.Gate.Verify(c.UserContext(), c.Get(fiber.HeaderAuthorization))
 	if err != nil {
 		if e, ok := apperr.As(err); ok && authShaped[e.Code] {
-			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="contentapi"`)
+			return c.Status(fiber.StatusForbidden).JSON(fiber.Map{"jsonrpc": "2.0", "id": nil,
+				"error": fiber.Map{"code": mcpKeyRefused, "message": e.Code + ": " + e.Message,
+					"data": fiber.Map{"code": e.Code, "message": e.Message}}})
 		}
 		return err
 	}

@@ -556,7 +556,8 @@ func TestMCPSessionsIdempotencyAndRevocation(t *testing.T) {
 	}
 }
 
-// The endpoint refuses a request without a valid key (401, the API's shape) and a browser
+// The endpoint refuses a request without a valid key (403 with a JSON-RPC error naming the
+// code, which MCP clients show, where a 401 would start their OAuth flow) and a browser
 // origin other than the API's own (DNS rebinding).
 func TestMCPEndpointAuthAndOrigin(t *testing.T) {
 	s := startStack(t, stackConfig{noWorker: true, configure: func(d *httpapi.Deps) {
@@ -582,11 +583,22 @@ func TestMCPEndpointAuthAndOrigin(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b), res.Header
 	}
-	if st, body, h := post("", ""); st != 401 || !strings.Contains(body, "MISSING_AUTH_HEADER") || h.Get("WWW-Authenticate") == "" {
-		t.Fatalf("no key: %d %s %v", st, body, h)
-	}
-	if st, body, _ := post("ap_nope", ""); st != 401 || !strings.Contains(body, "INVALID_API_KEY") {
-		t.Fatalf("bad key: %d %s", st, body)
+	for _, c := range []struct{ key, code string }{{"", "MISSING_AUTH_HEADER"}, {"ap_nope", "INVALID_API_KEY"}} {
+		st, body, h := post(c.key, "")
+		var rpc struct {
+			JSONRPC string `json:"jsonrpc"`
+			Error   struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+				Data    struct {
+					Code string `json:"code"`
+				} `json:"data"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(body), &rpc); err != nil || st != 403 || h.Get("WWW-Authenticate") != "" ||
+			rpc.JSONRPC != "2.0" || rpc.Error.Code != -32001 || rpc.Error.Data.Code != c.code || !strings.HasPrefix(rpc.Error.Message, c.code+": ") {
+			t.Fatalf("key %q: %d %s %v", c.key, st, body, h)
+		}
 	}
 	for _, origin := range []string{"http://evil.example", "http://127.0.0.1.evil.example:8080", "null"} {
 		if st, body, _ := post(key, origin); st != 403 || !strings.Contains(body, "FORBIDDEN") {
