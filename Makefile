@@ -50,14 +50,17 @@ test: ## run all tests against the local PostgreSQL and Redis (installs the pinn
 	test -x "$$($(GO) env GOPATH)/bin/stripe-mock" || $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	$(GO) vet ./...
+	cd client && $(GO) vet ./...
 	@# The race pass runs beside the rest (whose wall time is mostly internal/httpapi's
-	@# single package); its output is printed after, so the two do not interleave.
+	@# single package); its output is printed after, so the two do not interleave. The Go
+	@# client is a module of its own (client/go.mod), outside ./...: its tests run after.
 	@mkdir -p $(BIN); \
 	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS) > $(BIN)/test-race.log 2>&1 & race=$$!; \
 	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vxF -f <($(GO) list $(RACE_PKGS))); plain=$$?; \
+	(cd client && $(GO) test -count=1 -timeout 5m ./...); own=$$?; \
 	wait $$race; raced=$$?; \
 	echo "== under the race detector: $(RACE_PKGS)"; cat $(BIN)/test-race.log; \
-	exit $$(( plain != 0 || raced != 0 ))
+	exit $$(( plain != 0 || own != 0 || raced != 0 ))
 
 fault: ## the fault proof alone, verbose: real api/worker binaries, PostgreSQL and Redis killed for 10 s during 200 calls
 	$(GO) test -count=1 -v -timeout 10m -run 'TestFaultOutageDuringLoad' ./internal/faulttest/
@@ -96,6 +99,7 @@ bench-scale: build ## load generated keyword data (KEYWORDS=…, RANKINGS=…) t
 
 lint: ## run golangci-lint (pinned version)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
+	cd client && $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
 
 migrate: build ## apply database migrations only
 	$(BIN)/ctl migrate

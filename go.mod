@@ -7,6 +7,7 @@ require (
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/contentapi/contentapi/client v0.0.0-00010101000000-000000000000
 	github.com/emersion/go-smtp v0.25.1
 	github.com/go-json-experiment/json v1.27.2
 	github.com/gocolly/colly/v2 v2.3.0
@@ -126,5 +127,9 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+// The Go client is a module of its own (client/go.mod), so a consumer's go.mod pulls in
+// nothing of the service's; the service's tests and examples build it from this tree.
+replace github.com/contentapi/contentapi/client => ./client
 
 tool github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen

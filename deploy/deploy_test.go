@@ -530,6 +530,23 @@ func TestDockerfileBuildsTheBinaries(t *testing.T) {
 	if !builds {
 		t.Error("Dockerfile: no stage runs go build -o /out/ ./cmd/...")
 	}
+	// A module go.mod replaces with a directory of this tree (the Go client, ./client) is
+	// part of the module graph: go mod download fails without its go.mod.
+	for _, l := range strings.Split(readRepoFile(t, "go.mod"), "\n") {
+		_, dir, ok := strings.Cut(l, "=> ./")
+		if !strings.HasPrefix(l, "replace ") || !ok {
+			continue
+		}
+		want := "COPY " + dir + "/go.mod " + dir + "/"
+		copied, downloaded := false, false
+		for _, l := range stages["build"].Lines {
+			copied = copied || (l == want && !downloaded)
+			downloaded = downloaded || strings.Contains(l, "go mod download")
+		}
+		if !copied {
+			t.Errorf("Dockerfile build stage: no %q before go mod download (go.mod: %s)", want, l)
+		}
+	}
 	for _, target := range targets {
 		if !pkgs[module+"/cmd/"+target] {
 			t.Errorf("go list ./cmd/... has no main package cmd/%s (found %v)", target, sortedKeys(pkgs))
@@ -1484,7 +1501,7 @@ func TestDockerignore(t *testing.T) {
 		}
 		return ok
 	}
-	needed := []string{"go.mod", "go.sum"}
+	needed := []string{"go.mod", "go.sum", "client/go.mod"}
 	for _, dir := range []string{"cmd", "internal", "jobs"} {
 		err := filepath.WalkDir(filepath.Join(repoRoot, dir), func(p string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {

@@ -1,4 +1,4 @@
-package client_test
+package clienttest
 
 import (
 	"go/ast"
@@ -52,21 +52,21 @@ func stringConsts(t *testing.T, path string) map[string]string {
 // and the ErrorCode enum of the OpenAPI document.
 func TestEveryServerErrorCodeHasAConstant(t *testing.T) {
 	have := map[string]bool{}
-	for _, v := range stringConsts(t, "errors.go") {
+	for _, v := range stringConsts(t, "../../client/errors.go") {
 		have[v] = true
 	}
 	want := map[string]string{}
-	for _, v := range stringConsts(t, "../internal/apperr/apperr.go") {
+	for _, v := range stringConsts(t, "../apperr/apperr.go") {
 		want[v] = "internal/apperr"
 	}
-	mapper, err := os.ReadFile("../internal/httpapi/errors.go")
+	mapper, err := os.ReadFile("../httpapi/errors.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range regexp.MustCompile(`(?m)^\s*"([A-Z][A-Z_]+)":\s+http\.Status`).FindAllSubmatch(mapper, -1) {
 		want[string(m[1])] = "internal/httpapi statusOf"
 	}
-	doc, err := os.ReadFile("../internal/openapi/openapi.yaml")
+	doc, err := os.ReadFile("../openapi/openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,3 @@
+module github.com/contentapi/contentapi/client
+
+go 1.24
