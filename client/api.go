@@ -275,7 +275,8 @@ func (c *Client) GetJob(ctx context.Context, id string) (*Job, error) {
 // ListJobs returns a page of the account's analysis jobs, newest first: what each was, its
 // status, its cost and whether it was charged, and its StatusURL. A caller whose connection
 // dropped before an answer finds the job here and fetches its result with GetJob. Pass
-// NextCursor as Cursor for the next page; it is "" on the last. 0 credits.
+// NextCursor as Cursor for the next page; it is "" on the last (ListJobsPages walks them).
+// 0 credits.
 func (c *Client) ListJobs(ctx context.Context, opts ListJobsOptions) (*JobList, error) {
 	q := url.Values{}
 	if opts.Limit != 0 {
@@ -285,7 +286,7 @@ func (c *Client) ListJobs(ctx context.Context, opts ListJobsOptions) (*JobList, 
 		q.Set("status", opts.Status)
 	}
 	if opts.Cursor != "" {
-		q.Set("cursor", opts.Cursor)
+		q.Set("cursor", string(opts.Cursor))
 	}
 	path := "/v1/jobs"
 	if len(q) > 0 {
@@ -293,16 +294,12 @@ func (c *Client) ListJobs(ctx context.Context, opts ListJobsOptions) (*JobList, 
 	}
 	var out struct {
 		Jobs       []JobSummary `json:"jobs"`
-		NextCursor *string      `json:"next_cursor"`
+		NextCursor Cursor       `json:"next_cursor"`
 	}
 	if _, err := c.get(ctx, path, &out); err != nil {
 		return nil, err
 	}
-	list := &JobList{Jobs: out.Jobs}
-	if out.NextCursor != nil {
-		list.NextCursor = *out.NextCursor
-	}
-	return list, nil
+	return &JobList{Jobs: out.Jobs, NextCursor: out.NextCursor}, nil
 }
 
 // WaitJob polls a job (GET /v1/jobs/{id}, growing intervals as the poll policy says) until

@@ -14,7 +14,19 @@
 // is one answered 503 with the job it may have been accepted as (error.job_id): that job is
 // fetched rather than the call made again.
 //
-// It depends on the standard library only.
+// Lists answered page by page (keyword research, gaps, rankings, competitors and the
+// account's jobs) carry a NextCursor of the one type Cursor, "" on the last page; each has a
+// ...Pages method walking its pages as an iter.Seq2, one call (and charge) a page:
+//
+//	for page, err := range c.KeywordRankingsPages(ctx, client.RankingsRequest{Domain: "example.com"}) {
+//		if err != nil {
+//			return err
+//		}
+//		for _, r := range page.Rankings { ... }
+//	}
+//
+// It is a module of its own (github.com/contentapi/contentapi/client) and depends on the
+// standard library only: requiring it pulls in nothing of the service's modules.
 package client
 
 import (

@@ -166,11 +166,12 @@ type Filters struct {
 
 // Query is the filters, order and cursor of a keyword request. OrderBy holds up to three
 // "<field>.asc" or "<field>.desc" keys; Cursor is the NextCursor of the previous page, sent
-// with the same request fields (only Limit may change).
+// with the same request fields (only Limit may change), "" for the first page. The
+// ...Pages methods send it for each page.
 type Query struct {
 	Filters *Filters `json:"filters,omitempty"`
 	OrderBy []string `json:"order_by,omitempty"`
-	Cursor  string   `json:"cursor,omitempty"`
+	Cursor  Cursor   `json:"cursor,omitempty"`
 }
 
 // Keyword is a keyword record. Unknown metrics are nil.
@@ -219,12 +220,12 @@ type ResearchResult struct {
 	Country  string    `json:"country"`
 	Clusters []Cluster `json:"clusters"`
 	// TotalKeywords counts this page's keywords; Total every keyword the pages walk, and
-	// NextCursor, sent as Query.Cursor, continues them (nil on the last page).
-	TotalKeywords int     `json:"total_keywords"`
-	Total         int     `json:"total"`
-	NextCursor    *string `json:"next_cursor"`
-	Source        string  `json:"source"`
-	Meta          Meta    `json:"-"`
+	// NextCursor, sent as Query.Cursor, continues them ("" on the last page).
+	TotalKeywords int    `json:"total_keywords"`
+	Total         int    `json:"total"`
+	NextCursor    Cursor `json:"next_cursor"`
+	Source        string `json:"source"`
+	Meta          Meta   `json:"-"`
 }
 
 // GapsRequest is the body of KeywordGaps.
@@ -255,11 +256,11 @@ type GapsResult struct {
 	Competitors []string `json:"competitors"`
 	Gaps        []Gap    `json:"gaps"`
 	TotalGaps   int      `json:"total_gaps"`
-	// Total equals TotalGaps; NextCursor continues the list (nil on its last page).
-	Total      int     `json:"total"`
-	NextCursor *string `json:"next_cursor"`
-	Source     string  `json:"source"`
-	Meta       Meta    `json:"-"`
+	// Total equals TotalGaps; NextCursor continues the list ("" on its last page).
+	Total      int    `json:"total"`
+	NextCursor Cursor `json:"next_cursor"`
+	Source     string `json:"source"`
+	Meta       Meta   `json:"-"`
 }
 
 // RankingsRequest is the body of KeywordRankings.
@@ -296,9 +297,10 @@ type RankingsResult struct {
 	Total    int       `json:"total"`
 	// PositionBands counts the rankings by band: "1-3", "4-10", "11-20", "21-50", "51-100".
 	PositionBands map[string]int `json:"position_bands"`
-	NextCursor    *string        `json:"next_cursor"`
-	Source        string         `json:"source"`
-	Meta          Meta           `json:"-"`
+	// NextCursor continues the list ("" on its last page).
+	NextCursor Cursor `json:"next_cursor"`
+	Source     string `json:"source"`
+	Meta       Meta   `json:"-"`
 }
 
 // CompetitorsRequest is the body of KeywordCompetitors.
@@ -328,7 +330,7 @@ type CompetitorsResult struct {
 	Language    string       `json:"language"`
 	Competitors []Competitor `json:"competitors"`
 	Total       int          `json:"total"`
-	NextCursor  *string      `json:"next_cursor"`
+	NextCursor  Cursor       `json:"next_cursor"` // "" on the last page
 	Source      string       `json:"source"`
 	Meta        Meta         `json:"-"`
 }
@@ -653,14 +655,14 @@ type Job struct {
 type ListJobsOptions struct {
 	Limit  int    // jobs per page, 1 to 100; 0 is the API's 20
 	Status string // only jobs in this status (JobQueued, ...); "" for all
-	Cursor string // NextCursor of the previous page; "" for the first page
+	Cursor Cursor // NextCursor of the previous page; "" for the first page
 }
 
 // JobList is a page of the account's jobs, newest first.
 type JobList struct {
 	Jobs []JobSummary
 	// NextCursor is ListJobsOptions.Cursor for the next page; "" on the last page.
-	NextCursor string
+	NextCursor Cursor
 }
 
 // JobSummary is a job as ListJobs lists it.

@@ -53,6 +53,20 @@ func TestClientListJobs(t *testing.T) {
 	if !slices.Equal(listed, ids) {
 		t.Fatalf("listed %v, want %v", listed, ids)
 	}
+	// ListJobsPages walks the same pages.
+	var walked []string
+	for list, err := range c.ListJobsPages(ctx, client.ListJobsOptions{Limit: 2}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range list.Jobs {
+			walked = append(walked, j.ID)
+		}
+	}
+	slices.Sort(walked)
+	if !slices.Equal(walked, ids) {
+		t.Fatalf("walked %v, want %v", walked, ids)
+	}
 	got, err := c.GetJob(ctx, listed[0])
 	if err != nil || !got.Done() || got.Meta.CreditsUsed != 5 {
 		t.Fatalf("the listed job's result: %+v %v", got, err)

@@ -39,21 +39,18 @@ func TestClientRankingsAndCompetitors(t *testing.T) {
 	// Every ranking once, page by page.
 	seen := map[string]bool{}
 	req := client.RankingsRequest{Domain: sample.Domains()[0], Limit: 2, Query: client.Query{OrderBy: []string{"keyword.asc"}}}
-	for pages := 0; ; pages++ {
-		page, err := c.KeywordRankings(ctx, req)
+	pages := 0
+	for page, err := range c.KeywordRankingsPages(ctx, req) {
 		if err != nil || pages > r.Total {
 			t.Fatalf("page %d: %v", pages, err)
 		}
+		pages++
 		for _, k := range page.Rankings {
 			if seen[k.Keyword] {
 				t.Fatalf("%q twice", k.Keyword)
 			}
 			seen[k.Keyword] = true
 		}
-		if page.NextCursor == nil {
-			break
-		}
-		req.Cursor = *page.NextCursor
 	}
 	if len(seen) != r.Total {
 		t.Fatalf("paged %d rankings, total %d", len(seen), r.Total)

@@ -16,12 +16,12 @@ func TestClientResearchPaging(t *testing.T) {
 	req := client.ResearchRequest{Domain: sample.Domains()[0], Topic: "coffee", Limit: 9,
 		Query: client.Query{OrderBy: []string{"search_volume.desc"}}}
 	seen := map[string]bool{}
-	total := -1
-	for pages := 0; ; pages++ {
-		page, err := c.KeywordResearch(ctx, req)
+	total, pages := -1, 0
+	for page, err := range c.KeywordResearchPages(ctx, req) {
 		if err != nil || pages > 10 {
 			t.Fatalf("page %d: %v", pages, err)
 		}
+		pages++
 		if total >= 0 && page.Total != total {
 			t.Fatalf("page %d: total %d, was %d", pages, page.Total, total)
 		}
@@ -34,10 +34,6 @@ func TestClientResearchPaging(t *testing.T) {
 				seen[k.Keyword] = true
 			}
 		}
-		if page.NextCursor == nil {
-			break
-		}
-		req.Cursor = *page.NextCursor
 	}
 	if len(seen) != total || total <= 9 {
 		t.Fatalf("paged %d keywords, total %d", len(seen), total)
