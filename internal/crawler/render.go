@@ -390,6 +390,9 @@ func (b *browser) kill(reason string) bool {
 		first = true
 		b.reason.Store(&reason)
 		close(b.killed)
+		if b.slow.Load() {
+			b.setNice(0) // where allowed (root, CAP_SYS_NICE): a SIGKILLed thread ends when it runs
+		}
 		killProcesses(b.dir)
 		go func() { // the contexts wait for the connection to drop: not on the caller's time
 			b.cancel()
@@ -451,22 +454,32 @@ func browserProcesses(dir string) []int {
 	return pids
 }
 
-// slowRender is how long a page renders before its browser yields the CPU to other pages:
-// a page renders in well under a second as a rule, and one still busy after this long (an
-// endless script, a huge DOM) is one a hostile site made.
+// slowRender is how long a page renders before its browser yields the CPU to other crawls'
+// pages: a page renders in well under a second as a rule, and one still busy after this long
+// (an endless script, a huge DOM) is one a hostile site made.
 const slowRender = 2 * time.Second
 
-// deprioritise lowers the browser's CPU priority to the lowest (nice 19), every thread of
-// every process of it (Linux sets a nice value per thread), so pages rendering normally in
-// other browsers get the CPU first. An unprivileged process cannot raise it back: the
-// browser is retired when its page ends (release).
-func (b *browser) deprioritise() {
+// deprioritise lowers the browser's CPU priority to the lowest (nice 19) while other crawls
+// render beside it, every thread of every process of it (Linux sets a nice value per
+// thread), so their pages get the CPU first. An unprivileged process cannot raise it back:
+// the browser is retired when its page ends (release). Alone, a crawl's slow page keeps its
+// priority: there is no one to yield to, and a browser at nice 19 on a busy machine is slow
+// even to die.
+func (b *browser) deprioritise(others bool) {
+	if !others {
+		return
+	}
 	b.slow.Store(true)
+	b.setNice(19)
+}
+
+// setNice sets every thread of the browser's processes to nice n, as far as it may.
+func (b *browser) setNice(n int) {
 	for _, pid := range browserProcesses(b.dir) {
 		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
 		for _, t := range tasks {
 			if tid, err := strconv.Atoi(t.Name()); err == nil {
-				_ = syscall.Setpriority(syscall.PRIO_PROCESS, tid, 19)
+				_ = syscall.Setpriority(syscall.PRIO_PROCESS, tid, n)
 			}
 		}
 	}
@@ -997,7 +1010,7 @@ func (s *renderSession) render(ctx context.Context, pageURL, contentType string,
 	pctx, cancel := context.WithTimeout(b.ctx, s.r.cfg.Timeout)
 	defer cancel()
 	slowDone := make(chan struct{})
-	slowTimer := time.AfterFunc(slowRender, func() { b.deprioritise(); close(slowDone) })
+	slowTimer := time.AfterFunc(slowRender, func() { b.deprioritise(s.r.sessions.Load() > 1); close(slowDone) })
 	defer func() { // before release (deferred earlier), which reads b.slow
 		if !slowTimer.Stop() {
 			<-slowDone

@@ -308,10 +308,10 @@ func TestRenderSpareBrowser(t *testing.T) {
 	t.Logf("benign crawl beside a page holding the only browser: %s", took.Round(time.Millisecond))
 }
 
-// TestRenderSlowPageYields: a page still rendering after slowRender has every thread of its
-// browser at nice 19 while it goes on, so pages rendering normally elsewhere get the CPU
-// first; it still renders, and its browser, which cannot be given its priority back, is
-// retired rather than pooled.
+// TestRenderSlowPageYields: a page still rendering after slowRender while another crawl
+// renders has every thread of its browser at nice 19 while it goes on, so pages rendering
+// normally elsewhere get the CPU first; it still renders, and its browser, which cannot be
+// given its priority back, is retired rather than pooled.
 func TestRenderSlowPageYields(t *testing.T) {
 	site := newTestSite(t)
 	site.page("/", htmlPage("slow", `<p id="out">busy</p><script>const t0 = Date.now(); while (Date.now() - t0 < 3500) {}
@@ -320,6 +320,8 @@ document.getElementById("out").textContent = "`+words(30)+`"</script>`))
 	if err := c.StartRenderer(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	c.renderer.sessions.Add(1) // another crawl rendering beside this one, for the test's length
+	defer c.renderer.sessions.Add(-1)
 	done := make(chan *Result, 1)
 	go func() {
 		res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true, MaxPages: 1})
