@@ -63,6 +63,10 @@ func TestJobsPages(t *testing.T) {
 	if !strings.Contains(first.Body, sample.Domains()[0]+" · “coffee”") {
 		t.Fatalf("the list does not say what the jobs were about: %s", first.Body)
 	}
+	// and names each by what it is, not by its API path.
+	if !strings.Contains(first.Body, `<strong class="kind">Keyword research</strong>`) || strings.Contains(first.Body, "<code>/v1/") {
+		t.Fatalf("the list names jobs by their API path: %s", first.Body)
+	}
 	seen := map[string]bool{}
 	for _, m := range append(ids, more...) {
 		seen[m[1]] = true
@@ -71,7 +75,7 @@ func TestJobsPages(t *testing.T) {
 		t.Fatalf("%d distinct jobs over two pages, want 27", len(seen))
 	}
 	failed := b.Get("/dashboard/jobs?status=failed")
-	if n := len(jobLinkRE.FindAllString(failed.Body, -1)); n != 1 || !strings.Contains(failed.Body, "/v1/content/audit") {
+	if n := len(jobLinkRE.FindAllString(failed.Body, -1)); n != 1 || !strings.Contains(failed.Body, `<strong class="kind">Site audit</strong>`) {
 		t.Fatalf("failed jobs: %d %s", n, failed.Body)
 	}
 	for _, bad := range []string{"?status=lost", "?cursor=nonsense"} {
