@@ -455,8 +455,13 @@ type issueView struct {
 	report.AuditIssue
 	Threshold string // the rule the check applies
 	Shown     []audit.Item
-	More      int // items listed in the answer but not on the page
-	Unlisted  int // URLs with the issue the answer does not list
+	// TextHead names the page text the issue is about ("Title", "Meta description") and
+	// Texts holds it for each shown item, read from the audit's pages: the duplicated title,
+	// the description that is too long.
+	TextHead string
+	Texts    []string
+	More     int // items listed in the answer but not on the page
+	Unlisted int // URLs with the issue the answer does not list
 }
 
 type changesView struct {
@@ -489,6 +494,7 @@ func newIssuePage(kind string, request, result json.RawMessage, typ string) (iss
 	for _, is := range r.Issues {
 		if is.Type == typ {
 			iv := newIssueView(is, thresholdOf(is.Type), len(is.Items)+len(is.URLs))
+			iv.addTexts(pagesByURL(r.Pages))
 			return issuePage{Subject: subjectOf(request), Issue: iv}, true, nil
 		}
 	}
@@ -520,6 +526,45 @@ func newIssueView(is report.AuditIssue, threshold string, shown int) issueView {
 	}
 	iv.Shown, iv.More, iv.Unlisted = items, listed-len(items), max(0, is.Count-listed)
 	return iv
+}
+
+func pagesByURL(pages []report.AuditPage) map[string]*report.AuditPage {
+	m := make(map[string]*report.AuditPage, len(pages))
+	for i := range pages {
+		m[pages[i].URL] = &pages[i]
+	}
+	return m
+}
+
+// offendingText names the page text an issue type is about and reads it from a page: a
+// title issue shows the page's title, a meta description issue its description.
+func offendingText(typ string) (head string, text func(*report.AuditPage) string) {
+	switch {
+	case strings.Contains(typ, "meta_description"):
+		return "Meta description", func(p *report.AuditPage) string { return p.MetaDescription }
+	case strings.Contains(typ, "title"):
+		return "Title", func(p *report.AuditPage) string { return p.Title }
+	}
+	return "", nil
+}
+
+// addTexts sets the page text each shown item is about, where the audit has it (none for
+// a missing title, say).
+func (iv *issueView) addTexts(pages map[string]*report.AuditPage) {
+	head, text := offendingText(iv.Type)
+	if text == nil {
+		return
+	}
+	texts, found := make([]string, len(iv.Shown)), false
+	for i, it := range iv.Shown {
+		if p, ok := pages[it.URL]; ok {
+			texts[i] = text(p)
+			found = found || texts[i] != ""
+		}
+	}
+	if found {
+		iv.TextHead, iv.Texts = head, texts
+	}
 }
 
 func newAuditView(r report.AuditResult) *auditView {
@@ -556,8 +601,11 @@ func newAuditView(r report.AuditResult) *auditView {
 			c.Notice += is.Count
 		}
 	}
+	pages := pagesByURL(r.Pages)
 	for _, is := range r.Issues {
-		v.Issues = append(v.Issues, newIssueView(is, thresholds[is.Type], issueItemsShown))
+		iv := newIssueView(is, thresholds[is.Type], issueItemsShown)
+		iv.addTexts(pages)
+		v.Issues = append(v.Issues, iv)
 	}
 	if r.Summary.HealthScore != nil {
 		switch h := *r.Summary.HealthScore; {
@@ -757,8 +805,9 @@ func init() {
 			}
 			return strconv.FormatFloat(*x, 'f', 2, 64)
 		},
-		"human":  humanize,
-		"plural": plural,
+		"human":     humanize,
+		"hasPrefix": strings.HasPrefix,
+		"plural":    plural,
 		"initial": func(s string) string {
 			if s == "" {
 				return ""

@@ -195,7 +195,10 @@ func TestReportsRenderEveryKindEscaped(t *testing.T) {
 		string(report.KindResearch): {`data-kind="research"`, "<svg", "coffee keyword 9", `class="sortable data"`, "Show the numbers"},
 		string(report.KindGaps):     {`data-kind="gaps"`, `<circle`, `class="easy"`, `<th scope="col" data-type="num">a.example</th>`, `id="easy-wins"`},
 		string(report.KindAudit): {`data-kind="audit"`, `id="health-score">42<`, `<details class="issue`, `id="pages-table"`, `id="changes"`, "Thin content (30)", "Cannibalization (20)",
-			`<a href="/dashboard/shared/issues/` + audit.Checks()[0].Type + `?token=x">All 30 listed URLs</a>`},
+			`<a href="/dashboard/shared/issues/` + audit.Checks()[0].Type + `?token=x">All 30 listed URLs</a>`,
+			// The offending text beside each URL: the duplicated title, the description.
+			`<th scope="col">Title</th>`, `<td class="offending">“Brewing guide 1: how to brew better coffee at home”</td>`,
+			`<th scope="col">Meta description</th>`, `<td class="offending">“A guide.”</td>`, `<th scope="col">Broken URL</th>`},
 		string(report.KindRecommend):  {`data-kind="recommend"`, "Outline (2 sections)", "cold brew ratio", `<span class="prio">3</span> <span class="action action-improve">`},
 		string(report.KindContentMap): {`data-kind="contentmap"`, `id="map-summary"`, "Keyword opportunities", `<circle`},
 		string(report.KindRankings): {`data-kind="rankings"`, `id="rankings-table"`, "Positions 1–3", "12,345", ">1.25<", "of 1,234 shown", "example.com ranks for 1,234 keywords in US",
@@ -337,5 +340,25 @@ func TestReportCharts(t *testing.T) {
 	}
 	if last := p.Points[len(p.Points)-1]; !last.Easy {
 		t.Error("easy wins are not drawn last (on top)")
+	}
+}
+
+// An issue's own page shows what is wrong on each page where the audit has it: the
+// duplicated title beside each URL of duplicate_title.
+func TestIssuePageShowsTheOffendingText(t *testing.T) {
+	r := auditFixture(30)
+	raw, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip, ok, err := newIssuePage(string(report.KindAudit), nil, raw, audit.DuplicateTitle)
+	if err != nil || !ok {
+		t.Fatalf("%v %v", ok, err)
+	}
+	if ip.Issue.TextHead != "Title" || len(ip.Issue.Texts) != len(ip.Issue.Shown) || ip.Issue.Texts[2] != r.Pages[2].Title {
+		t.Fatalf("head %q, texts %q", ip.Issue.TextHead, ip.Issue.Texts)
+	}
+	if ip, _, _ := newIssuePage(string(report.KindAudit), nil, raw, audit.BrokenInternalLink); ip.Issue.TextHead != "" {
+		t.Fatalf("a broken link shows a page text: %q", ip.Issue.TextHead)
 	}
 }
