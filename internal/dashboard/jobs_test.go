@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/keywords/sample"
@@ -138,5 +139,39 @@ func TestJobsPages(t *testing.T) {
 	}
 	if p := other.Get("/dashboard/jobs/not-a-uuid"); p.Status != http.StatusNotFound {
 		t.Errorf("bad id: %d", p.Status)
+	}
+}
+
+// The overview's "used" figure is the chart's: the credits of the same UTC days. The
+// billing period's figure, which starts at an instant (here after the first call), is
+// labelled with that instant, not with a day the chart counts whole.
+func TestOverviewUsedMatchesChart(t *testing.T) {
+	e := startEnv(t)
+	b := e.newBrowser(t)
+	email := uniqueEmail("used")
+	key := e.signIn(t, b, email)
+	ctx := context.Background()
+	acct := e.account(t, email)
+	research := `{"domain":"` + sample.Domains()[0] + `","topic":"coffee","limit":5}`
+	if status, body := e.call(t, key, http.MethodPost, "/v1/keywords/research", research); status != http.StatusOK {
+		t.Fatalf("research: %d %s", status, body)
+	}
+	e.Clock.Advance(time.Minute)
+	if _, err := e.Pool.Exec(ctx, `UPDATE accounts SET period_start = $2 WHERE id = $1`, acct.ID, e.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	e.Clock.Advance(time.Minute)
+	if status, body := e.call(t, key, http.MethodPost, "/v1/keywords/research", `{"domain":"`+sample.Domains()[1]+`","topic":"coffee","limit":5}`); status != http.StatusOK {
+		t.Fatalf("research: %d %s", status, body)
+	}
+	p := b.Get("/dashboard")
+	used := regexp.MustCompile(`id="used-chart">(\d+)<`).FindStringSubmatch(p.Body)
+	total := regexp.MustCompile(`data-total="(\d+)"`).FindStringSubmatch(p.Body)
+	period := regexp.MustCompile(`id="used-period">(\d+)</span> this billing period, since (\d{4}-\d\d-\d\d \d\d:\d\d UTC)`).FindStringSubmatch(p.Body)
+	if used == nil || total == nil || period == nil {
+		t.Fatalf("overview: %s", p.Body)
+	}
+	if used[1] != total[1] || used[1] != "10" || period[1] != "5" {
+		t.Fatalf("used %s, chart total %s, period %s (want 10, 10, 5)", used[1], total[1], period[1])
 	}
 }
