@@ -94,6 +94,13 @@ const brokenWords = `(() => {
 	return out;
 })()`
 
+// chartLabels lists the charts' labels that stick out of their chart or are drawn under
+// 10 px high.
+const chartLabels = `Array.from(document.querySelectorAll("#report figure svg text")).filter(t => {
+	const r = t.getBoundingClientRect(), box = t.ownerSVGElement.getBoundingClientRect();
+	return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1 || r.height < 10;
+}).slice(0, 8).map(t => t.textContent + " " + Math.round(t.getBoundingClientRect().height) + "px")`
+
 // hundredRankings is a rankings result of 100 rows with long keywords and URLs, as JSON.
 func hundredRankings(t *testing.T) []byte {
 	r := report.RankingsResult{Domain: "javajournal-sample.example", Country: "us", Total: 4321, Source: "local",
@@ -172,6 +179,10 @@ func TestBrowserReports(t *testing.T) {
 			name := fmt.Sprintf("%s report at %d", kind, w)
 			c.do(name, chromedp.Navigate(e.URL+"/dashboard/jobs/"+run.ids[kind]), chromedp.WaitVisible(chromedp.CSS(`#report[data-kind="`+kind+`"]`)))
 			c.page(name)
+			// Chart labels: inside their chart, and at least 10 px tall once scaled.
+			if bad := get(c, name, chromedp.Evaluate[[]string](chartLabels)); len(bad) > 0 {
+				c.fail(name, fmt.Errorf("chart labels clipped or too small: %q", bad))
+			}
 		}
 		name := fmt.Sprintf("audit issue page at %d", w)
 		c.do(name, chromedp.Navigate(e.URL+"/dashboard/jobs/"+run.ids["audit"]+"/issues/missing_viewport"), chromedp.WaitVisible(chromedp.ID("issue-urls")))

@@ -250,8 +250,8 @@ type hbar struct {
 const (
 	barRow      = 26
 	barChartW   = 600
-	barLabelW   = 200
-	barValueRom = 70 // room right of the longest bar for its value
+	barLabelW   = 230
+	barValueRom = 90 // room right of the longest bar for its value
 )
 
 func newBarChart(title, labelHead, valueHead string, labels []string, values []int64) barChart {
@@ -266,7 +266,7 @@ func newBarChart(title, labelHead, valueHead string, labels []string, values []i
 	}
 	span := float64(barChartW - barLabelW - barValueRom)
 	for i, v := range values {
-		b := hbar{Label: truncate(labels[i], 22), Full: labels[i], Value: v, Y: float64(i*barRow) + 4, TextY: float64(i*barRow) + 17}
+		b := hbar{Label: truncate(labels[i], 20), Full: labels[i], Value: v, Y: float64(i*barRow) + 4, TextY: float64(i*barRow) + 17}
 		if ch.Max > 0 && v > 0 {
 			b.W = max(1, float64(v)/float64(ch.Max)*span)
 		}

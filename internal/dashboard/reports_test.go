@@ -311,7 +311,7 @@ func TestReportCharts(t *testing.T) {
 	if ch.Height != 3*barRow || ch.Bars[0].W != barChartW-barLabelW-barValueRom || ch.Bars[1].W != 0 || ch.Bars[2].W != ch.Bars[0].W/2 {
 		t.Fatalf("bars %+v", ch.Bars)
 	}
-	if ch.Bars[2].Full != "a cluster with a very long name indeed" || len([]rune(ch.Bars[2].Label)) != 22 || ch.Bars[0].Percent != "67%" {
+	if ch.Bars[2].Full != "a cluster with a very long name indeed" || len([]rune(ch.Bars[2].Label)) != 20 || ch.Bars[0].Percent != "67%" {
 		t.Fatalf("labels %+v", ch.Bars[2])
 	}
 	g := gapsFixture()
