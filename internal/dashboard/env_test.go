@@ -147,6 +147,7 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 	// Keyword answers' cursors, signed alike by the API and the worker, as cmd/api and
 	// cmd/worker share theirs.
 	cursors := report.NewCursors([]byte("the dashboard tests' cursor key, 32+ bytes"))
+	dd.Cursors = cursors
 	dash, err := dashboard.New(dd)
 	if err != nil {
 		t.Fatal(err)

@@ -328,6 +328,9 @@ func (d *Dashboard) submitAnalysis(c *fiber.Ctx) error {
 		err = d.check(c.UserContext(), a, req)
 	}
 	if err == nil {
+		err = d.checkCursor(a, req, s.Account.ID.String())
+	}
+	if err == nil {
 		_, err = d.Gate.Admit(c.UserContext(), s.Account.ID)
 	}
 	if err != nil {
@@ -369,6 +372,17 @@ func (d *Dashboard) check(ctx context.Context, a report.Analysis, req report.Req
 		return d.preflight(ctx, a, req)
 	}
 	return nil
+}
+
+// checkCursor refuses, before anything is charged, a cursor that is altered, expired,
+// another account's or sent with other values, as the API does.
+func (d *Dashboard) checkCursor(a report.Analysis, req report.Request, account string) error {
+	p, ok := req.(report.PagedRequest)
+	if !ok || p.PageQuery().Cursor == "" || d.Cursors == nil {
+		return nil
+	}
+	_, err := d.Cursors.Open(a.Kind, account, p, d.Clock.Now())
+	return err
 }
 
 // fieldOf reads the field a validation message is about: its first word, as the request

@@ -349,6 +349,18 @@ func TestFormFiltersAndNextPage(t *testing.T) {
 	if cur != nil {
 		nv.Set("cursor", strings.ReplaceAll(cur[1], "&#43;", "+"))
 	}
+	// Other values with the cursor: refused before anything is charged, as the API refuses.
+	before := e.balance(t, e.account(t, email).ID)
+	changed := url.Values{}
+	for k, v := range nv {
+		changed[k] = v
+	}
+	changed.Set("filters.search_volume.min", "20")
+	changed.Set("submission", uuid.NewString())
+	if bad := b.Post("/dashboard/new/keywords-research", changed); bad.Status != http.StatusBadRequest || !strings.Contains(bad.Body, `id="form-error"`) ||
+		e.balance(t, e.account(t, email).ID) != before {
+		t.Fatalf("a cursor with other values: %d %s", bad.Status, bad.Body)
+	}
 	second := b.Post("/dashboard/new/keywords-research", nv)
 	if second.Status != http.StatusOK || !strings.Contains(second.URL, "/dashboard/jobs/") || second.URL == first.URL {
 		t.Fatalf("next page run: %d %s %s", second.Status, second.URL, second.Body)
