@@ -362,3 +362,23 @@ func TestIssuePageShowsTheOffendingText(t *testing.T) {
 		t.Fatalf("a broken link shows a page text: %q", ip.Issue.TextHead)
 	}
 }
+
+// A research cluster is named by what its keywords share, not by its strongest keyword.
+func TestClusterTopic(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		keywords []string
+		want     string
+	}{
+		{"cold brew coffee", []string{"cold brew coffee", "how to make cold brew", "cold brew ratio", "nitro cold brew", "cold brew vs iced coffee", "best coffee for cold brew"}, "cold brew"},
+		{"espresso machine", []string{"espresso machine", "best espresso machine", "espresso machine deals", "how to clean an espresso machine"}, "espresso machine"},
+		{"v60 recipe", []string{"v60 recipe", "chemex vs v60", "pour over ratio"}, "v60"},
+		{"alpha", []string{"alpha", "beta", "gamma"}, "alpha"},
+		{"how to", []string{"how to", "how to x"}, "how to"},
+		{"single", []string{"single"}, "single"},
+	} {
+		if got := clusterTopic(c.name, c.keywords); got != c.want {
+			t.Errorf("clusterTopic(%q) = %q, want %q", c.keywords, got, c.want)
+		}
+	}
+}
