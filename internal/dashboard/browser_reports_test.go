@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/keywords/sample"
+	"github.com/contentapi/contentapi/internal/report"
 )
 
 // axeScript is axe-core's standalone script (testdata/axe, with its licence), injected
@@ -73,6 +75,54 @@ func signInChrome(t *testing.T, e *env, c *chrome, email string) string {
 	return key
 }
 
+// brokenWords lists the words of the report's text (URLs aside) that a line break cuts:
+// each word's range must lie on one line.
+const brokenWords = `(() => {
+	const out = [];
+	const walk = document.createTreeWalker(document.getElementById("report"), NodeFilter.SHOW_TEXT);
+	for (let n = walk.nextNode(); n && out.length < 10; n = walk.nextNode()) {
+		const el = n.parentElement;
+		if (el.closest(".url, svg, .sr-only, details:not([open])") || el.offsetParent === null) continue;
+		const re = /\S+/g;
+		for (let m; (m = re.exec(n.data)) && out.length < 10;) {
+			const r = document.createRange();
+			r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+			const tops = new Set(Array.from(r.getClientRects()).filter(x => x.width > 0).map(x => Math.round(x.top)));
+			if (tops.size > 1) out.push(m[0]);
+		}
+	}
+	return out;
+})()`
+
+// chartLabels lists the charts' labels that stick out of their chart or are drawn under
+// 10 px high.
+const chartLabels = `Array.from(document.querySelectorAll("#report figure svg text")).filter(t => {
+	const r = t.getBoundingClientRect(), box = t.ownerSVGElement.getBoundingClientRect();
+	return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1 || r.height < 10;
+}).slice(0, 8).map(t => t.textContent + " " + Math.round(t.getBoundingClientRect().height) + "px")`
+
+// hundredRankings is a rankings result of 100 rows with long keywords and URLs, as JSON.
+func hundredRankings(t *testing.T) []byte {
+	r := report.RankingsResult{Domain: "javajournal-sample.example", Country: "us", Total: 4321, Source: "local",
+		PositionBands: report.PositionBands{Top3: 12, Top10: 40, Page2: 90, To50: 1800, To100: 2379}}
+	next := "opaque-cursor"
+	r.NextCursor = &next
+	for i := range 100 {
+		vol, diff, cpc, traffic := int64(123456-i*1000), float64(i%100), 0.19+float64(i)/7, int64(54321-i*500)
+		url := fmt.Sprintf("https://javajournal-sample.example/how-to/brew/informational-guides/%d-the-longest-slug-anyone-wrote-for-coffee", i)
+		kw := []string{"cold brew ratio", "how long to steep cold brew", "is cold brew stronger than regular coffee", "nitro cold brew",
+			"best coffee for cold brew at home", "cold brew vs iced coffee", "v60 recipe", "how to make cold brew concentrate"}[i%8]
+		r.Rankings = append(r.Rankings, report.RankingRecord{Keyword: fmt.Sprintf("%s %d", kw, i), Position: 1 + i,
+			URL: &url, SearchVolume: &vol, Difficulty: &diff, CPC: &cpc, SearchIntent: []string{"informational", "commercial", "transactional", "navigational"}[i%4],
+			EstimatedTraffic: &traffic})
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // analyses runs one analysis of every kind through the API (on the imported sample data and
 // a local site) and returns their job ids by report kind.
 func analyses(t *testing.T, e *env, key string) map[string]string {
@@ -85,6 +135,8 @@ func analyses(t *testing.T, e *env, key string) map[string]string {
 		{"audit", "/v1/content/audit", `{"domain":"` + site + `","max_pages":10}`},
 		{"recommend", "/v1/content/recommend", `{"domain":"` + site + `","focus_topics":["coffee"],"competitors":["` + doms[1] + `"],"limit":5}`},
 		{"contentmap", "/v1/content-map", `{"domain":"` + doms[0] + `","competitors":["` + doms[1] + `","` + doms[2] + `"],"focus_topics":["coffee"]}`},
+		{"rankings", "/v1/keywords/rankings", `{"domain":"javajournal-sample.example","limit":20}`},
+		{"competitors", "/v1/keywords/competitors", `{"domain":"javajournal-sample.example","limit":8}`},
 	}
 	ids := map[string]string{}
 	idRE := regexp.MustCompile(`"job_id":"([0-9a-f-]{36})"`)
@@ -123,14 +175,60 @@ func TestBrowserReports(t *testing.T) {
 			c.do(fmt.Sprintf("%s at %d", p.path, w), chromedp.Navigate(e.URL+p.path), chromedp.WaitVisible(chromedp.ID(p.wait)))
 			c.page(fmt.Sprintf("%s at %d", strings.TrimPrefix(p.path, "/"), w))
 		}
-		for _, kind := range []string{"research", "gaps", "audit", "recommend", "contentmap"} {
+		for _, kind := range []string{"research", "gaps", "rankings", "competitors", "audit", "recommend", "contentmap"} {
 			name := fmt.Sprintf("%s report at %d", kind, w)
 			c.do(name, chromedp.Navigate(e.URL+"/dashboard/jobs/"+run.ids[kind]), chromedp.WaitVisible(chromedp.CSS(`#report[data-kind="`+kind+`"]`)))
 			c.page(name)
+			// Chart labels: inside their chart, and at least 10 px tall once scaled.
+			if bad := get(c, name, chromedp.Evaluate[[]string](chartLabels)); len(bad) > 0 {
+				c.fail(name, fmt.Errorf("chart labels clipped or too small: %q", bad))
+			}
 		}
 		name := fmt.Sprintf("audit issue page at %d", w)
 		c.do(name, chromedp.Navigate(e.URL+"/dashboard/jobs/"+run.ids["audit"]+"/issues/missing_viewport"), chromedp.WaitVisible(chromedp.ID("issue-urls")))
 		c.page(name)
+	}
+
+	// A page of 100 rankings (the sample's sites rank for fewer: the stored result is
+	// replaced by one of 100 rows) fits a phone: no sideways scroll, no word broken inside,
+	// position bands in numeric order, no internals, and a page under 5,000 px.
+	for _, run := range []struct {
+		c   *chrome
+		ids map[string]string
+	}{{desk, ids}, {phone, phoneIDs}} {
+		c, w := run.c, run.c.width
+		if _, err := e.Pool.Exec(context.Background(), `UPDATE jobs SET result = $2 WHERE id = $1`, run.ids["rankings"], hundredRankings(t)); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("100 rankings at %d", w)
+		c.do(name, chromedp.Navigate(e.URL+"/dashboard/jobs/"+run.ids["rankings"]), chromedp.WaitVisible(chromedp.ID("rankings-table")))
+		c.page(name)
+		height := get(c, name, chromedp.Evaluate[int](`document.documentElement.scrollHeight`))
+		rows := get(c, name, chromedp.Evaluate[int](`document.querySelectorAll("#rankings-table tbody tr").length`))
+		t.Logf("%s: %d rows, page %d px tall", name, rows, height)
+		t.Logf("layout: %s", get(c, name, chromedp.Evaluate[string](`["rankings-summary","bands-h","rankings-table","next-page","job-details","share"].map(id => { const e = document.getElementById(id); return e ? id + " " + Math.round(e.getBoundingClientRect().top + scrollY) + "+" + Math.round(e.getBoundingClientRect().height) : id + " none" }).join("; ") + "; rows " + Array.from(document.querySelectorAll("#rankings-table tbody tr")).slice(0, 8).map(r => Math.round(r.getBoundingClientRect().height)).join(",")`)))
+		if rows != 100 || (w == phoneWidth && height >= 5000) {
+			c.fail(name, fmt.Errorf("%d rows, page %d px tall (at most 5,000 at %d px)", rows, height, w))
+		}
+		if broken := get(c, name, chromedp.Evaluate[[]string](brokenWords)); len(broken) > 0 {
+			c.fail(name, fmt.Errorf("words broken across lines: %q", broken))
+		}
+		bands := get(c, name, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#report .hchart text.lbl")).map(t => t.textContent)`))
+		if strings.Join(bands, ",") != "Positions 1–3,Positions 4–10,Positions 11–20,Positions 21–50,Positions 51–100" {
+			c.fail(name, fmt.Errorf("bands %q", bands))
+		}
+		text := get(c, name, chromedp.Evaluate[string](`document.getElementById("report").innerText`))
+		for _, bad := range []string{"Next cursor", "Source local", "next_cursor"} {
+			if strings.Contains(text, bad) {
+				c.fail(name, fmt.Errorf("the report shows %q", bad))
+			}
+		}
+		// The findings come first: the summary is above the job's details and share box.
+		order := get(c, name, chromedp.Evaluate[bool](`document.getElementById("rankings-summary").getBoundingClientRect().top < document.getElementById("job-details").getBoundingClientRect().top &&
+			document.getElementById("job-details").getBoundingClientRect().top < document.getElementById("share").getBoundingClientRect().top`))
+		if !order {
+			c.fail(name, fmt.Errorf("the report does not open with its summary"))
+		}
 	}
 
 	// Sorting the research's first table by volume, both ways.
@@ -149,7 +247,8 @@ func TestBrowserReports(t *testing.T) {
 
 	// Share the audit for 3 days; the link shown once.
 	jobURL := e.URL + "/dashboard/jobs/" + ids["audit"]
-	c.do("audit", chromedp.Navigate(jobURL), chromedp.WaitVisible(chromedp.ID("create-share")))
+	c.do("audit", chromedp.Navigate(jobURL), chromedp.WaitVisible(chromedp.CSS("#share > summary")),
+		chromedp.Click(chromedp.CSS("#share > summary")), chromedp.WaitVisible(chromedp.ID("create-share")))
 	c.do("share", chromedp.SetValue(chromedp.ID("share-days"), "3"), chromedp.Click(chromedp.ID("create-share")), chromedp.WaitVisible(chromedp.ID("share-link")))
 	c.page("shared link made")
 	link := get(c, "share link", chromedp.Value(chromedp.ID("share-link")))

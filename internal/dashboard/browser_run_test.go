@@ -72,7 +72,7 @@ func browserRunAnalysis(t *testing.T, width int) {
 	// Run: the job's page, which reloads itself until the job is done.
 	c.do("run", chromedp.Click(chromedp.ID("run")), chromedp.WaitVisible(chromedp.ID("job-status")))
 	c.page("job")
-	c.do("job done", chromedp.WaitVisible(`//dd[@id="job-status"][.="succeeded"]`), chromedp.WaitVisible(chromedp.ID("report")))
+	c.do("job done", chromedp.WaitVisible(`//*[@id="job-status"][.="succeeded"]`), chromedp.WaitVisible(chromedp.ID("report")))
 	c.page("job done")
 	if e.balance(t, acct.ID) != 45 {
 		c.fail("job done", fmt.Errorf("balance %d, want 45", e.balance(t, acct.ID)))

@@ -61,6 +61,9 @@ type Deps struct {
 	SignInPerEmail, SignInPerAddress int
 	// AnalysisOptions are the analyses' validation options, as the API's.
 	AnalysisOptions report.Options
+	// Cursors checks a form's cursor (a "Next page") before anything is charged, as the
+	// API checks a call's; nil leaves the check to the worker, which fails the job.
+	Cursors *report.Cursors
 }
 
 // Dashboard serves the dashboard's pages.

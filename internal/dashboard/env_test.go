@@ -23,6 +23,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 	"github.com/hibiken/asynq"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contentapi/contentapi/internal/app/apptest"
 	"github.com/contentapi/contentapi/internal/auth"
@@ -53,6 +54,7 @@ type env struct {
 	Jobs     *job.Service
 	Dash     *dashboard.Dashboard
 	Mail     *mailbox
+	Pool     *pgxpool.Pool
 	log      *lockedWriter
 }
 
@@ -142,6 +144,10 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 	if ec.dash != nil {
 		ec.dash(&dd)
 	}
+	// Keyword answers' cursors, signed alike by the API and the worker, as cmd/api and
+	// cmd/worker share theirs.
+	cursors := report.NewCursors([]byte("the dashboard tests' cursor key, 32+ bytes"))
+	dd.Cursors = cursors
 	dash, err := dashboard.New(dd)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +156,7 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 		Limiter: limiter, Clock: clk, PublicBaseURL: base, DashboardURL: base + "/dashboard",
 		DocsURL: base + "/docs", RegisterLimit: 1000, TrustedProxies: []string{"127.0.0.1"}, Jobs: a.Jobs, SyncTimeout: 20 * time.Second,
 		AnalysisOptions: report.Options{AllowPrivate: true}, Hosts: a.Crawler,
-		Billing: dd.Billing, Dashboard: dash})
+		Billing: dd.Billing, Dashboard: dash, Cursors: cursors})
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })
 
@@ -159,13 +165,14 @@ func startEnv(t testing.TB, opts ...envOption) *env {
 		DelayedTaskCheckInterval: 50 * time.Millisecond, LogLevel: asynq.FatalLevel,
 	})
 	mux := asynq.NewServeMux()
-	runner := &report.Builder{Keywords: local.New(pool), Crawler: crawler.New(crawler.Config{AllowPrivate: true}), Clock: clk, ThinWords: 300}
+	runner := &report.Builder{Keywords: local.New(pool), Crawler: crawler.New(crawler.Config{AllowPrivate: true}), Clock: clk, ThinWords: 300,
+		Cursors: cursors}
 	(&jobs.Analysis{Jobs: a.Jobs, Runner: runner, MaxAttempts: a.JobConfig.MaxAttempts, Log: log}).Register(mux)
 	if err := srv.Start(mux); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return &env{URL: base, client: client, Clock: clk, Accounts: a.Accounts, Ledger: a.Ledger, Jobs: a.Jobs, Dash: dash, Mail: box, log: logW}
+	return &env{URL: base, client: client, Clock: clk, Accounts: a.Accounts, Ledger: a.Ledger, Jobs: a.Jobs, Dash: dash, Mail: box, Pool: pool, log: logW}
 }
 
 type lockedWriter struct {

@@ -101,6 +101,9 @@ func (d *Dashboard) renderJob(c *fiber.Ctx, status int, j job.Job, sh shareData)
 		if rv.Audit != nil {
 			rv.Audit.IssueBase = Path + "/jobs/" + j.ID.String() + "/issues/"
 		}
+		if a, ok := report.Lookup(j.Kind); ok && rv.Page != nil && rv.Page.Cursor != "" {
+			rv.Page.Next = Path + "/new/" + slug(a) + "?from=" + j.ID.String()
+		}
 		if data.Share.Shares, err = d.shares(c, j.ID); err != nil {
 			return err
 		}

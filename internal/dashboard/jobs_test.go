@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/contentapi/contentapi/internal/credits"
 	"github.com/contentapi/contentapi/internal/keywords/sample"
@@ -63,6 +64,10 @@ func TestJobsPages(t *testing.T) {
 	if !strings.Contains(first.Body, sample.Domains()[0]+" · “coffee”") {
 		t.Fatalf("the list does not say what the jobs were about: %s", first.Body)
 	}
+	// and names each by what it is, not by its API path.
+	if !strings.Contains(first.Body, `<strong class="kind">Keyword research</strong>`) || strings.Contains(first.Body, "<code>/v1/") {
+		t.Fatalf("the list names jobs by their API path: %s", first.Body)
+	}
 	seen := map[string]bool{}
 	for _, m := range append(ids, more...) {
 		seen[m[1]] = true
@@ -71,7 +76,7 @@ func TestJobsPages(t *testing.T) {
 		t.Fatalf("%d distinct jobs over two pages, want 27", len(seen))
 	}
 	failed := b.Get("/dashboard/jobs?status=failed")
-	if n := len(jobLinkRE.FindAllString(failed.Body, -1)); n != 1 || !strings.Contains(failed.Body, "/v1/content/audit") {
+	if n := len(jobLinkRE.FindAllString(failed.Body, -1)); n != 1 || !strings.Contains(failed.Body, `<strong class="kind">Site audit</strong>`) {
 		t.Fatalf("failed jobs: %d %s", n, failed.Body)
 	}
 	for _, bad := range []string{"?status=lost", "?cursor=nonsense"} {
@@ -134,5 +139,39 @@ func TestJobsPages(t *testing.T) {
 	}
 	if p := other.Get("/dashboard/jobs/not-a-uuid"); p.Status != http.StatusNotFound {
 		t.Errorf("bad id: %d", p.Status)
+	}
+}
+
+// The overview's "used" figure is the chart's: the credits of the same UTC days. The
+// billing period's figure, which starts at an instant (here after the first call), is
+// labelled with that instant, not with a day the chart counts whole.
+func TestOverviewUsedMatchesChart(t *testing.T) {
+	e := startEnv(t)
+	b := e.newBrowser(t)
+	email := uniqueEmail("used")
+	key := e.signIn(t, b, email)
+	ctx := context.Background()
+	acct := e.account(t, email)
+	research := `{"domain":"` + sample.Domains()[0] + `","topic":"coffee","limit":5}`
+	if status, body := e.call(t, key, http.MethodPost, "/v1/keywords/research", research); status != http.StatusOK {
+		t.Fatalf("research: %d %s", status, body)
+	}
+	e.Clock.Advance(time.Minute)
+	if _, err := e.Pool.Exec(ctx, `UPDATE accounts SET period_start = $2 WHERE id = $1`, acct.ID, e.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	e.Clock.Advance(time.Minute)
+	if status, body := e.call(t, key, http.MethodPost, "/v1/keywords/research", `{"domain":"`+sample.Domains()[1]+`","topic":"coffee","limit":5}`); status != http.StatusOK {
+		t.Fatalf("research: %d %s", status, body)
+	}
+	p := b.Get("/dashboard")
+	used := regexp.MustCompile(`id="used-chart">(\d+)<`).FindStringSubmatch(p.Body)
+	total := regexp.MustCompile(`data-total="(\d+)"`).FindStringSubmatch(p.Body)
+	period := regexp.MustCompile(`id="used-period">(\d+)</span> this billing period, since (\d{4}-\d\d-\d\d \d\d:\d\d UTC)`).FindStringSubmatch(p.Body)
+	if used == nil || total == nil || period == nil {
+		t.Fatalf("overview: %s", p.Body)
+	}
+	if used[1] != total[1] || used[1] != "10" || period[1] != "5" {
+		t.Fatalf("used %s, chart total %s, period %s (want 10, 10, 5)", used[1], total[1], period[1])
 	}
 }

@@ -57,7 +57,8 @@ type Chart struct {
 	Width, Height int
 	Bars          []Bar
 	Max           int // the value of the top of the scale
-	Total         int
+	Total         int // credits used over the chart's days: the overview's "used" figure
+	Days          int
 	First, Last   string // the first and last day
 }
 
@@ -77,7 +78,7 @@ const (
 // NewChart lays out the last ChartDays UTC days up to now's, from credits per day
 // ("2006-01-02" keys; days missing used none).
 func NewChart(daily map[string]int, now time.Time) Chart {
-	ch := Chart{Width: chartWidth, Height: chartHeight}
+	ch := Chart{Width: chartWidth, Height: chartHeight, Days: ChartDays}
 	first := startOfDay(now).AddDate(0, 0, -(ChartDays - 1))
 	for i := 0; i < ChartDays; i++ {
 		n := daily[first.AddDate(0, 0, i).Format(time.DateOnly)]

@@ -33,18 +33,40 @@ const easyDifficulty = 30
 
 // reportView is a result laid out for a report page; exactly one of the kind's fields is set.
 type reportView struct {
-	Kind       string // research, gaps, audit, recommend, contentmap or generic
+	Kind       string // research, gaps, rankings, competitors, audit, recommend, contentmap or generic
 	Title      string // "Keyword research", …
 	Subject    string // what the analysis was about (domain, topic, competitors)
 	DataSource string
 	Warnings   []string
 
-	Research  *researchView
-	Gaps      *gapsView
-	Audit     *auditView
-	Recommend *report.RecommendResult
-	Map       *mapView
-	Generic   *node
+	Research    *researchView
+	Gaps        *gapsView
+	Rankings    *rankingsView
+	Competitors *competitorsView
+	Audit       *auditView
+	Recommend   *report.RecommendResult
+	Map         *mapView
+	Generic     *node
+
+	// Page is where a paged keyword answer stands (research, gaps, rankings, competitors).
+	Page *pageInfo
+}
+
+// pageInfo is one page of a paged answer: how many rows it shows of how many, and the
+// cursor of the next page (empty on the last). Next is the address that continues it, set
+// by the job's page (a shared link's page offers none).
+type pageInfo struct {
+	Shown, Total int
+	Cursor       string
+	Next         string
+}
+
+func newPageInfo(shown, total int, next *string) *pageInfo {
+	p := &pageInfo{Shown: shown, Total: total}
+	if next != nil {
+		p.Cursor = *next
+	}
+	return p
 }
 
 // newReportView lays out a job's result. meta is the job's stored meta (data source and
@@ -57,41 +79,50 @@ func newReportView(kind string, request, result, meta json.RawMessage) (*reportV
 	var err error
 	switch report.Kind(kind) {
 	case report.KindResearch:
-		v.Kind, v.Title = "research", "Keyword research"
-		var r report.ResearchResult
-		if err = json.Unmarshal(result, &r); err == nil {
+		v.Kind, v.Title = "research", kindName(kind)
+		err = decodeInto(result, func(r report.ResearchResult) {
 			v.Research = newResearchView(r)
-		}
+			v.Page = newPageInfo(r.TotalKeywords, r.Total, r.NextCursor)
+		})
 	case report.KindGaps:
-		v.Kind, v.Title = "gaps", "Competitor keyword gaps"
-		var r report.GapsResult
-		if err = json.Unmarshal(result, &r); err == nil {
+		v.Kind, v.Title = "gaps", kindName(kind)
+		err = decodeInto(result, func(r report.GapsResult) {
 			v.Gaps = newGapsView(r.Domain, r.Competitors, r.Gaps)
-		}
+			v.Page = newPageInfo(len(r.Gaps), r.Total, r.NextCursor)
+		})
+	case report.KindRankings:
+		v.Kind, v.Title = "rankings", kindName(kind)
+		err = decodeInto(result, func(r report.RankingsResult) {
+			v.Rankings = newRankingsView(r)
+			v.Page = newPageInfo(len(r.Rankings), r.Total, r.NextCursor)
+		})
+	case report.KindCompetitors:
+		v.Kind, v.Title = "competitors", kindName(kind)
+		err = decodeInto(result, func(r report.CompetitorsResult) {
+			v.Competitors = newCompetitorsView(r)
+			v.Page = newPageInfo(len(r.Competitors), r.Total, r.NextCursor)
+		})
 	case report.KindAudit:
-		v.Kind, v.Title = "audit", "Content audit"
-		var r report.AuditResult
-		if err = json.Unmarshal(result, &r); err == nil {
+		v.Kind, v.Title = "audit", kindName(kind)
+		err = decodeInto(result, func(r report.AuditResult) {
 			v.Audit = newAuditView(r)
 			v.Warnings = mergeWarnings(v.Warnings, r.Warnings)
-		}
+		})
 	case report.KindRecommend:
-		v.Kind, v.Title = "recommend", "Content recommendations"
-		var r report.RecommendResult
-		if err = json.Unmarshal(result, &r); err == nil {
+		v.Kind, v.Title = "recommend", kindName(kind)
+		err = decodeInto(result, func(r report.RecommendResult) {
 			slices.SortStableFunc(r.Recommendations, func(a, b report.RecommendationRecord) int { return cmp.Compare(a.Priority, b.Priority) })
 			v.Recommend = &r
 			v.Warnings = mergeWarnings(v.Warnings, r.Warnings)
-		}
+		})
 	case report.KindContentMap:
-		v.Kind, v.Title = "contentmap", "Content map"
-		var r report.ContentMapResult
-		if err = json.Unmarshal(result, &r); err == nil {
+		v.Kind, v.Title = "contentmap", kindName(kind)
+		err = decodeInto(result, func(r report.ContentMapResult) {
 			v.Map = newMapView(r)
 			v.Warnings = mergeWarnings(v.Warnings, r.Warnings)
-		}
+		})
 	default:
-		v.Kind, v.Title = "generic", titleOfKind(kind)
+		v.Kind, v.Title = "generic", kindName(kind)
 		var x any
 		if err = json.Unmarshal(result, &x); err == nil {
 			v.Generic = newNode("", x, 0)
@@ -103,6 +134,16 @@ func newReportView(kind string, request, result, meta json.RawMessage) (*reportV
 	return v, nil
 }
 
+// decodeInto decodes a stored result into a T and, when it reads, lays it out with view.
+func decodeInto[T any](result json.RawMessage, view func(T)) error {
+	var r T
+	if err := json.Unmarshal(result, &r); err != nil {
+		return err
+	}
+	view(r)
+	return nil
+}
+
 // mergeWarnings adds the result's own warnings to the meta's, each once.
 func mergeWarnings(meta, own []string) []string {
 	for _, w := range own {
@@ -111,6 +152,26 @@ func mergeWarnings(meta, own []string) []string {
 		}
 	}
 	return meta
+}
+
+// kindNames name the analyses as people know them, for report headings and job lists.
+var kindNames = map[report.Kind]string{
+	report.KindResearch:    "Keyword research",
+	report.KindGaps:        "Keyword gaps",
+	report.KindRankings:    "Rankings",
+	report.KindCompetitors: "Competitors",
+	report.KindAudit:       "Site audit",
+	report.KindRecommend:   "Content recommendations",
+	report.KindContentMap:  "Content map",
+}
+
+// kindName names a job's kind: "Site audit", or for a kind this build does not know,
+// its name made readable.
+func kindName(kind string) string {
+	if n, ok := kindNames[report.Kind(kind)]; ok {
+		return n
+	}
+	return titleOfKind(kind)
 }
 
 // titleOfKind names a kind this build has no view for: "rankings:competitors" reads
@@ -172,6 +233,8 @@ type barChart struct {
 	Bars          []hbar
 	Max           int64
 	Title         string
+	// LabelHead and ValueHead head the table of the numbers ("Cluster", "Total volume").
+	LabelHead, ValueHead string
 }
 
 type hbar struct {
@@ -187,12 +250,13 @@ type hbar struct {
 const (
 	barRow      = 26
 	barChartW   = 600
-	barLabelW   = 200
-	barValueRom = 70 // room right of the longest bar for its value
+	barLabelW   = 230
+	barValueRom = 90 // room right of the longest bar for its value
 )
 
-func newBarChart(title string, labels []string, values []int64) barChart {
-	ch := barChart{Width: barChartW, LabelWidth: barLabelW, Height: max(1, len(values)) * barRow, Title: title}
+func newBarChart(title, labelHead, valueHead string, labels []string, values []int64) barChart {
+	ch := barChart{Width: barChartW, LabelWidth: barLabelW, Height: max(1, len(values)) * barRow, Title: title,
+		LabelHead: labelHead, ValueHead: valueHead}
 	for _, v := range values {
 		ch.Max = max(ch.Max, v)
 	}
@@ -202,7 +266,7 @@ func newBarChart(title string, labels []string, values []int64) barChart {
 	}
 	span := float64(barChartW - barLabelW - barValueRom)
 	for i, v := range values {
-		b := hbar{Label: truncate(labels[i], 28), Full: labels[i], Value: v, Y: float64(i*barRow) + 4, TextY: float64(i*barRow) + 17}
+		b := hbar{Label: truncate(labels[i], 20), Full: labels[i], Value: v, Y: float64(i*barRow) + 4, TextY: float64(i*barRow) + 17}
 		if ch.Max > 0 && v > 0 {
 			b.W = max(1, float64(v)/float64(ch.Max)*span)
 		}
@@ -219,15 +283,72 @@ func newBarChart(title string, labels []string, values []int64) barChart {
 type researchView struct {
 	report.ResearchResult
 	Chart barChart
+	// Topics name the clusters by what their keywords share (clusterTopic), in Clusters'
+	// order; the answer's cluster_name is its strongest keyword.
+	Topics []string
 }
 
 func newResearchView(r report.ResearchResult) *researchView {
 	labels := make([]string, len(r.Clusters))
 	values := make([]int64, len(r.Clusters))
 	for i, c := range r.Clusters {
-		labels[i], values[i] = c.ClusterName, c.TotalVolume
+		kws := make([]string, len(c.Keywords))
+		for j, k := range c.Keywords {
+			kws[j] = k.Keyword
+		}
+		labels[i], values[i] = clusterTopic(c.ClusterName, kws), c.TotalVolume
 	}
-	return &researchView{ResearchResult: r, Chart: newBarChart("Total search volume per cluster", labels, values)}
+	return &researchView{ResearchResult: r, Topics: labels,
+		Chart: newBarChart("Total search volume per cluster", "Cluster", "Total volume", labels, values)}
+}
+
+// topicStopWords may not begin or end a cluster's topic: question words, articles,
+// prepositions and buying words say how a keyword asks, not what it is about.
+var topicStopWords = map[string]bool{
+	"a": true, "an": true, "and": true, "at": true, "best": true, "buy": true, "can": true, "cheap": true, "do": true, "does": true,
+	"for": true, "from": true, "how": true, "in": true, "is": true, "it": true, "my": true, "near": true, "of": true, "on": true,
+	"or": true, "should": true, "the": true, "to": true, "top": true, "vs": true, "what": true, "when": true, "where": true,
+	"which": true, "who": true, "why": true, "with": true, "your": true,
+}
+
+// clusterTopic names a cluster by the longest run of up to three words that at least half
+// of its keywords (and two or more) hold, not beginning or ending with a stop word: the
+// keywords "cold brew coffee", "how to make cold brew" and "cold brew ratio" are about
+// "cold brew". A cluster whose keywords share nothing keeps its name.
+func clusterTopic(name string, keywords []string) string {
+	if len(keywords) < 2 {
+		return name
+	}
+	count := map[string]int{}
+	for _, k := range keywords {
+		words := strings.Fields(strings.ToLower(k))
+		seen := map[string]bool{}
+		for n := 1; n <= 3; n++ {
+			for i := 0; i+n <= len(words); i++ {
+				if topicStopWords[words[i]] || topicStopWords[words[i+n-1]] {
+					continue
+				}
+				if g := strings.Join(words[i:i+n], " "); !seen[g] {
+					seen[g] = true
+					count[g]++
+				}
+			}
+		}
+	}
+	best, bestN, bestLen := "", 0, 0
+	for g, n := range count {
+		if n < 2 || 2*n < len(keywords) {
+			continue
+		}
+		l := strings.Count(g, " ") + 1
+		if l > bestLen || l == bestLen && (n > bestN || n == bestN && g < best) {
+			best, bestN, bestLen = g, n, l
+		}
+	}
+	if best == "" {
+		return name
+	}
+	return best
 }
 
 func truncate(s string, n int) string {
@@ -261,6 +382,9 @@ type scatter struct {
 	YTicks, XTicks   []tick
 	EasyX, EasyWidth float64 // the easy band
 	PlotTop          int
+	// XTickY is the baseline of the difficulty ticks; XTitleX and XTitleY place the axis's
+	// title, centred under the plot, below the ticks.
+	XTickY, XTitleX, XTitleY int
 }
 
 type point struct {
@@ -277,9 +401,9 @@ type tick struct {
 }
 
 const (
-	plotW, plotH         = 600, 300
-	plotLeft, plotBottom = 56, 34
-	plotTop, plotRight   = 24, 10
+	plotW, plotH         = 600, 320
+	plotLeft, plotBottom = 60, 56
+	plotTop, plotRight   = 34, 24
 )
 
 func newGapsView(domain string, competitors []string, gaps []report.GapRecord) *gapsView {
@@ -301,7 +425,8 @@ func newGapsView(domain string, competitors []string, gaps []report.GapRecord) *
 		maxVol = max(maxVol, x)
 	}
 	top := math.Ceil(math.Log10(float64(maxVol)))
-	p := scatter{Width: plotW, Height: plotH, Left: plotLeft, Bottom: plotBottom, PlotTop: plotTop}
+	p := scatter{Width: plotW, Height: plotH, Left: plotLeft, Bottom: plotBottom, PlotTop: plotTop,
+		XTickY: plotH - plotBottom + 22, XTitleX: (plotLeft + plotW - plotRight) / 2, XTitleY: plotH - 6}
 	innerW, innerH := float64(plotW-plotLeft-plotRight), float64(plotH-plotBottom-plotTop)
 	xOf := func(d float64) float64 { return plotLeft + d/100*innerW }
 	yOf := func(vol int64) float64 {
@@ -387,8 +512,13 @@ type issueView struct {
 	report.AuditIssue
 	Threshold string // the rule the check applies
 	Shown     []audit.Item
-	More      int // items listed in the answer but not on the page
-	Unlisted  int // URLs with the issue the answer does not list
+	// TextHead names the page text the issue is about ("Title", "Meta description") and
+	// Texts holds it for each shown item, read from the audit's pages: the duplicated title,
+	// the description that is too long.
+	TextHead string
+	Texts    []string
+	More     int // items listed in the answer but not on the page
+	Unlisted int // URLs with the issue the answer does not list
 }
 
 type changesView struct {
@@ -421,6 +551,7 @@ func newIssuePage(kind string, request, result json.RawMessage, typ string) (iss
 	for _, is := range r.Issues {
 		if is.Type == typ {
 			iv := newIssueView(is, thresholdOf(is.Type), len(is.Items)+len(is.URLs))
+			iv.addTexts(pagesByURL(r.Pages))
 			return issuePage{Subject: subjectOf(request), Issue: iv}, true, nil
 		}
 	}
@@ -452,6 +583,45 @@ func newIssueView(is report.AuditIssue, threshold string, shown int) issueView {
 	}
 	iv.Shown, iv.More, iv.Unlisted = items, listed-len(items), max(0, is.Count-listed)
 	return iv
+}
+
+func pagesByURL(pages []report.AuditPage) map[string]*report.AuditPage {
+	m := make(map[string]*report.AuditPage, len(pages))
+	for i := range pages {
+		m[pages[i].URL] = &pages[i]
+	}
+	return m
+}
+
+// offendingText names the page text an issue type is about and reads it from a page: a
+// title issue shows the page's title, a meta description issue its description.
+func offendingText(typ string) (head string, text func(*report.AuditPage) string) {
+	switch {
+	case strings.Contains(typ, "meta_description"):
+		return "Meta description", func(p *report.AuditPage) string { return p.MetaDescription }
+	case strings.Contains(typ, "title"):
+		return "Title", func(p *report.AuditPage) string { return p.Title }
+	}
+	return "", nil
+}
+
+// addTexts sets the page text each shown item is about, where the audit has it (none for
+// a missing title, say).
+func (iv *issueView) addTexts(pages map[string]*report.AuditPage) {
+	head, text := offendingText(iv.Type)
+	if text == nil {
+		return
+	}
+	texts, found := make([]string, len(iv.Shown)), false
+	for i, it := range iv.Shown {
+		if p, ok := pages[it.URL]; ok {
+			texts[i] = text(p)
+			found = found || texts[i] != ""
+		}
+	}
+	if found {
+		iv.TextHead, iv.Texts = head, texts
+	}
 }
 
 func newAuditView(r report.AuditResult) *auditView {
@@ -488,8 +658,11 @@ func newAuditView(r report.AuditResult) *auditView {
 			c.Notice += is.Count
 		}
 	}
+	pages := pagesByURL(r.Pages)
 	for _, is := range r.Issues {
-		v.Issues = append(v.Issues, newIssueView(is, thresholds[is.Type], issueItemsShown))
+		iv := newIssueView(is, thresholds[is.Type], issueItemsShown)
+		iv.addTexts(pages)
+		v.Issues = append(v.Issues, iv)
 	}
 	if r.Summary.HealthScore != nil {
 		switch h := *r.Summary.HealthScore; {
@@ -689,9 +862,21 @@ func init() {
 			}
 			return strconv.FormatFloat(*x, 'f', 2, 64)
 		},
-		"human":   humanize,
-		"subject": func(raw json.RawMessage) string { return subjectOf(raw) },
-		"title":   humanize,
+		"human":     humanize,
+		"hasPrefix": strings.HasPrefix,
+		"plural":    plural,
+		"initial": func(s string) string {
+			if s == "" {
+				return ""
+			}
+			return strings.ToUpper(s[:1])
+		},
+		"has":      func(xs []string, x string) bool { return slices.Contains(xs, x) },
+		"upper":    strings.ToUpper,
+		"int64":    func(n int) int64 { return int64(n) },
+		"kindname": kindName,
+		"subject":  func(raw json.RawMessage) string { return subjectOf(raw) },
+		"title":    humanize,
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,27 @@ func researchFixture(n int) report.ResearchResult {
 	r.Clusters[0].ClusterName = hostile
 	r.Clusters[0].Keywords[0].Keyword = hostile
 	return r
+}
+
+// rankingsFixture is one page of n rankings of 1,234.
+func rankingsFixture(n int) report.RankingsResult {
+	r := report.RankingsResult{Domain: "example.com", Country: "us", Total: 1234, Source: "local", NextCursor: ptr("next"),
+		PositionBands: report.PositionBands{Top3: 40, Top10: 300, Page2: 200, To50: 400, To100: 294}}
+	for i := 0; i < n; i++ {
+		r.Rankings = append(r.Rankings, report.RankingRecord{Keyword: fmt.Sprintf("best informational coffee keyword %d", i), Position: 1 + i%100,
+			URL: ptr(fmt.Sprintf("https://www.example.com/blog/coffee-keyword-%d?x=1", i)), SearchVolume: ptr(int64(12345 - i)),
+			Difficulty: ptr(float64(i % 100)), CPC: ptr(1.25), SearchIntent: "informational", EstimatedTraffic: ptr(int64(1000 - i))})
+	}
+	r.Rankings[0].Keyword, r.Rankings[1].URL = hostile, ptr(hostile)
+	return r
+}
+
+func competitorsFixture() report.CompetitorsResult {
+	return report.CompetitorsResult{Domain: "example.com", Country: "us", Total: 3, Source: "local", Competitors: []report.CompetitorRecord{
+		{Domain: "a.example", SharedKeywords: ptr(25), AvgPosition: ptr(4.5), DomainAvgPosition: ptr(8.25), TotalKeywords: ptr(100)},
+		{Domain: hostile, SharedKeywords: ptr(3), TotalKeywords: ptr(0)},
+		{Domain: "c.example"},
+	}}
 }
 
 func gapsFixture() report.GapsResult {
@@ -144,11 +166,13 @@ func fixtures(t testing.TB) map[string][3]json.RawMessage {
 	}
 	meta := enc(report.Meta{DataSource: "synthetic", Warnings: []string{"Made-up data: " + hostile}})
 	return map[string][3]json.RawMessage{
-		string(report.KindResearch):   {enc(map[string]any{"domain": "example.com", "topic": hostile}), enc(researchFixture(30)), meta},
-		string(report.KindGaps):       {enc(map[string]any{"domain": "example.com", "competitors": []string{"a.example", "b.example"}}), enc(gapsFixture()), meta},
-		string(report.KindAudit):      {enc(map[string]any{"domain": "www.example-coffee-shop.com"}), enc(auditFixture(30)), enc(report.Meta{DataSource: "crawl"})},
-		string(report.KindRecommend):  {enc(map[string]any{"domain": "example.com", "focus_topics": []string{"coffee"}}), enc(recommendFixture()), meta},
-		string(report.KindContentMap): {enc(map[string]any{"domain": "example.com", "competitors": []string{"a.example"}}), enc(contentMapFixture()), meta},
+		string(report.KindResearch):    {enc(map[string]any{"domain": "example.com", "topic": hostile}), enc(researchFixture(30)), meta},
+		string(report.KindGaps):        {enc(map[string]any{"domain": "example.com", "competitors": []string{"a.example", "b.example"}}), enc(gapsFixture()), meta},
+		string(report.KindAudit):       {enc(map[string]any{"domain": "www.example-coffee-shop.com"}), enc(auditFixture(30)), enc(report.Meta{DataSource: "crawl"})},
+		string(report.KindRecommend):   {enc(map[string]any{"domain": "example.com", "focus_topics": []string{"coffee"}}), enc(recommendFixture()), meta},
+		string(report.KindContentMap):  {enc(map[string]any{"domain": "example.com", "competitors": []string{"a.example"}}), enc(contentMapFixture()), meta},
+		string(report.KindRankings):    {enc(map[string]any{"domain": "example.com"}), enc(rankingsFixture(100)), meta},
+		string(report.KindCompetitors): {enc(map[string]any{"domain": "example.com"}), enc(competitorsFixture()), meta},
 		"rankings:competitors": {enc(map[string]any{"domain": "example.com"}), json.RawMessage(`{"domain":"example.com","competitors":[{"domain":"a.example","shared_keywords":12,"tags":["x","y"]},{"domain":"` +
 			strings.ReplaceAll(hostile, `"`, `\"`) + `","shared_keywords":3}],"summary":{"total":2,"nested":{"deep":[1,2,3]}},"empty":null}`), nil},
 	}
@@ -171,10 +195,16 @@ func TestReportsRenderEveryKindEscaped(t *testing.T) {
 		string(report.KindResearch): {`data-kind="research"`, "<svg", "coffee keyword 9", `class="sortable data"`, "Show the numbers"},
 		string(report.KindGaps):     {`data-kind="gaps"`, `<circle`, `class="easy"`, `<th scope="col" data-type="num">a.example</th>`, `id="easy-wins"`},
 		string(report.KindAudit): {`data-kind="audit"`, `id="health-score">42<`, `<details class="issue`, `id="pages-table"`, `id="changes"`, "Thin content (30)", "Cannibalization (20)",
-			`<a href="/dashboard/shared/issues/` + audit.Checks()[0].Type + `?token=x">All 30 listed URLs</a>`},
+			`<a href="/dashboard/shared/issues/` + audit.Checks()[0].Type + `?token=x">All 30 listed URLs</a>`,
+			// The offending text beside each URL: the duplicated title, the description.
+			`<th scope="col">Title</th>`, `<td class="offending">“Brewing guide 1: how to brew better coffee at home”</td>`,
+			`<th scope="col">Meta description</th>`, `<td class="offending">“A guide.”</td>`, `<th scope="col">Broken URL</th>`},
 		string(report.KindRecommend):  {`data-kind="recommend"`, "Outline (2 sections)", "cold brew ratio", `<span class="prio">3</span> <span class="action action-improve">`},
 		string(report.KindContentMap): {`data-kind="contentmap"`, `id="map-summary"`, "Keyword opportunities", `<circle`},
-		"rankings:competitors":        {`data-kind="generic"`, "Shared keywords", "<dl class=\"facts\">", "Rankings: competitors"},
+		string(report.KindRankings): {`data-kind="rankings"`, `id="rankings-table"`, "Positions 1–3", "12,345", ">1.25<", "of 1,234 shown", "example.com ranks for 1,234 keywords in US",
+			"your imported keyword data", `>/blog/coffee-keyword-7?x=1</td>`},
+		string(report.KindCompetitors): {`data-kind="competitors"`, `id="competitors-table"`, "Keywords shared with example.com", ">25%<", "3 domains share ranked keywords"},
+		"rankings:competitors":         {`data-kind="generic"`, "Shared keywords", "<dl class=\"facts\">", "Rankings: competitors"},
 	}
 	for kind, f := range fixtures(t) {
 		t.Run(kind, func(t *testing.T) {
@@ -248,14 +278,40 @@ func TestIssueViewBounds(t *testing.T) {
 	}
 }
 
+// Position bands are drawn in numeric order; counts are written with their noun.
+func TestRankingsBandsAndPlurals(t *testing.T) {
+	v := newRankingsView(rankingsFixture(3))
+	var got []string
+	for _, b := range v.Chart.Bars {
+		got = append(got, b.Label+"="+strconv.FormatInt(b.Value, 10))
+	}
+	if want := "Positions 1–3=40 Positions 4–10=300 Positions 11–20=200 Positions 21–50=400 Positions 51–100=294"; strings.Join(got, " ") != want {
+		t.Errorf("bands %q, want %q", strings.Join(got, " "), want)
+	}
+	if v.Traffic != 1000+999+998 || v.Top10 != 340 || v.Rows[2].Path != "/blog/coffee-keyword-2?x=1" || v.Source != "your imported keyword data" {
+		t.Errorf("traffic %d, top 10 %d, path %q, source %q", v.Traffic, v.Top10, v.Rows[2].Path, v.Source)
+	}
+	for n, want := range map[int]string{0: "0 clusters", 1: "1 cluster", 13: "13 clusters", 1200: "1,200 clusters"} {
+		if got := plural(n, "cluster"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if plural(1, "recommendation") != "1 recommendation" || plural(2, "body") != "2 bodies" || plural(2, "key") != "2 keys" {
+		t.Error("plural of recommendation, body, key")
+	}
+	if kindName(string(report.KindGaps)) != "Keyword gaps" || kindName(string(report.KindAudit)) != "Site audit" || kindName("x:y_z") != "X: y z" {
+		t.Error("kind names")
+	}
+}
+
 // Bars and dots stay inside their charts; the tallest bar spans the bar area; easy wins are
 // difficulty under 30 with volume at least the median, and unknown metrics draw no dot.
 func TestReportCharts(t *testing.T) {
-	ch := newBarChart("t", []string{"a", "b", "a cluster with a very long name indeed"}, []int64{100, 0, 50})
+	ch := newBarChart("t", "Cluster", "Volume", []string{"a", "b", "a cluster with a very long name indeed"}, []int64{100, 0, 50})
 	if ch.Height != 3*barRow || ch.Bars[0].W != barChartW-barLabelW-barValueRom || ch.Bars[1].W != 0 || ch.Bars[2].W != ch.Bars[0].W/2 {
 		t.Fatalf("bars %+v", ch.Bars)
 	}
-	if ch.Bars[2].Full != "a cluster with a very long name indeed" || len([]rune(ch.Bars[2].Label)) != 28 || ch.Bars[0].Percent != "67%" {
+	if ch.Bars[2].Full != "a cluster with a very long name indeed" || len([]rune(ch.Bars[2].Label)) != 20 || ch.Bars[0].Percent != "67%" {
 		t.Fatalf("labels %+v", ch.Bars[2])
 	}
 	g := gapsFixture()
@@ -284,5 +340,45 @@ func TestReportCharts(t *testing.T) {
 	}
 	if last := p.Points[len(p.Points)-1]; !last.Easy {
 		t.Error("easy wins are not drawn last (on top)")
+	}
+}
+
+// An issue's own page shows what is wrong on each page where the audit has it: the
+// duplicated title beside each URL of duplicate_title.
+func TestIssuePageShowsTheOffendingText(t *testing.T) {
+	r := auditFixture(30)
+	raw, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip, ok, err := newIssuePage(string(report.KindAudit), nil, raw, audit.DuplicateTitle)
+	if err != nil || !ok {
+		t.Fatalf("%v %v", ok, err)
+	}
+	if ip.Issue.TextHead != "Title" || len(ip.Issue.Texts) != len(ip.Issue.Shown) || ip.Issue.Texts[2] != r.Pages[2].Title {
+		t.Fatalf("head %q, texts %q", ip.Issue.TextHead, ip.Issue.Texts)
+	}
+	if ip, _, _ := newIssuePage(string(report.KindAudit), nil, raw, audit.BrokenInternalLink); ip.Issue.TextHead != "" {
+		t.Fatalf("a broken link shows a page text: %q", ip.Issue.TextHead)
+	}
+}
+
+// A research cluster is named by what its keywords share, not by its strongest keyword.
+func TestClusterTopic(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		keywords []string
+		want     string
+	}{
+		{"cold brew coffee", []string{"cold brew coffee", "how to make cold brew", "cold brew ratio", "nitro cold brew", "cold brew vs iced coffee", "best coffee for cold brew"}, "cold brew"},
+		{"espresso machine", []string{"espresso machine", "best espresso machine", "espresso machine deals", "how to clean an espresso machine"}, "espresso machine"},
+		{"v60 recipe", []string{"v60 recipe", "chemex vs v60", "pour over ratio"}, "v60"},
+		{"alpha", []string{"alpha", "beta", "gamma"}, "alpha"},
+		{"how to", []string{"how to", "how to x"}, "how to"},
+		{"single", []string{"single"}, "single"},
+	} {
+		if got := clusterTopic(c.name, c.keywords); got != c.want {
+			t.Errorf("clusterTopic(%q) = %q, want %q", c.keywords, got, c.want)
+		}
 	}
 }

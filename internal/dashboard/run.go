@@ -13,6 +13,7 @@ import (
 
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/job"
+	"github.com/contentapi/contentapi/internal/keywords"
 	"github.com/contentapi/contentapi/internal/report"
 )
 
@@ -64,13 +65,16 @@ func (d *Dashboard) newAnalyses(c *fiber.Ctx) error {
 // formField is one input of an analysis form, derived from a JSON field of the analysis's
 // request type, so a field (or an endpoint) added to the catalogue gets its input.
 type formField struct {
-	Name    string // the JSON field's name, which the API's messages use
+	Name    string // the JSON field's name, which the API's messages use ("filters.cpc" for a filter)
 	Label   string
 	Hint    string
-	Input   string // text, textarea, number, checkbox or select
-	List    bool   // a list, one item per line
+	Input   string // text, textarea, number, checkbox, select, range (a min and a max) or choices (checkboxes)
+	List    bool   // a list: one item per line (textarea), per word (text) or the one chosen (select)
 	Options []string
+	Labels  []string // the options' labels, when they are not the options themselves
 	Value   string
+	Max     string   // a range's upper end (Value is its lower)
+	Chosen  []string // a choices field's checked options
 	Checked bool
 	Error   string
 }
@@ -143,11 +147,19 @@ func requestFields(t reflect.Type) (names []string, types []reflect.Type) {
 	return names, types
 }
 
-// newForm is the empty form of an analysis, its fields in the request's order.
+// newForm is the empty form of an analysis, its fields in the request's order; a keyword
+// analysis's order_by and filters are those its endpoint takes (report.ShapeOf).
 func newForm(a report.Analysis) []formField {
 	names, types := requestFields(reflect.TypeOf(a.NewRequest()))
 	fields := make([]formField, 0, len(names))
+	shape, paged := report.ShapeOf(a.Kind)
 	for i, name := range names {
+		if name == "order_by" && paged {
+			if len(shape.Order) > 0 {
+				fields = append(fields, orderField(shape))
+			}
+			continue
+		}
 		h, ok := fieldHelps[name]
 		if !ok {
 			h.Label = strings.ToUpper(name[:1]) + strings.ReplaceAll(name[1:], "_", " ")
@@ -167,7 +179,63 @@ func newForm(a report.Analysis) []formField {
 		}
 		fields = append(fields, f)
 	}
+	if paged {
+		fields = append(fields, filterFields(shape)...)
+	}
 	return fields
+}
+
+// fieldLabels name the keyword fields a query filters and sorts on.
+var fieldLabels = map[keywords.Field]string{
+	keywords.FieldKeyword:            "Keyword",
+	keywords.FieldSearchVolume:       "Search volume",
+	keywords.FieldDifficulty:         "Keyword difficulty",
+	keywords.FieldCPC:                "CPC",
+	keywords.FieldOpportunity:        "Opportunity score",
+	keywords.FieldCompetitorPosition: "Competitor's position",
+	keywords.FieldPosition:           "Position",
+	keywords.FieldTraffic:            "Estimated traffic",
+}
+
+func fieldLabel(f keywords.Field) string {
+	if l, ok := fieldLabels[f]; ok {
+		return l
+	}
+	return humanize(string(f))
+}
+
+// orderField is a select of the fields the endpoint sorts on, each both ways.
+func orderField(shape report.QueryShape) formField {
+	f := formField{Name: "order_by", Label: "Order by", Input: "select", List: true,
+		Hint: "Which rows come first; ties are broken by the keyword. Empty keeps the endpoint's default order."}
+	for _, k := range shape.Order {
+		up, down := "lowest first", "highest first"
+		if k == keywords.FieldKeyword {
+			up, down = "A to Z", "Z to A"
+		}
+		f.Options = append(f.Options, string(k)+".desc", string(k)+".asc")
+		f.Labels = append(f.Labels, fieldLabel(k)+", "+down, fieldLabel(k)+", "+up)
+	}
+	return f
+}
+
+// filterFields are the filters the endpoint applies: a range per metric it bounds, then
+// the intents and the words a keyword must or must not hold (every keyword endpoint takes
+// those).
+func filterFields(shape report.QueryShape) []formField {
+	var out []formField
+	for _, k := range shape.Ranges {
+		out = append(out, formField{Name: "filters." + string(k), Label: fieldLabel(k), Input: "range",
+			Hint: "Optional: keep rows with a value in this range (either end may be empty)."})
+	}
+	out = append(out,
+		formField{Name: "filters.intent", Label: "Search intent", Input: "choices", Options: report.Intents,
+			Hint: "Optional: keep keywords with one of these intents; none checked keeps all."},
+		formField{Name: "filters.include", Label: "Keywords containing", Input: "text", List: true,
+			Hint: "Optional: words every keyword must hold, separated by spaces."},
+		formField{Name: "filters.exclude", Label: "Keywords not containing", Input: "text", List: true,
+			Hint: "Optional: words no keyword may hold, separated by spaces."})
+	return out
 }
 
 // analysisFormData is the page of one analysis's form.
@@ -175,10 +243,13 @@ type analysisFormData struct {
 	Slug, Summary, Path, Cost string
 	Fields                    []formField
 	Submission                string // the form's idempotency key, kept across checks
-	Error                     string // an error that names no field
-	Checked                   bool   // a dry run passed: Price, Balance and Rule are set
-	Price, Balance, After     int    // Price is what the run reserves, the most it can cost
-	Rule                      string // what of Price the answer is charged (Analysis.SettleRule)
+	// Cursor continues an earlier answer: the form opened from a job's "Next page" asks
+	// that job's request again with its next_cursor.
+	Cursor                string
+	Error                 string // an error that names no field
+	Checked               bool   // a dry run passed: Price, Balance and Rule are set
+	Price, Balance, After int    // Price is what the run reserves, the most it can cost
+	Rule                  string // what of Price the answer is charged (Analysis.SettleRule)
 }
 
 func (d *Dashboard) formData(a report.Analysis) analysisFormData {
@@ -199,7 +270,38 @@ func (d *Dashboard) analysisForm(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return d.renderForm(c, fiber.StatusOK, d.formData(a))
+	data := d.formData(a)
+	if from := c.Query("from"); from != "" {
+		if err := d.continueJob(c, a, &data, from); err != nil {
+			return err
+		}
+	}
+	return d.renderForm(c, fiber.StatusOK, data)
+}
+
+// continueJob fills a form from one of the account's jobs of the analysis: its request,
+// and the cursor of its answer's next page.
+func (d *Dashboard) continueJob(c *fiber.Ctx, a report.Analysis, data *analysisFormData, from string) error {
+	s, _ := sessionOf(c)
+	id, err := uuid.Parse(from)
+	if err != nil {
+		return apperr.New(apperr.NotFound, "Job not found.")
+	}
+	j, err := d.Jobs.Get(c.UserContext(), s.Account.ID, id)
+	if err != nil {
+		return err
+	}
+	if j.Kind != string(a.Kind) {
+		return apperr.New(apperr.NotFound, "Job not found.")
+	}
+	prefill(data.Fields, j.Request)
+	var page struct {
+		NextCursor *string `json:"next_cursor"`
+	}
+	if json.Unmarshal(j.Result, &page) == nil && page.NextCursor != nil {
+		data.Cursor = *page.NextCursor
+	}
+	return nil
 }
 
 func (d *Dashboard) renderForm(c *fiber.Ctx, status int, data analysisFormData) error {
@@ -220,9 +322,13 @@ func (d *Dashboard) submitAnalysis(c *fiber.Ctx) error {
 	if sub := c.FormValue("submission"); uuid.Validate(sub) == nil {
 		data.Submission = strings.Clone(sub)
 	}
+	data.Cursor = strings.Clone(strings.TrimSpace(c.FormValue("cursor")))
 	req, err := readForm(c, a, data.Fields)
 	if err == nil {
 		err = d.check(c.UserContext(), a, req)
+	}
+	if err == nil {
+		err = d.checkCursor(a, req, s.Account.ID.String())
 	}
 	if err == nil {
 		_, err = d.Gate.Admit(c.UserContext(), s.Account.ID)
@@ -268,10 +374,21 @@ func (d *Dashboard) check(ctx context.Context, a report.Analysis, req report.Req
 	return nil
 }
 
+// checkCursor refuses, before anything is charged, a cursor that is altered, expired,
+// another account's or sent with other values, as the API does.
+func (d *Dashboard) checkCursor(a report.Analysis, req report.Request, account string) error {
+	p, ok := req.(report.PagedRequest)
+	if !ok || p.PageQuery().Cursor == "" || d.Cursors == nil {
+		return nil
+	}
+	_, err := d.Cursors.Open(a.Kind, account, p, d.Clock.Now())
+	return err
+}
+
 // fieldOf reads the field a validation message is about: its first word, as the request
 // types' messages begin ("domain must be…", "competitors[1] is…"; "competitor x.com
 // resolves…" from the address checks).
-var fieldOf = regexp.MustCompile(`^([a-z_]+)(\[\d+\])?\s`)
+var fieldOf = regexp.MustCompile(`^([a-z_]+(?:\.[a-z_]+)?)(?:\.min|\.max)?(\[\d+\])?:?\s`)
 
 // formError shows an application error next to the field it names, or above the form; any
 // other error is the error page's.
@@ -305,10 +422,37 @@ func (d *Dashboard) formError(c *fiber.Ctx, data *analysisFormData, err error) e
 
 // readForm fills the form's fields from the posted values (kept for the page shown again)
 // and decodes them into a request of the analysis, as the API decodes its JSON body: lists
-// one item per line, numbers as numbers, empty fields left out.
+// one item per line (or per word), numbers as numbers, a filter under "filters", empty
+// fields left out. A cursor the form carries (the next page of an answer) goes with them.
 func readForm(c *fiber.Ctx, a report.Analysis, fields []formField) (report.Request, error) {
 	body := map[string]any{}
+	filters := map[string]any{}
+	// put sets a request field, or a filter for "filters.<key>".
+	put := func(name string, v any) {
+		if key, ok := strings.CutPrefix(name, "filters."); ok {
+			filters[key] = v
+			return
+		}
+		body[name] = v
+	}
 	var bad error
+	number := func(name, v string, whole bool) (any, bool) {
+		if v = strings.TrimSpace(v); v == "" {
+			return nil, false
+		}
+		if whole {
+			n, err := strconv.Atoi(v)
+			if err != nil && bad == nil {
+				bad = apperr.Invalid("%s must be a whole number", name)
+			}
+			return n, true
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil && bad == nil {
+			bad = apperr.Invalid("%s must be a number", name)
+		}
+		return x, true
+	}
 	for i := range fields {
 		f := &fields[i]
 		v := strings.Clone(c.FormValue(f.Name))
@@ -317,9 +461,29 @@ func readForm(c *fiber.Ctx, a report.Analysis, fields []formField) (report.Reque
 		case "checkbox":
 			f.Checked = v != ""
 			body[f.Name] = f.Checked
+		case "choices":
+			f.Chosen = nil
+			for _, x := range c.Request().PostArgs().PeekMulti(f.Name) {
+				f.Chosen = append(f.Chosen, string(x))
+			}
+			if len(f.Chosen) > 0 {
+				put(f.Name, f.Chosen)
+			}
+		case "range":
+			f.Value, f.Max = strings.Clone(c.FormValue(f.Name+".min")), strings.Clone(c.FormValue(f.Name+".max"))
+			r := map[string]any{}
+			if x, ok := number(f.Name+".min", f.Value, false); ok {
+				r["min"] = x
+			}
+			if x, ok := number(f.Name+".max", f.Max, false); ok {
+				r["max"] = x
+			}
+			if len(r) > 0 {
+				put(f.Name, r)
+			}
 		case "textarea":
 			if !f.List {
-				body[f.Name] = v
+				put(f.Name, v)
 				continue
 			}
 			var items []string
@@ -329,25 +493,34 @@ func readForm(c *fiber.Ctx, a report.Analysis, fields []formField) (report.Reque
 				}
 			}
 			if items != nil {
-				body[f.Name] = items
+				put(f.Name, items)
 			}
 		case "number":
-			if v = strings.TrimSpace(v); v == "" {
-				continue
+			if x, ok := number(f.Name, v, true); ok {
+				put(f.Name, x)
 			}
-			n, err := strconv.Atoi(v)
-			if err != nil && bad == nil {
-				bad = apperr.Invalid("%s must be a whole number", f.Name)
-			}
-			body[f.Name] = n
 		default:
-			if v != "" {
-				body[f.Name] = v
+			switch {
+			case v == "":
+			case f.List && f.Input == "select":
+				put(f.Name, []string{v})
+			case f.List:
+				if words := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || isSpace(r) }); len(words) > 0 {
+					put(f.Name, words)
+				}
+			default:
+				put(f.Name, v)
 			}
 		}
 	}
 	if bad != nil {
 		return nil, bad
+	}
+	if len(filters) > 0 {
+		body["filters"] = filters
+	}
+	if cur := strings.TrimSpace(c.FormValue("cursor")); cur != "" {
+		body["cursor"] = strings.Clone(cur)
 	}
 	raw, err := json.Marshal(body)
 	if err != nil {
@@ -358,4 +531,57 @@ func readForm(c *fiber.Ctx, a report.Analysis, fields []formField) (report.Reque
 		return nil, apperr.Invalid("the form's values do not fit the request: %v", err)
 	}
 	return req, nil
+}
+
+func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
+
+// prefill sets the form's fields from a stored request (the JSON the API took), so that a
+// form opened from a job asks the same again.
+func prefill(fields []formField, request json.RawMessage) {
+	var body map[string]any
+	if json.Unmarshal(request, &body) != nil {
+		return
+	}
+	filters, _ := body["filters"].(map[string]any)
+	for i := range fields {
+		f := &fields[i]
+		var v any
+		if key, ok := strings.CutPrefix(f.Name, "filters."); ok {
+			v = filters[key]
+		} else {
+			v = body[f.Name]
+		}
+		switch x := v.(type) {
+		case string:
+			f.Value = x
+		case bool:
+			f.Checked = x
+		case float64:
+			f.Value = strconv.FormatFloat(x, 'f', -1, 64)
+		case map[string]any: // a range
+			if m, ok := x["min"].(float64); ok {
+				f.Value = strconv.FormatFloat(m, 'f', -1, 64)
+			}
+			if m, ok := x["max"].(float64); ok {
+				f.Max = strconv.FormatFloat(m, 'f', -1, 64)
+			}
+		case []any:
+			var items []string
+			for _, e := range x {
+				if s, ok := e.(string); ok {
+					items = append(items, s)
+				}
+			}
+			switch {
+			case f.Input == "choices":
+				f.Chosen = items
+			case f.Input == "select" && len(items) > 0:
+				f.Value = items[0]
+			case f.Input == "textarea":
+				f.Value = strings.Join(items, "\n")
+			default:
+				f.Value = strings.Join(items, " ")
+			}
+		}
+	}
 }

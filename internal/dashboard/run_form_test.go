@@ -1,8 +1,11 @@
 package dashboard
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/contentapi/contentapi/internal/keywords"
 	"github.com/contentapi/contentapi/internal/report"
 )
 
@@ -42,5 +45,53 @@ func TestNewFormFromRequestType(t *testing.T) {
 	}
 	if order[1] != "min_volume:Min volume" {
 		t.Errorf("fields in order %v", order)
+	}
+}
+
+// A keyword analysis's form offers exactly the order fields and filters its endpoint
+// takes (report.ShapeOf, the shape Normalize checks against): a select of each order
+// field both ways, a range per bounded metric, and no free text for order_by.
+func TestFormOffersTheEndpointsQuery(t *testing.T) {
+	for _, a := range report.Catalog {
+		shape, paged := report.ShapeOf(a.Kind)
+		fields := map[string]formField{}
+		for _, f := range newForm(a) {
+			fields[f.Name] = f
+		}
+		if !paged {
+			if _, ok := fields["filters.intent"]; ok {
+				t.Errorf("%s: filters offered to an analysis without a query", a.Kind)
+			}
+			continue
+		}
+		order, ok := fields["order_by"]
+		switch {
+		case len(shape.Order) == 0 && ok:
+			t.Errorf("%s: order_by offered, which the endpoint refuses", a.Kind)
+		case len(shape.Order) > 0 && (!ok || order.Input != "select" || len(order.Options) != 2*len(shape.Order) || len(order.Labels) != len(order.Options) || order.Hint == ""):
+			t.Errorf("%s: order_by %+v, want a select of %d fields both ways with a hint", a.Kind, order, len(shape.Order))
+		}
+		for i, k := range shape.Order {
+			if len(order.Options) > 2*i+1 && (order.Options[2*i] != string(k)+".desc" || order.Options[2*i+1] != string(k)+".asc") {
+				t.Errorf("%s: order options %v", a.Kind, order.Options)
+			}
+		}
+		ranges := 0
+		for name, f := range fields {
+			if f.Input == "range" {
+				ranges++
+				if !slices.Contains(shape.Ranges, keywords.Field(strings.TrimPrefix(name, "filters."))) {
+					t.Errorf("%s: %s offered, which the endpoint refuses", a.Kind, name)
+				}
+			}
+		}
+		if ranges != len(shape.Ranges) {
+			t.Errorf("%s: %d range filters, want %d", a.Kind, ranges, len(shape.Ranges))
+		}
+		for _, name := range []string{"filters.intent", "filters.include", "filters.exclude"} {
+			if _, ok := fields[name]; !ok {
+				t.Errorf("%s: no %s", a.Kind, name)
+			}
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package dashboard_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -262,5 +264,114 @@ func TestRunPreflight(t *testing.T) {
 	}
 	if got := e.balance(t, e.account(t, email).ID); got != 50 {
 		t.Fatalf("balance %d, want 50", got)
+	}
+}
+
+// The research form's order select and filters reach the API as its JSON would; a filter
+// the API refuses is shown at its inputs; a finished research with more rows offers its
+// next page, which opens the form filled in with the same values and the answer's cursor,
+// and running it lists the following rows.
+func TestFormFiltersAndNextPage(t *testing.T) {
+	e := startEnv(t)
+	b := e.newBrowser(t)
+	email := uniqueEmail("filters")
+	e.signIn(t, b, email)
+	p := b.Get("/dashboard/new/keywords-research")
+	for _, want := range []string{`<select id="f-order_by" name="order_by"`, `<option value="search_volume.desc">Search volume, highest first</option>`,
+		`name="filters.search_volume.min"`, `name="filters.opportunity_score.max"`, `name="filters.intent" value="commercial"`, `id="order_by-hint"`} {
+		if !strings.Contains(p.Body, want) {
+			t.Errorf("research form lacks %s", want)
+		}
+	}
+	if strings.Contains(p.Body, `<textarea id="f-order_by"`) || strings.Contains(p.Body, `filters.position`) {
+		t.Error("research form offers a free order_by or a position filter")
+	}
+	if c := b.Get("/dashboard/new/keywords-competitors"); strings.Contains(c.Body, `name="order_by"`) || !strings.Contains(c.Body, `name="filters.competitor_position.min"`) {
+		t.Error("competitors form: order_by offered or competitor_position missing")
+	}
+
+	v := researchForm(p, t, "check")
+	v.Set("filters.keyword_difficulty.min", "50")
+	v.Set("filters.keyword_difficulty.max", "10")
+	if bad := b.Post("/dashboard/new/keywords-research", v); bad.Status != http.StatusBadRequest ||
+		!strings.Contains(bad.Body, `id="filters.keyword_difficulty-error">filters.keyword_difficulty.min must not be greater`) ||
+		!strings.Contains(bad.Body, `name="filters.keyword_difficulty.min" value="50"`) {
+		t.Fatalf("min over max: %d %s", bad.Status, bad.Body)
+	}
+
+	v = researchForm(p, t, "run")
+	v.Set("limit", "5")
+	v.Set("order_by", "search_volume.desc")
+	v.Set("filters.search_volume.min", "10")
+	v["filters.intent"] = []string{"informational", "commercial"}
+	v.Set("filters.exclude", "zzz, qqq")
+	first := b.Post("/dashboard/new/keywords-research", v)
+	if first.Status != http.StatusOK || !strings.Contains(first.URL, "/dashboard/jobs/") {
+		t.Fatalf("run: %d %s %s", first.Status, first.URL, first.Body)
+	}
+	jobID := first.URL[strings.LastIndex(first.URL, "/")+1:]
+	id, err := uuid.Parse(jobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := e.Jobs.Wait(context.Background(), e.account(t, email).ID, id, 20*time.Second)
+	if err != nil || j.Status != "succeeded" {
+		t.Fatalf("job %v %s: %s", err, j.Status, j.ErrorMessage)
+	}
+	var stored bytes.Buffer
+	if err := json.Compact(&stored, j.Request); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"order_by":["search_volume.desc"]`, `"intent":["commercial","informational"]`, `"exclude":["qqq","zzz"]`, `"search_volume":{"min":10}`} {
+		if !strings.Contains(stored.String(), want) {
+			t.Errorf("stored request %s lacks %s", j.Request, want)
+		}
+	}
+	page1 := b.Get(first.URL)
+	m := regexp.MustCompile(`<a href="([^"]+)" rel="next" id="next-page-link">`).FindStringSubmatch(page1.Body)
+	if m == nil || !strings.Contains(page1.Body, `id="research-lead"`) || !strings.Contains(page1.Body, " in all") {
+		t.Fatalf("the research shows no total or next page: %s", page1.Body)
+	}
+	next := b.Get(strings.ReplaceAll(m[1], "&amp;", "&"))
+	for _, want := range []string{`name="cursor" value="`, `id="next-page-note"`, `<option value="search_volume.desc" selected>`,
+		`name="filters.search_volume.min" value="10"`, `value="commercial" checked`, `value="qqq zzz"`, `name="limit" value="5"`} {
+		if !strings.Contains(next.Body, want) {
+			t.Errorf("the next page's form lacks %s", want)
+		}
+	}
+	cur := regexp.MustCompile(`name="cursor" value="([^"]+)"`).FindStringSubmatch(next.Body)
+	nv := researchForm(next, t, "run")
+	nv.Set("limit", "5")
+	nv.Set("order_by", "search_volume.desc")
+	nv.Set("filters.search_volume.min", "10")
+	nv["filters.intent"] = []string{"informational", "commercial"}
+	nv.Set("filters.exclude", "qqq zzz")
+	if cur != nil {
+		nv.Set("cursor", strings.ReplaceAll(cur[1], "&#43;", "+"))
+	}
+	// Other values with the cursor: refused before anything is charged, as the API refuses.
+	before := e.balance(t, e.account(t, email).ID)
+	changed := url.Values{}
+	for k, v := range nv {
+		changed[k] = v
+	}
+	changed.Set("filters.search_volume.min", "20")
+	changed.Set("submission", uuid.NewString())
+	if bad := b.Post("/dashboard/new/keywords-research", changed); bad.Status != http.StatusBadRequest || !strings.Contains(bad.Body, `id="form-error"`) ||
+		e.balance(t, e.account(t, email).ID) != before {
+		t.Fatalf("a cursor with other values: %d %s", bad.Status, bad.Body)
+	}
+	second := b.Post("/dashboard/new/keywords-research", nv)
+	if second.Status != http.StatusOK || !strings.Contains(second.URL, "/dashboard/jobs/") || second.URL == first.URL {
+		t.Fatalf("next page run: %d %s %s", second.Status, second.URL, second.Body)
+	}
+	id2, _ := uuid.Parse(second.URL[strings.LastIndex(second.URL, "/")+1:])
+	j2, err := e.Jobs.Wait(context.Background(), e.account(t, email).ID, id2, 20*time.Second)
+	if err == nil {
+		j, _ = e.Jobs.Get(context.Background(), e.account(t, email).ID, id)
+		j2, err = e.Jobs.Get(context.Background(), e.account(t, email).ID, id2)
+	}
+	if err != nil || j2.Status != "succeeded" || !strings.Contains(string(j2.Request), `"cursor"`) || len(j2.Result) == 0 || string(j2.Result) == string(j.Result) {
+		t.Fatalf("next page job %v %s %s: %s", err, j2.Status, j2.ErrorMessage, j2.Request)
 	}
 }

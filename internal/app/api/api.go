@@ -46,7 +46,7 @@ func Deps(a *app.App) (httpapi.Deps, error) {
 	limiter := ratelimit.New(a.Redis)
 	dash, err := dashboard.New(dashboard.Deps{Log: a.Log, Pool: a.Pool, Accounts: a.Accounts, Gate: a.Gate,
 		Ledger: a.Ledger, Limiter: limiter, Billing: a.Billing, Jobs: a.Jobs, Mailer: outbox, Clock: a.Clock,
-		URL: cfg.DashboardURL, AnalysisOptions: report.Options{AllowPrivate: cfg.CrawlerAllowPrivate}})
+		URL: cfg.DashboardURL, AnalysisOptions: report.Options{AllowPrivate: cfg.CrawlerAllowPrivate}, Cursors: a.Cursors})
 	if err != nil {
 		return httpapi.Deps{}, err
 	}
