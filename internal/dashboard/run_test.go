@@ -278,13 +278,13 @@ func TestFormFiltersAndNextPage(t *testing.T) {
 	e.signIn(t, b, email)
 	p := b.Get("/dashboard/new/keywords-research")
 	for _, want := range []string{`<select id="f-order_by" name="order_by"`, `<option value="search_volume.desc">Search volume, highest first</option>`,
-		`name="filters.search_volume.min"`, `name="filters.opportunity_score.max"`, `name="filters.intent" value="commercial"`, `id="order_by-hint"`} {
+		`name="filters.search_volume.min"`, `name="filters.keyword_difficulty.max"`, `name="filters.intent" value="commercial"`, `id="order_by-hint"`} {
 		if !strings.Contains(p.Body, want) {
 			t.Errorf("research form lacks %s", want)
 		}
 	}
-	if strings.Contains(p.Body, `<textarea id="f-order_by"`) || strings.Contains(p.Body, `filters.position`) {
-		t.Error("research form offers a free order_by or a position filter")
+	if strings.Contains(p.Body, `<textarea id="f-order_by"`) || strings.Contains(p.Body, `filters.position`) || strings.Contains(p.Body, `opportunity_score`) {
+		t.Error("research form offers a free order_by, a position filter or the opportunity score (which research cannot filter or sort on)")
 	}
 	if c := b.Get("/dashboard/new/keywords-competitors"); strings.Contains(c.Body, `name="order_by"`) || !strings.Contains(c.Body, `name="filters.competitor_position.min"`) {
 		t.Error("competitors form: order_by offered or competitor_position missing")
