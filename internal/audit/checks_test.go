@@ -160,7 +160,8 @@ func TestChecks(t *testing.T) {
 		{MetaDescriptionTooShort, "short", []pg{{path: "/a", head: `<meta name="description" content="Too short.">`}}, []string{"/a"}},
 		{MetaDescriptionTooLong, "long", []pg{{path: "/a", head: `<meta name="description" content="` + strings.Repeat("word ", 33) + `">`}}, []string{"/a"}},
 		{MissingTitle, "none", []pg{{path: "/a", head: "<!--notitle-->"}}, []string{"/a"}},
-		{MissingTitle, "noindex pages are left out", []pg{{path: "/a", head: `<!--notitle--><meta name="robots" content="noindex">`}}, nil},
+		{MissingTitle, "noindex pages too", []pg{{path: "/a", head: `<!--notitle--><meta name="robots" content="noindex">`}}, []string{"/a"}},
+		{ThinContent, "noindex pages are left out", []pg{{path: "/a", head: `<meta name="robots" content="noindex">`, edit: func(p *crawler.Page) { p.WordCount = 120 }}}, nil},
 
 		// Content.
 		{ThinContent, "thin", []pg{{path: "/a", edit: func(p *crawler.Page) { p.WordCount = 120 }}}, []string{"/a"}},

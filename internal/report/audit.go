@@ -106,7 +106,7 @@ type AuditResult struct {
 	ThinContent          []ThinPage             `json:"thin_content"`
 	CannibalizationRisks []CannibalRisk         `json:"cannibalization_risks"`
 	Summary              AuditSummary           `json:"summary"`
-	Issues               []AuditIssue           `json:"issues"` // the types found, errors first
+	Issues               []AuditIssue           `json:"issues"` // the types found, by impact (pages × severity weight)
 	Errors               []PageError            `json:"errors"`
 	Sitemaps             []string               `json:"sitemaps"`
 	SitemapErrors        []crawler.SitemapError `json:"sitemap_errors"`

@@ -71,11 +71,12 @@ type proofCheck struct {
 var proofChecks = []proofCheck{
 	{IssueBrokenInternalLink, (*proofBook).brokenLinks},
 	{IssueDuplicateTitle, (*proofBook).duplicateTitles},
+	// Content checks judge every page, canonicalised and noindex ones too (issue 29).
 	{IssueMissingMetaDescription, func(b *proofBook) []string {
-		return b.indexableWhere(func(d proofDoc) bool { return d.description == "" })
+		return b.where(func(d proofDoc) bool { return d.description == "" })
 	}},
-	{IssueMissingH1, func(b *proofBook) []string { return b.indexableWhere(func(d proofDoc) bool { return d.h1s == 0 }) }},
-	{IssueMultipleH1, func(b *proofBook) []string { return b.indexableWhere(func(d proofDoc) bool { return d.h1s > 1 }) }},
+	{IssueMissingH1, func(b *proofBook) []string { return b.where(func(d proofDoc) bool { return d.h1s == 0 }) }},
+	{IssueMultipleH1, func(b *proofBook) []string { return b.where(func(d proofDoc) bool { return d.h1s > 1 }) }},
 	{IssueSitemapCanonicalised, func(b *proofBook) []string {
 		return b.where(func(d proofDoc) bool { return d.canonical != "" && !sameURL(d.canonical, d.url) })
 	}},
@@ -460,10 +461,6 @@ func (b *proofBook) where(keep func(proofDoc) bool) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func (b *proofBook) indexableWhere(keep func(proofDoc) bool) []string {
-	return b.where(func(d proofDoc) bool { return d.indexable() && keep(d) })
 }
 
 // duplicateTitles are the indexable pages whose title (case and whitespace folded) another
