@@ -232,6 +232,8 @@ func TestChecks(t *testing.T) {
 
 		// Performance and mobile.
 		{SlowTTFB, "slow", []pg{{path: "/a", edit: func(p *crawler.Page) { p.Facts.TTFB = 700 * time.Millisecond }}}, []string{"/a"}},
+		{PageTooLarge, "over the body limit", []pg{{path: "/a", edit: func(p *crawler.Page) { p.BodyCut, p.BodyBytes = true, 8_100_000 }}}, []string{"/a"}},
+		{LargeHTML, "over the body limit is page_too_large", []pg{{path: "/a", body: "<p>" + strings.Repeat("big text ", 130000) + "</p>", edit: func(p *crawler.Page) { p.BodyCut = true }}}, nil},
 		{LargeHTML, "large", []pg{{path: "/a", body: "<p>" + strings.Repeat("big text ", 130000) + "</p>"}}, []string{"/a"}},
 		{ExcessiveDOM, "many elements", []pg{{path: "/a", body: strings.Repeat("<span>x</span>", 1600)}}, []string{"/a"}},
 		{RenderBlockingScript, "sync script", []pg{{path: "/a", head: `<script src="/app.js"></script><script src="/b.js" defer></script>`}}, []string{"/a"}},

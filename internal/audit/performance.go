@@ -13,6 +13,7 @@ import (
 const (
 	SlowTTFB             = "slow_ttfb"
 	LargeHTML            = "large_html"
+	PageTooLarge         = "page_too_large"
 	ExcessiveDOM         = "excessive_dom"
 	RenderBlockingScript = "render_blocking_script"
 	MissingViewport      = "missing_viewport"
@@ -30,10 +31,18 @@ func init() {
 		Page: func(p *Page) (Item, bool) {
 			return Item{Value: strconv.FormatInt(p.Facts.TTFB.Milliseconds(), 10) + " ms"}, p.Facts.TTFB > maxTTFB
 		}})
-	register(Check{Type: LargeHTML, Severity: SeverityWarning, Category: CategoryPerformance, Scope: Every,
-		Threshold: "HTML over 1 MiB (pages over the crawl's 2 MiB body limit are errors)",
+	register(Check{Type: PageTooLarge, Severity: SeverityError, Category: CategoryPerformance, Scope: Every,
+		Threshold: "HTML over the crawl's body limit (2 MiB): read, judged and its links checked up to the limit only",
 		Page: func(p *Page) (Item, bool) {
-			return Item{Value: fmt.Sprintf("%d KiB", p.Facts.HTMLBytes>>10)}, p.Facts.HTMLBytes > maxHTMLBytes
+			if p.BodyBytes > 0 {
+				return Item{Value: sizeValue(p.BodyBytes)}, p.BodyCut
+			}
+			return Item{Value: "over " + sizeValue(int64(p.Facts.HTMLBytes))}, p.BodyCut
+		}})
+	register(Check{Type: LargeHTML, Severity: SeverityWarning, Category: CategoryPerformance, Scope: Every,
+		Threshold: "HTML over 1 MiB (over the 2 MiB body limit: page_too_large instead)",
+		Page: func(p *Page) (Item, bool) {
+			return Item{Value: fmt.Sprintf("%d KiB", p.Facts.HTMLBytes>>10)}, p.Facts.HTMLBytes > maxHTMLBytes && !p.BodyCut
 		}})
 	register(Check{Type: ExcessiveDOM, Severity: SeverityWarning, Category: CategoryPerformance, Scope: Every,
 		Threshold: "over 1,500 elements",
@@ -46,4 +55,16 @@ func init() {
 		Page: func(p *Page) (Item, bool) {
 			return Item{Target: p.Facts.FirstRenderBlocking, Value: strconv.Itoa(p.Facts.RenderBlocking) + " scripts"}, p.Facts.RenderBlocking > 0
 		}})
+}
+
+// sizeValue writes a byte count as people read it: "8.1 MB" (decimal, as browsers and
+// servers show sizes), "2.0 MB".
+func sizeValue(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }

@@ -226,7 +226,7 @@ type RedirectLink struct {
 const (
 	LimitPages        = "pages"          // max pages reached with URLs left
 	LimitLinksPerPage = "links_per_page" // a page had more than maxLinks links
-	LimitBytes        = "bytes"          // a page was larger than Config.MaxBodyBytes
+	LimitBytes        = "bytes"          // a page was larger than Config.MaxBodyBytes (read up to it)
 	LimitTraps        = "traps"          // crawl traps bounded
 	LimitLinkGraph    = "link_graph"     // more distinct linked URLs than the graph holds
 	LimitExternal     = "external"       // more external links than are checked
@@ -255,7 +255,12 @@ type Page struct {
 	// Inlinks counts the crawled HTML pages of the site, other than this one, that link to
 	// its URL or final URL (see Result.BrokenLinks for how links are read).
 	Inlinks int    `json:"inlinks"`
-	Error   string `json:"error,omitempty"` // fetch error: refused address, too large, ...
+	Error   string `json:"error,omitempty"` // fetch error: refused address, redirect loop, ...
+	// BodyCut is set when the HTML body was larger than Config.MaxBodyBytes: the page was
+	// read up to the limit (its facts and links are those of the part read). BodyBytes is
+	// its size as the answer's Content-Length gave it, 0 when it gave none.
+	BodyCut   bool  `json:"body_cut,omitempty"`
+	BodyBytes int64 `json:"body_bytes,omitempty"`
 	// ErrorKind classifies some errors: ErrorTimeout, ErrorRedirectLoop, ErrorTooManyRedirect.
 	ErrorKind string `json:"error_kind,omitempty"`
 	// Depth is the click depth from the home page (0) over the crawled pages' links; -1

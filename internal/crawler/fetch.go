@@ -363,14 +363,9 @@ func (f *pageFetcher) skipBody(u *url.URL, status int, h http.Header) (string, b
 	if enc := h.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
 		return "unsupported content encoding " + enc, true
 	}
-	if n, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64); err == nil && n > f.maxBody {
-		return f.tooLarge(), true
-	}
+	// A body over the limit is read up to it (colly stops at MaxBodySize): the page is
+	// audited as far as read, its links followed, and it is marked cut (onResponse).
 	return "", false
-}
-
-func (f *pageFetcher) tooLarge() string {
-	return fmt.Sprintf("body larger than %d bytes", f.maxBody)
 }
 
 func (f *pageFetcher) onResponse(r *colly.Response) {
@@ -378,18 +373,22 @@ func (f *pageFetcher) onResponse(r *colly.Response) {
 	if v == nil || v.stopped {
 		return
 	}
-	if int64(len(r.Body)) > f.maxBody {
-		v.page.Error = f.tooLarge()
-		return
+	body := r.Body
+	if int64(len(body)) > f.maxBody {
+		// Kept as far as read: its title, facts and links are judged, and the audit
+		// reports the page as over the limit with its size when the answer gave one.
+		body = body[:f.maxBody]
+		v.page.BodyCut = true
+		v.page.BodyBytes = max(v.length, 0)
 	}
 	if v.page.ContentType == "" {
-		v.page.ContentType = mediaType(http.DetectContentType(r.Body))
+		v.page.ContentType = mediaType(http.DetectContentType(body))
 	}
 	if !isHTMLType(v.page.ContentType) {
 		return
 	}
 	follow := f.plan.discover && !v.nofollow
-	info := extractPage(r.Body, follow || f.plan.graph != nil)
+	info := extractPage(body, follow || f.plan.graph != nil)
 	base := r.Request.URL
 	if b := resolveHTTP(base, info.base); b != nil {
 		base = b
@@ -481,8 +480,8 @@ func reportPageLimits(v *visit, res *Result) {
 		res.warn("%s has %d links; only the first %d were read", v.page.URL, o.Total, o.Read)
 		res.limit(LimitLinksPerPage)
 	}
-	if strings.HasPrefix(v.page.Error, "body larger than") && !slices.Contains(res.Limits, LimitBytes) {
-		res.warn("pages over the body limit were not read (%s: %s)", v.page.URL, v.page.Error)
+	if v.page.BodyCut && !slices.Contains(res.Limits, LimitBytes) {
+		res.warn("pages over the body limit were read up to it, their links checked as far as read (%s)", v.page.URL)
 		res.limit(LimitBytes)
 	}
 }

@@ -249,7 +249,7 @@ func limitWarnings(limits []string, maxPages int) []string {
 		case crawler.LimitLinksPerPage:
 			out = append(out, "links per page limit reached: links beyond the first 5,000 of a page were not read")
 		case crawler.LimitBytes:
-			out = append(out, "page size limit reached: pages larger than the crawler's body limit were not read")
+			out = append(out, "page size limit reached: pages larger than the crawler's body limit were read up to it (page_too_large)")
 		case crawler.LimitTraps:
 			out = append(out, "crawl traps bounded: endless query-string variants or repeated path segments were not crawled")
 		case crawler.LimitLinkGraph:
