@@ -92,3 +92,50 @@ func TestIssuesByImpact(t *testing.T) {
 		t.Errorf("at equal impact the error should come first")
 	}
 }
+
+// TestLinkChecks: Lighthouse's link-text and crawlable-anchors rules, and links with no
+// name at all, each case one page's body.
+func TestLinkChecks(t *testing.T) {
+	cases := []struct {
+		typ, name, body string
+		flagged         bool
+	}{
+		{LinkTextGeneric, "click here", `<a href="/b">Click  here</a>`, true},
+		{LinkTextGeneric, "read more in a span", `<a href="/b"><span>Read</span> more</a>`, true},
+		{LinkTextGeneric, "bare URL", `<a href="/b">https://x.com/b</a>`, true},
+		{LinkTextGeneric, "descriptive", `<a href="/b">Brewing with a moka pot</a>`, false},
+		{LinkTextGeneric, "to a fragment of the page", `<a href="#part">here</a>`, false},
+		{LinkTextGeneric, "to the page itself", `<a href="https://x.com/a#x">more</a>`, false},
+		{LinkTextGeneric, "nofollow", `<a href="/b" rel="nofollow">here</a>`, false},
+		{LinkTextGeneric, "mailto", `<a href="mailto:a@x.com">here</a>`, false},
+		{LinkTextGeneric, "javascript", `<a href="javascript:go()">more</a>`, false},
+		{LinkTextEmpty, "icon only", `<a href="/b"><i class="icon"></i></a>`, true},
+		{LinkTextEmpty, "image with alt", `<a href="/b"><img src="/i.png" alt="Brewing" width="1" height="1"></a>`, false},
+		{LinkTextEmpty, "image without alt text", `<a href="/b"><img src="/i.png" alt="" width="1" height="1"></a>`, true},
+		{LinkTextEmpty, "aria-label", `<a href="/b" aria-label="Brewing"><i></i></a>`, false},
+		{LinkTextEmpty, "svg title", `<a href="/b"><svg><title>Brewing</title></svg></a>`, false},
+		{LinkTextEmpty, "placeholder without href", `<a></a>`, false},
+		{LinkNotCrawlable, "javascript:void(0)", `<a href="javascript:void(0)">Open</a>`, true},
+		{LinkNotCrawlable, "no href, onclick", `<a onclick="go()">Open</a>`, true},
+		{LinkNotCrawlable, "file:", `<a href="file:///c:/x.html">File</a>`, true},
+		{LinkNotCrawlable, "javascript call", `<a href="javascript:go()">Open</a>`, false},
+		{LinkNotCrawlable, "hash only", `<a href="#">Top</a>`, false},
+		{LinkNotCrawlable, "jump target", `<a id="part"></a>`, false},
+		{LinkNotCrawlable, "named", `<a name="part"></a>`, false},
+		{LinkNotCrawlable, "role button", `<a role="button" onclick="go()">Open</a>`, false},
+		{LinkNotCrawlable, "current page placeholder", `<a aria-current="page">Home</a>`, false},
+		{LinkNotCrawlable, "mailto", `<a href="mailto:a@x.com">Mail</a>`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.typ+"/"+c.name, func(t *testing.T) {
+			got := flagged(Run(crawl(pg{path: "/a", body: c.body}, pg{path: "/b"})), c.typ)
+			if want := []string{"/a"}; c.flagged != slices.Equal(got, want) || (!c.flagged && len(got) > 0) {
+				t.Errorf("flagged %q, want flagged %v", got, c.flagged)
+			}
+		})
+	}
+	res := Run(crawl(pg{path: "/a", body: `<a href="/b">here</a><a href="/c">more</a>`}, pg{path: "/b"}))
+	if is := issueOf(t, res, LinkTextGeneric); is.Items[0].Value != `2 link(s), first "here"` || is.Items[0].Target != "/b" {
+		t.Errorf("item %+v", is.Items[0])
+	}
+}

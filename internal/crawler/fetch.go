@@ -1,6 +1,7 @@
 package crawler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -456,6 +457,7 @@ func (p *Page) fill(info pageInfo, base *url.URL) {
 	p.WordCount = info.words
 	p.Facts = info.facts
 	p.Facts.resolve(base)
+	p.Facts.GenericTextLinks.dropSamePage(base, cmp.Or(p.FinalURL, p.URL))
 	p.MetaRefresh = info.refresh
 }
 
