@@ -139,3 +139,20 @@ func TestLinkChecks(t *testing.T) {
 		t.Errorf("item %+v", is.Items[0])
 	}
 }
+
+// TestBrokenFragment: a link to a missing #fragment is the linking page's fault, not the
+// target's: the item names both and the fragment, and only the source loses score.
+func TestBrokenFragment(t *testing.T) {
+	s := crawl(pg{path: "/a"}, pg{path: "/b"})
+	s.Result.BrokenFragments = []crawler.BrokenFragment{{URL: host + "/b#gone", Target: host + "/b", Fragment: "gone",
+		LinkedFrom: []string{host + "/a"}, LinkedFromTotal: 1}}
+	res := Run(s)
+	is := issueOf(t, res, BrokenFragment)
+	if is.Count != 1 || is.Items[0] != (Item{URL: host + "/b#gone", Source: host + "/a", Target: host + "/b", Value: "#gone"}) || is.Pages != 1 {
+		t.Errorf("broken_fragment %+v", is)
+	}
+	// /a has a warning (½), /b none (1), save for the notice of missing HSTS: 75.
+	if res.HealthScore == nil || *res.HealthScore != 75 {
+		t.Errorf("health %v, want 75", deref(res.HealthScore))
+	}
+}

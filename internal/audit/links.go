@@ -13,6 +13,7 @@ import (
 const (
 	BrokenInternalLink = "broken_internal_link"
 	OrphanPage         = "orphan_page"
+	BrokenFragment     = "broken_fragment"
 	LinkNotCrawlable   = "link_not_crawlable"
 	LinkTextEmpty      = "link_text_empty"
 	LinkTextGeneric    = "link_text_generic"
@@ -28,6 +29,19 @@ func init() {
 				if b.Status > 0 {
 					it.Value = strconv.Itoa(b.Status)
 				}
+				if len(b.LinkedFrom) > 0 {
+					it.Source = b.LinkedFrom[0]
+				}
+				items = append(items, it)
+			}
+			return items
+		}})
+	register(Check{Type: BrokenFragment, Severity: SeverityWarning, Category: CategoryLinks,
+		Threshold: "a link to #fragment of a crawled page of the site that has no element with that id and no <a name> of it",
+		Site: func(s *Site) []Item {
+			var items []Item
+			for _, b := range s.Result.BrokenFragments {
+				it := Item{URL: b.URL, Target: b.Target, Value: "#" + b.Fragment}
 				if len(b.LinkedFrom) > 0 {
 					it.Source = b.LinkedFrom[0]
 				}

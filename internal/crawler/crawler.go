@@ -311,7 +311,11 @@ type Result struct {
 	// whose body is not read, within the page limit; LinksChecked counts those requests.
 	BrokenLinks  []BrokenLink `json:"broken_links"`
 	LinksChecked int          `json:"links_checked"`
-	Warnings     []string     `json:"warnings"`
+	// BrokenFragments are links to #fragment of crawled pages of the site that have no
+	// such id or <a name> (the first 1,000 by URL; BrokenFragmentsTotal counts all).
+	BrokenFragments      []BrokenFragment `json:"broken_fragments"`
+	BrokenFragmentsTotal int              `json:"broken_fragments_total"`
+	Warnings             []string         `json:"warnings"`
 	// Resources are the linked files checked (and external links, when asked), by URL.
 	Resources []Resource `json:"resources"`
 	// RedirectLinks are the site's linked URLs that redirect, by URL.
@@ -355,7 +359,7 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	defer transport.CloseIdleConnections()
 	client := c.newClient(transport)
 
-	res := &Result{Pages: []Page{}, Sitemaps: []string{}, SitemapErrors: []SitemapError{}, BrokenLinks: []BrokenLink{}, Warnings: []string{},
+	res := &Result{Pages: []Page{}, Sitemaps: []string{}, SitemapErrors: []SitemapError{}, BrokenLinks: []BrokenLink{}, BrokenFragments: []BrokenFragment{}, Warnings: []string{},
 		Resources: []Resource{}, RedirectLinks: []RedirectLink{}, Blocked: []Blocked{}, Traps: []Trap{}, Limits: []string{}}
 	base, robots, err := c.openSite(crawlCtx, client, req.Domain, res)
 	if err != nil {

@@ -39,9 +39,10 @@ type visit struct {
 	// reqURL is the URL colly asked for; colly replaces the request's URL after a redirect,
 	// so a different pointer at the headers means the answer came from elsewhere.
 	reqURL  *url.URL
-	links   []int32 // the page's links into the site, as linkGraph ids, each once
-	blocked bool    // failed on a redirect robots.txt disallows: no answer to judge
-	length  int64   // Content-Length, -1 when not given
+	links   []int32    // the page's links into the site, as linkGraph ids, each once
+	frags   []fragLink // its anchors to fragments of the site's URLs (fragments.go)
+	blocked bool       // failed on a redirect robots.txt disallows: no answer to judge
+	length  int64      // Content-Length, -1 when not given
 	// headFailed asks for a GET after a HEAD the server refused; retried marks the GET.
 	headFailed, retried bool
 }
@@ -406,6 +407,7 @@ func (f *pageFetcher) onResponse(r *colly.Response) {
 	v.page.Facts.readResponse(*r.Headers, r.Trace, r.Request.URL)
 	if f.plan.graph != nil && !v.nofollow && !info.nofollow {
 		v.links = f.plan.graph.addPage(pageName(v.page), f.front.site, links, f.plan.external)
+		v.frags = f.plan.graph.fragments(f.front.site, links)
 	}
 	if follow && !info.nofollow {
 		f.follow(links)
