@@ -231,7 +231,9 @@ func TestChecks(t *testing.T) {
 		{SchemaOrgIncomplete, "nested publisher is not judged", []pg{{path: "/a", head: `<script type="application/ld+json">{"@type":"Article","headline":"H","publisher":{"@type":"Organization"}}</script>`}}, nil},
 
 		// Performance and mobile.
-		{SlowTTFB, "slow", []pg{{path: "/a", edit: func(p *crawler.Page) { p.Facts.TTFB = 700 * time.Millisecond }}}, []string{"/a"}},
+		{SlowTTFB, "slow, median of 3", []pg{{path: "/a", edit: func(p *crawler.Page) { p.Facts.TTFB, p.Facts.TTFBSamples = 700*time.Millisecond, ms(900, 700, 650) }}}, []string{"/a"}},
+		{SlowTTFB, "slow once only", []pg{{path: "/a", edit: func(p *crawler.Page) { p.Facts.TTFB, p.Facts.TTFBSamples = 200*time.Millisecond, ms(900, 200, 150) }}}, nil},
+		{SlowTTFB, "one sample", []pg{{path: "/a", edit: func(p *crawler.Page) { p.Facts.TTFB, p.Facts.TTFBSamples = 900*time.Millisecond, ms(900) }}}, nil},
 		{PageTooLarge, "over the body limit", []pg{{path: "/a", edit: func(p *crawler.Page) { p.BodyCut, p.BodyBytes = true, 8_100_000 }}}, []string{"/a"}},
 		{LargeHTML, "over the body limit is page_too_large", []pg{{path: "/a", body: "<p>" + strings.Repeat("big text ", 130000) + "</p>", edit: func(p *crawler.Page) { p.BodyCut = true }}}, nil},
 		{LargeHTML, "large", []pg{{path: "/a", body: "<p>" + strings.Repeat("big text ", 130000) + "</p>"}}, []string{"/a"}},
@@ -286,6 +288,15 @@ var (
 	portedTypes    = []string{DuplicateTitle, DuplicateMetaDescription, MissingMetaDescription, MultipleH1, SitemapNon200, SitemapRedirect, SitemapNoindex, SitemapCanonicalised, BrokenInternalLink, OrphanPage, DuplicateContent, NearDuplicateContent}
 	pageCategories = []string{CategoryTitles, CategoryContent, CategoryIndexability, CategoryCanonical, CategoryHreflang, CategoryImages, CategoryStructuredData, CategoryPerformance, CategorySecurity, CategoryURLs}
 )
+
+// ms makes TTFB samples of milliseconds.
+func ms(v ...int) []time.Duration {
+	out := make([]time.Duration, len(v))
+	for i, n := range v {
+		out[i] = time.Duration(n) * time.Millisecond
+	}
+	return out
+}
 
 // hreflangs writes alternates: pairs of code and path.
 func hreflangs(_ string, pairs ...string) string {

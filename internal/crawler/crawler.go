@@ -138,6 +138,10 @@ type Request struct {
 	// CheckExternal asks for links to other sites to be checked (status only): at most
 	// maxExternal URLs, under the same address rules as the crawl.
 	CheckExternal bool
+	// TTFBResampleOver, when set, asks for every page whose time to first byte was over it
+	// to be fetched TTFBSamples-1 times more (GET, body unread), its TTFB then the median
+	// of its samples (ttfb.go).
+	TTFBResampleOver time.Duration
 	// Render asks for every page to be rendered in headless Chromium as well (Page.Rendered),
 	// links only the rendered page shows followed too.
 	Render bool
@@ -374,6 +378,7 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
 	}
+	c.resampleTTFB(crawlCtx, transport, req.TTFBResampleOver, delay, parallel, res)
 	if err := ctx.Err(); errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
 	}

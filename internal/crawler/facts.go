@@ -67,6 +67,9 @@ type PageFacts struct {
 	Nofollow, Nosnippet, Noimageindex bool // meta robots/googlebot or X-Robots-Tag
 	HSTS                              bool // Strict-Transport-Security header
 	TTFB                              time.Duration
+	// TTFBSamples are the times to first byte measured, when the first was slow enough
+	// to ask again (Request.TTFBResampleOver); TTFB is then their median.
+	TTFBSamples []time.Duration
 
 	// Anchors (anchors.go): links search engines cannot follow (Lighthouse's
 	// crawlable-anchors rule), links whose text is generic (Lighthouse's English list, or

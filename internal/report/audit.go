@@ -143,7 +143,7 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 		maxPages = *r.MaxPages
 	}
 	res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, SitemapURL: r.SitemapURL, MaxPages: maxPages,
-		CheckLinks: true, CheckExternal: r.CheckExternal, Render: r.Rendered()})
+		CheckLinks: true, CheckExternal: r.CheckExternal, Render: r.Rendered(), TTFBResampleOver: audit.MaxTTFB})
 	if err != nil {
 		return AuditResult{}, crawlFailure(r.Domain, err)
 	}
