@@ -45,7 +45,7 @@ const (
 	linkCanonical          // <link rel=canonical>
 	linkAlternate          // <link rel=alternate hreflang>
 	linkRefresh            // <meta http-equiv=refresh>
-	linkImage              // <img src>
+	linkImage              // <img src>, <link rel=icon>
 	linkScript             // <script src>
 	linkStyle              // <link rel=stylesheet>
 )
@@ -74,6 +74,8 @@ func linkRelKind(rel, hreflang string) linkKind {
 		return linkAlternate
 	case hasToken(rel, "stylesheet"):
 		return linkStyle
+	case hasToken(rel, "icon"), hasToken(rel, "apple-touch-icon"):
+		return linkImage // a favicon: checked as an image the page loads
 	}
 	return linkNone
 }
