@@ -102,7 +102,7 @@ func TestLinkChecks(t *testing.T) {
 	}{
 		{LinkTextGeneric, "click here", `<a href="/b">Click  here</a>`, true},
 		{LinkTextGeneric, "read more in a span", `<a href="/b"><span>Read</span> more</a>`, true},
-		{LinkTextGeneric, "bare URL", `<a href="/b">https://x.com/b</a>`, true},
+		{LinkTextGeneric, "a URL as text (not in Lighthouse 12's rule)", `<a href="/b">https://x.com/b</a>`, false},
 		{LinkTextGeneric, "descriptive", `<a href="/b">Brewing with a moka pot</a>`, false},
 		{LinkTextGeneric, "to a fragment of the page", `<a href="#part">here</a>`, false},
 		{LinkTextGeneric, "to the page itself", `<a href="https://x.com/a#x">more</a>`, false},

@@ -56,7 +56,7 @@ func init() {
 		Threshold: "a link with no text, no image alt, no aria-label or title: nothing says where it leads",
 		Page:      linkProblems(func(p *Page) crawler.LinkProblems { return p.Facts.EmptyTextLinks })})
 	register(Check{Type: LinkTextGeneric, Severity: SeverityNotice, Category: CategoryLinks,
-		Threshold: `link text from Lighthouse's English list ("click here", "here", "read more", "more", "this", ...) or a bare URL; links to the page itself, javascript:, mailto: and nofollow links left out`,
+		Threshold: `link text from Lighthouse's English list ("click here", "here", "read more", "more", "this", ...) ; links to the page itself, javascript:, mailto: and nofollow links left out`,
 		Page:      linkProblems(func(p *Page) crawler.LinkProblems { return p.Facts.GenericTextLinks })})
 	register(Check{Type: OrphanPage, Severity: SeverityWarning, Category: CategoryLinks,
 		Threshold: "sitemap page (not the home page) no crawled page links to; only when pages came from sitemaps",

@@ -99,7 +99,7 @@ func (e *extractor) endAnchor() {
 	case text == "" && !e.anchor.named && !a.labelled:
 		addProblem(&f.EmptyTextLinks, a.href, "")
 	case a.nofollow, strings.HasPrefix(href, "javascript:"), strings.HasPrefix(href, "mailto:"):
-	case nonDescriptive[strings.ToLower(text)] || isFullURL(text):
+	case nonDescriptive[strings.ToLower(text)]:
 		addProblem(&f.GenericTextLinks, a.href, text)
 	}
 }
@@ -136,17 +136,6 @@ func javascriptVoid(raw string) bool {
 		}
 	}
 	return false
-}
-
-// isFullURL reports link text that is an http(s) URL, which Lighthouse counts as
-// non-descriptive too.
-func isFullURL(text string) bool {
-	l := strings.ToLower(text)
-	if !strings.HasPrefix(l, "http://") && !strings.HasPrefix(l, "https://") || strings.ContainsAny(text, " \t\n") {
-		return false
-	}
-	u, err := url.Parse(text)
-	return err == nil && u.Host != ""
 }
 
 func addProblem(list *LinkProblems, href, text string) {

@@ -72,8 +72,8 @@ type PageFacts struct {
 	TTFBSamples []time.Duration
 
 	// Anchors (anchors.go): links search engines cannot follow (Lighthouse's
-	// crawlable-anchors rule), links whose text is generic (Lighthouse's English list, or
-	// a bare URL; links to the page itself left out) or empty (no text, no image alt, no
+	// crawlable-anchors rule), links whose text is generic (Lighthouse's English list;
+	// links to the page itself left out) or empty (no text, no image alt, no
 	// aria-label or title); and the page's fragment targets, hashes of its element ids
 	// and <a name>s, sorted.
 	NotCrawlableLinks, GenericTextLinks, EmptyTextLinks LinkProblems
