@@ -1,6 +1,7 @@
 package crawler
 
 import (
+	"bytes"
 	"net/url"
 	"slices"
 	"strings"
@@ -49,8 +50,8 @@ type anchorAttrs struct {
 type anchor struct {
 	open  bool
 	attrs anchorAttrs
-	text  strings.Builder
-	named bool // a descendant gives it a name: an img alt, an svg title, an aria-label
+	text  []byte // reused from anchor to anchor
+	named bool   // a descendant gives it a name: an img alt, an svg title, an aria-label
 }
 
 // startAnchor judges the anchor being read, if any (an <a> cannot hold another: the
@@ -61,14 +62,14 @@ func (e *extractor) startAnchor(at *tagAttrs) {
 	e.anchor.attrs = anchorAttrs{hasHref: at.hasHref, hrefAssoc: at.hrefAssoc || at.rel != "" || at.hreflang != "" || at.typ != "",
 		href: at.href, name: at.rawName, id: at.id, role: at.role, cur: at.ariaCurrent,
 		labelled: strings.TrimSpace(at.ariaLabel) != "" || strings.TrimSpace(at.title) != "", nofollow: hasToken(at.rel, "nofollow")}
-	e.anchor.text.Reset()
+	e.anchor.text = e.anchor.text[:0]
 	e.anchor.named = false
 }
 
 // anchorText adds text read inside the open anchor.
 func (e *extractor) anchorText(t []byte) {
-	if e.anchor.open {
-		appendLimited(&e.anchor.text, t, maxAnchorText)
+	if room := maxAnchorText - len(e.anchor.text); e.anchor.open && room > 0 {
+		e.anchor.text = append(e.anchor.text, t[:min(len(t), room)]...)
 	}
 }
 
@@ -87,21 +88,61 @@ func (e *extractor) endAnchor() {
 	e.anchor.open = false
 	a := e.anchor.attrs
 	f := &e.info.facts
-	text := strings.Join(strings.Fields(e.anchor.text.String()), " ")
+	// Most anchors are sound: the text is folded (and allocated) only for a problem.
+	var folded [maxGenericText]byte
+	text := foldLower(folded[:0], e.anchor.text)
 	if !crawlable(a) {
-		addProblem(&f.NotCrawlableLinks, a.href, text)
+		addProblem(&f.NotCrawlableLinks, a.href, cleanCollapse(string(e.anchor.text)))
 	}
 	if !a.hasHref {
 		return
 	}
-	href := strings.ToLower(strings.TrimSpace(a.href))
 	switch {
-	case text == "" && !e.anchor.named && !a.labelled:
+	case len(bytes.TrimSpace(e.anchor.text)) == 0 && !e.anchor.named && !a.labelled:
 		addProblem(&f.EmptyTextLinks, a.href, "")
-	case a.nofollow, strings.HasPrefix(href, "javascript:"), strings.HasPrefix(href, "mailto:"):
-	case nonDescriptive[strings.ToLower(text)]:
-		addProblem(&f.GenericTextLinks, a.href, text)
+	case text == nil || !nonDescriptive[string(text)] || a.nofollow:
+	case hasPrefixFold(a.href, "javascript:"), hasPrefixFold(a.href, "mailto:"):
+	default:
+		addProblem(&f.GenericTextLinks, a.href, string(text))
 	}
+}
+
+// maxGenericText bounds the folded text compared with the generic list: the longest entry
+// ("more information") is 16 bytes.
+const maxGenericText = 24
+
+// foldLower appends src to dst lower-cased, trimmed, with whitespace runs as one space;
+// nil when it would not fit in dst's capacity (so no generic text).
+func foldLower(dst, src []byte) []byte {
+	space := false
+	for _, c := range bytes.TrimSpace(src) {
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			space = true
+			continue
+		case space:
+			if len(dst) == cap(dst) {
+				return nil
+			}
+			dst = append(dst, ' ')
+			space = false
+		}
+		if len(dst) == cap(dst) {
+			return nil
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// hasPrefixFold reports s, leading whitespace trimmed, starting with the lower-case prefix
+// in any case.
+func hasPrefixFold(s, prefix string) bool {
+	s = strings.TrimLeft(s, " \t\n\r\f")
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // crawlable is Lighthouse's crawlable-anchors rule (crawlable-anchors.js): an anchor with
@@ -109,7 +150,10 @@ func (e *extractor) endAnchor() {
 // URL, javascript:void(0), no URL at all, or missing (a placeholder without
 // aria-current="page"/"location") fails.
 func crawlable(a anchorAttrs) bool {
-	raw := strings.Join(strings.Fields(a.href), "")
+	raw := a.href
+	if strings.ContainsAny(raw, " \t\n\r\f") {
+		raw = strings.Join(strings.Fields(raw), "")
+	}
 	switch {
 	case strings.TrimSpace(a.role) != "", strings.HasPrefix(raw, "mailto:"), raw == "" && a.id != "":
 		return true
@@ -124,8 +168,20 @@ func crawlable(a anchorAttrs) bool {
 	case javascriptVoid(raw):
 		return false
 	}
+	if !strings.ContainsAny(raw, "%:[]\\") && !hasControl(raw) {
+		return true // a relative reference of plain characters always parses
+	}
 	_, err := url.Parse(raw)
 	return err == nil
+}
+
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // javascriptVoid matches Lighthouse's /javascript:void(\(|)0(\)|)/ anywhere in the href.
@@ -172,14 +228,17 @@ func (l *LinkProblems) dropSamePage(base *url.URL, page string) {
 
 // addTarget records an element id or <a name> a fragment may point to.
 func (e *extractor) addTarget(name string) {
-	if name == "" {
-		return
+	if name != "" {
+		e.addTargetHash(fnv64(name))
 	}
+}
+
+func (e *extractor) addTargetHash(h uint64) {
 	if len(e.info.facts.Targets) >= maxTargets {
 		e.info.facts.limit(LimitTargets)
 		return
 	}
-	e.info.facts.Targets = append(e.info.facts.Targets, fnv64(name))
+	e.info.facts.Targets = append(e.info.facts.Targets, h)
 }
 
 // HasTarget reports whether the page has an element with id (or an <a name>) fragment,
@@ -198,19 +257,10 @@ func (f *PageFacts) HasTarget(fragment string) bool {
 	return false
 }
 
-func fnv64(s string) uint64 {
+func fnv64[T string | []byte](s T) uint64 {
 	h := fnvOffset
 	for i := 0; i < len(s); i++ {
 		h = (h ^ uint64(s[i])) * fnvPrime
 	}
 	return h
-}
-
-func appendLimited(b interface {
-	Len() int
-	WriteString(string) (int, error)
-}, t []byte, limit int) {
-	if room := limit - b.Len(); room > 0 {
-		b.WriteString(truncate(string(t), room))
-	}
 }

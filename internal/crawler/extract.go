@@ -383,18 +383,39 @@ func (e *extractor) attrs(z *html.Tokenizer, a atom.Atom) {
 // idAttrs reads, of an element the extractor has no other use for, its id (a fragment
 // target) and, inside a link, an aria-label naming it.
 func (e *extractor) idAttrs(z *html.Tokenizer) {
+	// Reading attributes allocates (the tokenizer unescapes them): an element whose raw tag
+	// holds no "id" (and, in a link, no "aria-") has nothing to read.
+	if raw := z.Raw(); !containsFold(raw, "id") && !(e.anchor.open && containsFold(raw, "aria-")) {
+		return
+	}
 	for more := true; more; {
 		var k, v []byte
 		k, v, more = z.TagAttr()
 		switch string(k) {
 		case "id":
-			e.addTarget(truncate(string(v), maxURLBytes))
+			if len(v) > 0 {
+				e.addTargetHash(fnv64(v[:min(len(v), maxURLBytes)]))
+			}
 		case "aria-label", "aria-labelledby":
 			if len(bytes.TrimSpace(v)) > 0 {
 				e.anchorNamed()
 			}
 		}
 	}
+}
+
+// containsFold reports whether b holds the lower-case ASCII word w in any case.
+func containsFold(b []byte, w string) bool {
+	for i := 0; i+len(w) <= len(b); i++ {
+		j := 0
+		for j < len(w) && b[i+j]|0x20 == w[j] {
+			j++
+		}
+		if j == len(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // addLink keeps a link when links are wanted, up to maxLinks; every one is counted.
