@@ -54,11 +54,16 @@ const MaxListBytes = 2 << 20
 type Scope int
 
 const (
-	// Indexable pages only (the zero value): pages not meant to rank (noindex, or
-	// canonicalised to another URL) are left out, and counted in Result.Excluded.
+	// Indexable: content and template checks (the zero value). They run on every HTML
+	// page, since a template fault hidden by a canonical or a noindex is still a fault,
+	// but the items of pages not meant to rank (noindex, or canonicalised to another URL)
+	// say so (Item.Excluded) and the issue counts them (Issue.Canonicalised, Issue.Noindex).
 	Indexable Scope = iota
 	// Every HTML page of the site.
 	Every
+	// OnlyIndexable: pages meant to rank only; the others are left out (thin content,
+	// whose list in the answer is of indexable pages).
+	OnlyIndexable
 )
 
 // Check is one issue type: what it is, how bad, and how it is found. Exactly one of Page
@@ -83,6 +88,9 @@ type Item struct {
 	Target string `json:"target,omitempty"` // where URL redirects, links or points to
 	Twin   string `json:"twin,omitempty"`   // another URL with the same content
 	Value  string `json:"value,omitempty"`  // what was measured, e.g. "712 ms", "81 chars"
+	// Excluded says why the page is not meant to rank (ExcludedCanonicalised,
+	// ExcludedNoindex), for an issue of content and template checks found on such a page.
+	Excluded string `json:"excluded,omitempty"`
 }
 
 // Issue is one issue type's findings: Count URLs have it, URLs and Items list the first
@@ -94,7 +102,18 @@ type Issue struct {
 	Count    int
 	URLs     []string
 	Items    []Item
+	// Canonicalised and Noindex count the items found on pages not meant to rank
+	// (canonicalised elsewhere, noindex): a content check runs on them too.
+	Canonicalised, Noindex int
+	// Pages counts the site's pages the issue is held against (see impactOf); Impact is
+	// Pages × the severity's weight, the key issues are ordered by.
+	Pages, Impact int
 }
+
+// SeverityWeight is what one affected page weighs in an issue's impact: an error
+// (a page or link that fails) outweighs three pages with a warning, a warning three with
+// a notice. docs/audit-checks.md ("Order") lists the same weights.
+var SeverityWeight = map[string]int{SeverityError: 9, SeverityWarning: 3, SeverityNotice: 1}
 
 var registry []Check
 
@@ -155,8 +174,12 @@ func Run(s *Site) Result {
 	budget := MaxListBytes
 	for _, c := range checks {
 		items := c.run(s)
+		pages := map[string]bool{}
+		unplaced := 0 // items naming no page of the site: each is one place to fix
 		for _, it := range items {
-			s.blame(worst, it, severityRank(c.Severity))
+			if !s.blame(worst, pages, it, severityRank(c.Severity)) {
+				unplaced++
+			}
 		}
 		urls := make([]string, 0, min(len(items), MaxItems))
 		for _, it := range items[:min(len(items), MaxItems)] {
@@ -166,9 +189,22 @@ func Run(s *Site) Result {
 			}
 			urls = append(urls, it.URL)
 		}
-		res.Issues = append(res.Issues, Issue{Type: c.Type, Severity: c.Severity, Category: c.Category,
-			Count: len(items), URLs: urls, Items: slices.Clone(items[:len(urls)])})
+		is := Issue{Type: c.Type, Severity: c.Severity, Category: c.Category,
+			Count: len(items), URLs: urls, Items: slices.Clone(items[:len(urls)]),
+			Pages: len(pages) + unplaced}
+		is.Impact = is.Pages * SeverityWeight[c.Severity]
+		for _, it := range items {
+			switch it.Excluded {
+			case ExcludedCanonicalised:
+				is.Canonicalised++
+			case ExcludedNoindex:
+				is.Noindex++
+			}
+		}
+		res.Issues = append(res.Issues, is)
 	}
+	// By impact, the greatest first; ties (and the types not found) keep Checks order.
+	slices.SortStableFunc(res.Issues, func(a, b Issue) int { return cmp.Compare(b.Impact, a.Impact) })
 	res.Limits = map[string]int{}
 	for _, p := range s.Pages {
 		if p.Indexable {
@@ -188,12 +224,15 @@ func (c Check) run(s *Site) []Item {
 	}
 	var items []Item
 	for _, p := range s.Pages {
-		if c.Scope == Indexable && !p.Indexable {
+		if c.Scope == OnlyIndexable && !p.Indexable {
 			continue
 		}
 		if it, ok := c.Page(p); ok {
 			if it.URL == "" {
 				it.URL = p.FinalURL
+			}
+			if c.Scope != Every {
+				it.Excluded = excludedReason(p.Page)
 			}
 			items = append(items, it)
 		}
@@ -202,17 +241,26 @@ func (c Check) run(s *Site) []Item {
 }
 
 // blame records an item's severity against the site's pages it names: the URL itself, or
-// the page linking to it (a broken link is its source page's fault).
-func (s *Site) blame(worst map[string]int, it Item, rank int) {
-	for _, u := range []string{it.URL, it.Source} {
+// the page linking to it (a broken link is its source page's fault), and adds them to
+// pages; it reports whether the item named any page of the site. An item whose Target
+// holds a #fragment (a link to a missing anchor) is its source page's fault alone.
+func (s *Site) blame(worst map[string]int, pages map[string]bool, it Item, rank int) bool {
+	named := false
+	for i, u := range []string{it.URL, it.Source} {
+		if i == 0 && it.Source != "" && strings.Contains(it.URL, "#") {
+			continue
+		}
 		p := s.ContentPage(u)
 		if p == nil {
 			continue
 		}
+		named = true
+		pages[p.FinalURL] = true
 		if r, ok := worst[p.FinalURL]; !ok || rank < r {
 			worst[p.FinalURL] = rank
 		}
 	}
+	return named
 }
 
 // healthScore is 100 × (pages without an error or warning + ½ × pages whose worst issue

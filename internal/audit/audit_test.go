@@ -59,20 +59,21 @@ func TestChecksOrder(t *testing.T) {
 	}
 }
 
-// TestRunScopeAndSummary: checks of indexable pages leave noindex and canonicalised pages
-// out, and the result counts them; the health score follows its formula.
+// TestRunScopeAndSummary: content checks run on noindex and canonicalised pages too, their
+// items saying so, and the result counts such pages; the health score follows its formula.
 func TestRunScopeAndSummary(t *testing.T) {
 	s := crawl(
 		pg{path: "/"},
 		pg{path: "/a", head: "<!--notitle-->"}, // error
 		pg{path: "/b", head: "<!--nodesc-->"},  // warning
-		pg{path: "/c", head: `<!--notitle--><meta name="robots" content="noindex">`},       // excluded; noindex notice, sitemap_noindex error
-		pg{path: "/d", head: `<!--notitle--><link rel="canonical" href="https://x.com/">`}, // excluded; sitemap_canonicalised warning
+		pg{path: "/c", head: `<!--notitle--><meta name="robots" content="noindex">`},       // excluded, error; noindex notice, sitemap_noindex error
+		pg{path: "/d", head: `<!--notitle--><link rel="canonical" href="https://x.com/">`}, // excluded, error; sitemap_canonicalised warning
 		pg{path: "/e", body: "<h1>One</h1><h1>Two</h1>"},                                   // notice
 	)
 	res := Run(s)
-	if got := issue(t, res, MissingTitle); got.Count != 1 || got.URLs[0] != "https://x.com/a" || got.Items[0].URL != got.URLs[0] {
-		t.Errorf("missing_title = %+v, want /a alone", got)
+	if got := issue(t, res, MissingTitle); got.Count != 3 || got.URLs[0] != "https://x.com/a" || got.Items[0].URL != got.URLs[0] ||
+		got.Items[1].Excluded != ExcludedNoindex || got.Items[2].Excluded != ExcludedCanonicalised || got.Canonicalised != 1 || got.Noindex != 1 {
+		t.Errorf("missing_title = %+v, want /a, /c (noindex), /d (canonicalised)", got)
 	}
 	if got := issue(t, res, MultipleH1); got.Count != 1 || got.Items[0].Value != "2 h1" {
 		t.Errorf("multiple_h1 = %+v", got)
@@ -80,10 +81,10 @@ func TestRunScopeAndSummary(t *testing.T) {
 	if res.Indexable != 4 || res.Excluded[ExcludedNoindex] != 1 || res.Excluded[ExcludedCanonicalised] != 1 {
 		t.Errorf("indexable %d, excluded %v; want 4, noindex 1, canonicalised 1", res.Indexable, res.Excluded)
 	}
-	// 6 pages: /a (missing title) and /c (sitemap noindex) errors 0, /b (no description)
-	// and /d (sitemap canonicalised) warnings ½, / and /e (notices only) 1: 3/6.
-	if res.HealthScore == nil || *res.HealthScore != 50 {
-		t.Errorf("health score %v, want 50", deref(res.HealthScore))
+	// 6 pages: /a, /c and /d (missing title) errors 0, /b (no description) warning ½,
+	// / and /e (notices only) 1: 2.5/6.
+	if res.HealthScore == nil || *res.HealthScore != 42 {
+		t.Errorf("health score %v, want 42", deref(res.HealthScore))
 	}
 	if Run(NewSite(nil, nil, 300)).HealthScore != nil {
 		t.Error("health score of no page, want nil")

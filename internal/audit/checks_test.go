@@ -160,7 +160,8 @@ func TestChecks(t *testing.T) {
 		{MetaDescriptionTooShort, "short", []pg{{path: "/a", head: `<meta name="description" content="Too short.">`}}, []string{"/a"}},
 		{MetaDescriptionTooLong, "long", []pg{{path: "/a", head: `<meta name="description" content="` + strings.Repeat("word ", 33) + `">`}}, []string{"/a"}},
 		{MissingTitle, "none", []pg{{path: "/a", head: "<!--notitle-->"}}, []string{"/a"}},
-		{MissingTitle, "noindex pages are left out", []pg{{path: "/a", head: `<!--notitle--><meta name="robots" content="noindex">`}}, nil},
+		{MissingTitle, "noindex pages too", []pg{{path: "/a", head: `<!--notitle--><meta name="robots" content="noindex">`}}, []string{"/a"}},
+		{ThinContent, "noindex pages are left out", []pg{{path: "/a", head: `<meta name="robots" content="noindex">`, edit: func(p *crawler.Page) { p.WordCount = 120 }}}, nil},
 
 		// Content.
 		{ThinContent, "thin", []pg{{path: "/a", edit: func(p *crawler.Page) { p.WordCount = 120 }}}, []string{"/a"}},
@@ -230,7 +231,11 @@ func TestChecks(t *testing.T) {
 		{SchemaOrgIncomplete, "nested publisher is not judged", []pg{{path: "/a", head: `<script type="application/ld+json">{"@type":"Article","headline":"H","publisher":{"@type":"Organization"}}</script>`}}, nil},
 
 		// Performance and mobile.
-		{SlowTTFB, "slow", []pg{{path: "/a", edit: func(p *crawler.Page) { p.Facts.TTFB = 700 * time.Millisecond }}}, []string{"/a"}},
+		{SlowTTFB, "slow, median of 3", []pg{{path: "/a", edit: func(p *crawler.Page) { p.Facts.TTFB, p.Facts.TTFBSamples = 700*time.Millisecond, ms(900, 700, 650) }}}, []string{"/a"}},
+		{SlowTTFB, "slow once only", []pg{{path: "/a", edit: func(p *crawler.Page) { p.Facts.TTFB, p.Facts.TTFBSamples = 200*time.Millisecond, ms(900, 200, 150) }}}, nil},
+		{SlowTTFB, "one sample", []pg{{path: "/a", edit: func(p *crawler.Page) { p.Facts.TTFB, p.Facts.TTFBSamples = 900*time.Millisecond, ms(900) }}}, nil},
+		{PageTooLarge, "over the body limit", []pg{{path: "/a", edit: func(p *crawler.Page) { p.BodyCut, p.BodyBytes = true, 8_100_000 }}}, []string{"/a"}},
+		{LargeHTML, "over the body limit is page_too_large", []pg{{path: "/a", body: "<p>" + strings.Repeat("big text ", 130000) + "</p>", edit: func(p *crawler.Page) { p.BodyCut = true }}}, nil},
 		{LargeHTML, "large", []pg{{path: "/a", body: "<p>" + strings.Repeat("big text ", 130000) + "</p>"}}, []string{"/a"}},
 		{ExcessiveDOM, "many elements", []pg{{path: "/a", body: strings.Repeat("<span>x</span>", 1600)}}, []string{"/a"}},
 		{RenderBlockingScript, "sync script", []pg{{path: "/a", head: `<script src="/app.js"></script><script src="/b.js" defer></script>`}}, []string{"/a"}},
@@ -283,6 +288,15 @@ var (
 	portedTypes    = []string{DuplicateTitle, DuplicateMetaDescription, MissingMetaDescription, MultipleH1, SitemapNon200, SitemapRedirect, SitemapNoindex, SitemapCanonicalised, BrokenInternalLink, OrphanPage, DuplicateContent, NearDuplicateContent}
 	pageCategories = []string{CategoryTitles, CategoryContent, CategoryIndexability, CategoryCanonical, CategoryHreflang, CategoryImages, CategoryStructuredData, CategoryPerformance, CategorySecurity, CategoryURLs}
 )
+
+// ms makes TTFB samples of milliseconds.
+func ms(v ...int) []time.Duration {
+	out := make([]time.Duration, len(v))
+	for i, n := range v {
+		out[i] = time.Duration(n) * time.Millisecond
+	}
+	return out
+}
 
 // hreflangs writes alternates: pairs of code and path.
 func hreflangs(_ string, pairs ...string) string {

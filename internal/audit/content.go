@@ -34,7 +34,7 @@ func init() {
 	register(Check{Type: MissingH1, Severity: SeverityWarning, Category: CategoryContent,
 		Threshold: "no <h1> with text",
 		Page:      func(p *Page) (Item, bool) { return Item{}, p.H1Count == 0 }})
-	register(Check{Type: ThinContent, Severity: SeverityWarning, Category: CategoryContent,
+	register(Check{Type: ThinContent, Severity: SeverityWarning, Category: CategoryContent, Scope: OnlyIndexable,
 		Threshold: "main content under thin_threshold words (default 300), as thin_content",
 		Page: func(p *Page) (Item, bool) {
 			return Item{Value: strconv.Itoa(p.WordCount) + " words"}, p.WordCount < p.site.ThinWords

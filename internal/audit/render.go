@@ -45,29 +45,29 @@ func init() {
 			}
 			return Item{Value: fmt.Sprintf("%d error(s), first: %s", r.ConsoleErrorsTotal, first(r.ConsoleErrors))}, true
 		})})
-	register(Check{Type: ContentOnlyRendered, Severity: SeverityWarning, Category: CategoryRendering,
+	register(Check{Type: ContentOnlyRendered, Severity: SeverityWarning, Category: CategoryRendering, Scope: OnlyIndexable,
 		Threshold: "HTML as served has under 50% of the rendered main-content words, rendered ≥ 50 words",
 		Page: rendered(func(r *crawler.Rendered, p *Page) (Item, bool) {
 			ok := r.WordCount >= renderedMinWords && float64(p.WordCount) < renderedContentShare*float64(r.WordCount)
 			return Item{Value: fmt.Sprintf("%d words served, %d rendered", p.WordCount, r.WordCount)}, ok
 		})})
-	register(Check{Type: TitleOnlyRendered, Severity: SeverityWarning, Category: CategoryRendering,
+	register(Check{Type: TitleOnlyRendered, Severity: SeverityWarning, Category: CategoryRendering, Scope: OnlyIndexable,
 		Threshold: "no <title> text in the HTML as served; the rendered page has one",
 		Page: rendered(func(r *crawler.Rendered, p *Page) (Item, bool) {
 			return Item{Value: r.Title}, blank(p.Title) && !blank(r.Title)
 		})})
-	register(Check{Type: TitleChangedByRendering, Severity: SeverityNotice, Category: CategoryRendering,
+	register(Check{Type: TitleChangedByRendering, Severity: SeverityNotice, Category: CategoryRendering, Scope: OnlyIndexable,
 		Threshold: "served and rendered titles both set and different (case-insensitive, whitespace folded)",
 		Page: rendered(func(r *crawler.Rendered, p *Page) (Item, bool) {
 			ok := !blank(p.Title) && !blank(r.Title) && fold(p.Title) != fold(r.Title)
 			return Item{Value: fmt.Sprintf("%q → %q", p.Title, r.Title)}, ok
 		})})
-	register(Check{Type: H1OnlyRendered, Severity: SeverityWarning, Category: CategoryRendering,
+	register(Check{Type: H1OnlyRendered, Severity: SeverityWarning, Category: CategoryRendering, Scope: OnlyIndexable,
 		Threshold: "no h1 with text in the HTML as served; the rendered page has one",
 		Page: rendered(func(r *crawler.Rendered, p *Page) (Item, bool) {
 			return Item{Value: r.H1}, p.H1Count == 0 && r.H1Count > 0
 		})})
-	register(Check{Type: LinksOnlyRendered, Severity: SeverityWarning, Category: CategoryRendering,
+	register(Check{Type: LinksOnlyRendered, Severity: SeverityWarning, Category: CategoryRendering, Scope: OnlyIndexable,
 		Threshold: "at least one link in the rendered DOM that the HTML as served lacks",
 		Page: rendered(func(r *crawler.Rendered, _ *Page) (Item, bool) {
 			if r.NewLinksTotal == 0 {

@@ -1,8 +1,10 @@
 package audit
 
 import (
+	"slices"
 	"strconv"
 
+	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/crawler"
 )
 
@@ -23,13 +25,13 @@ const (
 func init() {
 	register(Check{Type: Status4xx, Severity: SeverityError, Category: CategoryStatus,
 		Threshold: "a fetched URL of the site whose final answer was 4xx",
-		Site:      fetchedURLs(func(p crawler.Page) bool { return p.Status/100 == 4 })})
+		Site:      unlinked(fetchedURLs(func(p crawler.Page) bool { return p.Status/100 == 4 }))})
 	register(Check{Type: Status5xx, Severity: SeverityError, Category: CategoryStatus,
 		Threshold: "a fetched URL of the site whose final answer was 5xx",
-		Site:      fetchedURLs(func(p crawler.Page) bool { return p.Status/100 == 5 })})
+		Site:      unlinked(fetchedURLs(func(p crawler.Page) bool { return p.Status/100 == 5 }))})
 	register(Check{Type: Timeout, Severity: SeverityError, Category: CategoryStatus,
 		Threshold: "no answer within the crawler's request timeout (15 s)",
-		Site:      fetchedURLs(func(p crawler.Page) bool { return p.ErrorKind == crawler.ErrorTimeout })})
+		Site:      unlinked(fetchedURLs(func(p crawler.Page) bool { return p.ErrorKind == crawler.ErrorTimeout }))})
 	register(Check{Type: RedirectLoop, Severity: SeverityError, Category: CategoryStatus,
 		Threshold: "redirects lead back to a URL already on the way",
 		Site:      fetchedURLs(func(p crawler.Page) bool { return p.ErrorKind == crawler.ErrorRedirectLoop })})
@@ -65,5 +67,19 @@ func fetchedURLs(match func(p crawler.Page) bool) func(s *Site) []Item {
 			items = append(items, it)
 		}
 		return items
+	}
+}
+
+// unlinked leaves out the URLs a crawled page links to that are broken: they are one fault,
+// reported once, as broken_internal_link with the pages linking to them. A URL no page
+// links to (a sitemap's) stays a status issue.
+func unlinked(check func(s *Site) []Item) func(s *Site) []Item {
+	return func(s *Site) []Item {
+		broken := map[string]bool{}
+		for _, b := range s.Result.BrokenLinks {
+			broken[analysis.NormalizeURL(b.URL)] = true
+		}
+		items := check(s)
+		return slices.DeleteFunc(items, func(it Item) bool { return broken[analysis.NormalizeURL(it.URL)] })
 	}
 }

@@ -70,7 +70,7 @@ func TestCrawlBoundsDecompression(t *testing.T) {
 				s.serve("/", "text/html; charset=gzip", htmlBomb())
 			},
 			check: func(t *testing.T, res *Result) {
-				if len(res.Pages) != 1 || !strings.Contains(res.Pages[0].Error, "larger than") || !slices.Contains(res.Limits, LimitBytes) {
+				if len(res.Pages) != 1 || !res.Pages[0].BodyCut || !slices.Contains(res.Limits, LimitBytes) {
 					t.Errorf("pages = %+v", res.Pages)
 				}
 			},
@@ -85,7 +85,7 @@ func TestCrawlBoundsDecompression(t *testing.T) {
 				})
 			},
 			check: func(t *testing.T, res *Result) {
-				if len(res.Pages) != 2 || !strings.Contains(res.Pages[0].Error, "larger than") || !slices.Contains(res.Limits, LimitBytes) {
+				if len(res.Pages) != 2 || !res.Pages[0].BodyCut || !slices.Contains(res.Limits, LimitBytes) {
 					t.Errorf("pages = %+v", res.Pages)
 				}
 			},
@@ -96,7 +96,7 @@ func TestCrawlBoundsDecompression(t *testing.T) {
 				s.serve("/", "text/html", htmlBomb(), "Content-Encoding", "gzip")
 			},
 			check: func(t *testing.T, res *Result) {
-				if len(res.Pages) != 1 || !strings.Contains(res.Pages[0].Error, "larger than") || !slices.Contains(res.Limits, LimitBytes) {
+				if len(res.Pages) != 1 || !res.Pages[0].BodyCut || !slices.Contains(res.Limits, LimitBytes) {
 					t.Errorf("pages = %+v", res.Pages)
 				}
 			},

@@ -130,9 +130,12 @@ func checkSitemapPages(t *testing.T, pages map[string]Page, s, other *testSite) 
 	check("/canonical", pages["/canonical"].Canonical == s.URL+"/long?ref=a", "canonical = %q", pages["/canonical"].Canonical)
 	pdf := pages["/report.pdf"]
 	check("/report.pdf", pdf.Status == 200 && pdf.ContentType == "application/pdf" && pdf.WordCount == 0 && pdf.Error == "", "%+v", pdf)
+	// Over the body limit: read up to it, marked cut, with the declared size when given.
 	for _, p := range []string{"/big", "/big-declared"} {
-		check(p, strings.Contains(pages[p].Error, "larger than") && pages[p].WordCount == 0, "%+v", pages[p])
+		check(p, pages[p].BodyCut && pages[p].Error == "" && pages[p].Title == "Big" && pages[p].WordCount > 0, "%+v", pages[p])
 	}
+	check("/big-declared", pages["/big-declared"].BodyBytes > 64<<10, "body bytes %d", pages["/big-declared"].BodyBytes)
+	check("/big", pages["/big"].BodyBytes == 0, "body bytes %d", pages["/big"].BodyBytes)
 	chain := pages["/chain/0"]
 	check("/chain/0", strings.Contains(chain.Error, "too many redirects") && chain.ErrorKind == ErrorTooManyRedirect && len(chain.RedirectChain) == 6, "%+v", chain)
 	check("/redirect-in", slices.Equal(in.RedirectChain, []Hop{{URL: s.URL + "/redirect-in", Status: http.StatusMovedPermanently}}), "chain %+v", in.RedirectChain)

@@ -138,6 +138,10 @@ type Request struct {
 	// CheckExternal asks for links to other sites to be checked (status only): at most
 	// maxExternal URLs, under the same address rules as the crawl.
 	CheckExternal bool
+	// TTFBResampleOver, when set, asks for every page whose time to first byte was over it
+	// to be fetched TTFBSamples-1 times more (GET, body unread), its TTFB then the median
+	// of its samples (ttfb.go).
+	TTFBResampleOver time.Duration
 	// Render asks for every page to be rendered in headless Chromium as well (Page.Rendered),
 	// links only the rendered page shows followed too.
 	Render bool
@@ -226,7 +230,7 @@ type RedirectLink struct {
 const (
 	LimitPages        = "pages"          // max pages reached with URLs left
 	LimitLinksPerPage = "links_per_page" // a page had more than maxLinks links
-	LimitBytes        = "bytes"          // a page was larger than Config.MaxBodyBytes
+	LimitBytes        = "bytes"          // a page was larger than Config.MaxBodyBytes (read up to it)
 	LimitTraps        = "traps"          // crawl traps bounded
 	LimitLinkGraph    = "link_graph"     // more distinct linked URLs than the graph holds
 	LimitExternal     = "external"       // more external links than are checked
@@ -255,7 +259,12 @@ type Page struct {
 	// Inlinks counts the crawled HTML pages of the site, other than this one, that link to
 	// its URL or final URL (see Result.BrokenLinks for how links are read).
 	Inlinks int    `json:"inlinks"`
-	Error   string `json:"error,omitempty"` // fetch error: refused address, too large, ...
+	Error   string `json:"error,omitempty"` // fetch error: refused address, redirect loop, ...
+	// BodyCut is set when the HTML body was larger than Config.MaxBodyBytes: the page was
+	// read up to the limit (its facts and links are those of the part read). BodyBytes is
+	// its size as the answer's Content-Length gave it, 0 when it gave none.
+	BodyCut   bool  `json:"body_cut,omitempty"`
+	BodyBytes int64 `json:"body_bytes,omitempty"`
 	// ErrorKind classifies some errors: ErrorTimeout, ErrorRedirectLoop, ErrorTooManyRedirect.
 	ErrorKind string `json:"error_kind,omitempty"`
 	// Depth is the click depth from the home page (0) over the crawled pages' links; -1
@@ -306,7 +315,11 @@ type Result struct {
 	// whose body is not read, within the page limit; LinksChecked counts those requests.
 	BrokenLinks  []BrokenLink `json:"broken_links"`
 	LinksChecked int          `json:"links_checked"`
-	Warnings     []string     `json:"warnings"`
+	// BrokenFragments are links to #fragment of crawled pages of the site that have no
+	// such id or <a name> (the first 1,000 by URL; BrokenFragmentsTotal counts all).
+	BrokenFragments      []BrokenFragment `json:"broken_fragments"`
+	BrokenFragmentsTotal int              `json:"broken_fragments_total"`
+	Warnings             []string         `json:"warnings"`
 	// Resources are the linked files checked (and external links, when asked), by URL.
 	Resources []Resource `json:"resources"`
 	// RedirectLinks are the site's linked URLs that redirect, by URL.
@@ -350,7 +363,7 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	defer transport.CloseIdleConnections()
 	client := c.newClient(transport)
 
-	res := &Result{Pages: []Page{}, Sitemaps: []string{}, SitemapErrors: []SitemapError{}, BrokenLinks: []BrokenLink{}, Warnings: []string{},
+	res := &Result{Pages: []Page{}, Sitemaps: []string{}, SitemapErrors: []SitemapError{}, BrokenLinks: []BrokenLink{}, BrokenFragments: []BrokenFragment{}, Warnings: []string{},
 		Resources: []Resource{}, RedirectLinks: []RedirectLink{}, Blocked: []Blocked{}, Traps: []Trap{}, Limits: []string{}}
 	base, robots, err := c.openSite(crawlCtx, client, req.Domain, res)
 	if err != nil {
@@ -365,6 +378,7 @@ func (c *Crawler) Crawl(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
 	}
+	c.resampleTTFB(crawlCtx, transport, req.TTFBResampleOver, delay, parallel, res)
 	if err := ctx.Err(); errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("crawl %s: %w", req.Domain, err)
 	}

@@ -140,10 +140,20 @@ func TestCrawlHostileSites(t *testing.T) {
 		}},
 		{"10 MB page", 20, func(s *testSite) {
 			s.page("/{$}", htmlPage("Home", `<a href="/huge">huge</a>`))
-			s.serve("/huge", "text/html", []byte(htmlPage("Huge", strings.Repeat("<p>"+words(100)+"</p>", 17000))))
+			s.page("/early", htmlPage("Early", "linked from the part read"))
+			s.page("/late", htmlPage("Late", "linked past the limit"))
+			s.serve("/huge", "text/html", []byte(htmlPage("Huge", `<a href="/early">early</a>`+strings.Repeat("<p>"+words(100)+"</p>", 17000)+`<a href="/late">late</a>`)))
 		}, func(t *testing.T, s *testSite, res *Result) {
-			if p := pagesByPath(res)["/huge"]; !strings.Contains(p.Error, "larger than") || !slices.Contains(res.Limits, LimitBytes) || !hasWarning(res, "over the body limit") {
+			// Read up to the limit: its links there are followed, those past it are not.
+			pages := pagesByPath(res)
+			if p := pages["/huge"]; !p.BodyCut || p.Error != "" || p.Title != "Huge" || !slices.Contains(res.Limits, LimitBytes) || !hasWarning(res, "over the body limit") {
 				t.Errorf("/huge = %+v, limits %q", p, res.Limits)
+			}
+			if _, ok := pages["/early"]; !ok {
+				t.Error("/early, linked from the part read, not crawled")
+			}
+			if _, ok := pages["/late"]; ok {
+				t.Error("/late, linked past the limit, crawled")
 			}
 		}},
 		{"100,000 links", 20, func(s *testSite) {

@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -151,11 +152,15 @@ type extractor struct {
 	jsonldBuf                bytes.Buffer
 	jsonldBytes              int
 	hreflangBytes            int
+	anchor                   anchor   // the <a> being read (anchors.go)
 	wordHash                 uint64   // FNV-1a of the word being read
 	words                    []uint64 // word hashes, low bits marking the regions (regionMain, regionArticle)
 }
 
 func (e *extractor) finish() pageInfo {
+	e.endAnchor()
+	slices.Sort(e.info.facts.Targets)
+	e.info.facts.Targets = slices.Compact(e.info.facts.Targets)
 	e.endHeading()
 	e.breakWord()
 	e.info.title = cleanCollapse(e.title.String())
@@ -196,6 +201,8 @@ func (e *extractor) start(z *html.Tokenizer, selfClosing bool) {
 		e.attrs(z, a)
 	} else if a == atom.Img || a == atom.Html {
 		e.factElement(a, &tagAttrs{})
+	} else if a == atom.A && e.open[tSvg] == 0 {
+		e.startAnchor(&tagAttrs{})
 	}
 	if a == atom.Script && selfClosing && e.jsonld {
 		e.endJSONLD() // <script/> has no text to wait for
@@ -243,6 +250,9 @@ func (e *extractor) end(a atom.Atom) {
 	if a == atom.Head {
 		e.inHead = false
 	}
+	if a == atom.A && e.open[tSvg] == 0 {
+		e.endAnchor()
+	}
 	t, tracked := trackedTags[a]
 	if !tracked || e.open[t] == 0 {
 		return
@@ -275,12 +285,15 @@ func (e *extractor) text(t []byte) {
 	if e.open[tTitle] > 0 {
 		if e.open[tSvg] == 0 && !e.titleDone {
 			appendBounded(&e.title, t)
+		} else if e.open[tSvg] > 0 && len(bytes.TrimSpace(t)) > 0 {
+			e.anchorNamed() // an svg's title names the link holding it
 		}
 		return
 	}
 	if e.code > 0 {
 		return
 	}
+	e.anchorText(t)
 	e.info.facts.TextBytes += len(bytes.TrimSpace(t))
 	if e.heading > 0 {
 		appendBounded(&e.headingText, t)
@@ -322,6 +335,7 @@ func (e *extractor) attrs(z *html.Tokenizer, a atom.Atom) {
 	switch a {
 	case atom.Meta, atom.Link, atom.Base, atom.A, atom.Area, atom.Html, atom.Img, atom.Script, atom.Iframe, atom.Form:
 	default:
+		e.idAttrs(z)
 		return
 	}
 	var at tagAttrs
@@ -329,6 +343,10 @@ func (e *extractor) attrs(z *html.Tokenizer, a atom.Atom) {
 		var k, v []byte
 		k, v, more = z.TagAttr()
 		at.set(k, v)
+	}
+	e.addTarget(at.id)
+	if (a != atom.A && strings.TrimSpace(at.ariaLabel) != "") || (a == atom.Img && strings.TrimSpace(at.alt) != "") {
+		e.anchorNamed()
 	}
 	switch a {
 	case atom.Meta:
@@ -354,8 +372,50 @@ func (e *extractor) attrs(z *html.Tokenizer, a atom.Atom) {
 		e.addLink(at.src, linkScript, false)
 	case atom.A, atom.Area:
 		e.addLink(at.href, linkAnchor, hasToken(at.rel, "nofollow"))
+		if a == atom.A && e.open[tSvg] == 0 {
+			e.addTarget(at.rawName)
+			e.startAnchor(&at)
+		}
 	}
 	e.factElement(a, &at)
+}
+
+// idAttrs reads, of an element the extractor has no other use for, its id (a fragment
+// target) and, inside a link, an aria-label naming it.
+func (e *extractor) idAttrs(z *html.Tokenizer) {
+	// Reading attributes allocates (the tokenizer unescapes them): an element whose raw tag
+	// holds no "id" (and, in a link, no "aria-") has nothing to read.
+	if raw := z.Raw(); !containsFold(raw, "id") && !(e.anchor.open && containsFold(raw, "aria-")) {
+		return
+	}
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		switch string(k) {
+		case "id":
+			if len(v) > 0 {
+				e.addTargetHash(fnv64(v[:min(len(v), maxURLBytes)]))
+			}
+		case "aria-label", "aria-labelledby":
+			if len(bytes.TrimSpace(v)) > 0 {
+				e.anchorNamed()
+			}
+		}
+	}
+}
+
+// containsFold reports whether b holds the lower-case ASCII word w in any case.
+func containsFold(b []byte, w string) bool {
+	for i := 0; i+len(w) <= len(b); i++ {
+		j := 0
+		for j < len(w) && b[i+j]|0x20 == w[j] {
+			j++
+		}
+		if j == len(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // addLink keeps a link when links are wanted, up to maxLinks; every one is counted.

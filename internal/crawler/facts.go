@@ -67,6 +67,17 @@ type PageFacts struct {
 	Nofollow, Nosnippet, Noimageindex bool // meta robots/googlebot or X-Robots-Tag
 	HSTS                              bool // Strict-Transport-Security header
 	TTFB                              time.Duration
+	// TTFBSamples are the times to first byte measured, when the first was slow enough
+	// to ask again (Request.TTFBResampleOver); TTFB is then their median.
+	TTFBSamples []time.Duration
+
+	// Anchors (anchors.go): links search engines cannot follow (Lighthouse's
+	// crawlable-anchors rule), links whose text is generic (Lighthouse's English list;
+	// links to the page itself left out) or empty (no text, no image alt, no
+	// aria-label or title); and the page's fragment targets, hashes of its element ids
+	// and <a name>s, sorted.
+	NotCrawlableLinks, GenericTextLinks, EmptyTextLinks LinkProblems
+	Targets                                             []uint64
 
 	// Limits names the per-page bounds this page reached (LimitImages, ...), each once:
 	// what lies beyond was not judged.
@@ -201,18 +212,34 @@ type tagAttrs struct {
 	name, content, rel, href, src, alt, lang, hreflang, typ, action string
 	equiv                                                           string // http-equiv, for meta refresh
 	hasAlt, hasWidth, hasHeight, hasLang, async, deferred           bool
+	// Of anchors (anchors.go): the name as written, and what Lighthouse's checks read.
+	rawName, id, role, ariaLabel, ariaCurrent, title string
+	hasHref, hrefAssoc                               bool
 }
 
 func (at *tagAttrs) set(k, v []byte) {
 	switch string(k) {
 	case "name":
 		at.name = strings.ToLower(strings.TrimSpace(string(v)))
+		at.rawName = truncate(string(v), maxURLBytes)
+	case "id":
+		at.id = truncate(string(v), maxURLBytes)
+	case "role":
+		at.role = truncate(string(v), 64)
+	case "aria-label", "aria-labelledby":
+		at.ariaLabel += truncate(string(v), 64)
+	case "aria-current":
+		at.ariaCurrent = strings.ToLower(strings.TrimSpace(truncate(string(v), 64)))
+	case "title":
+		at.title = truncate(string(v), 64)
+	case "target", "download", "ping", "referrerpolicy":
+		at.hrefAssoc = true
 	case "content":
 		at.content = string(v)
 	case "rel":
 		at.rel = string(v)
 	case "href":
-		at.href = string(v)
+		at.href, at.hasHref = string(v), true
 	case "src":
 		at.src = string(v)
 	case "alt":

@@ -1,6 +1,7 @@
 package crawler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,9 +39,10 @@ type visit struct {
 	// reqURL is the URL colly asked for; colly replaces the request's URL after a redirect,
 	// so a different pointer at the headers means the answer came from elsewhere.
 	reqURL  *url.URL
-	links   []int32 // the page's links into the site, as linkGraph ids, each once
-	blocked bool    // failed on a redirect robots.txt disallows: no answer to judge
-	length  int64   // Content-Length, -1 when not given
+	links   []int32    // the page's links into the site, as linkGraph ids, each once
+	frags   []fragLink // its anchors to fragments of the site's URLs (fragments.go)
+	blocked bool       // failed on a redirect robots.txt disallows: no answer to judge
+	length  int64      // Content-Length, -1 when not given
 	// headFailed asks for a GET after a HEAD the server refused; retried marks the GET.
 	headFailed, retried bool
 }
@@ -363,14 +365,9 @@ func (f *pageFetcher) skipBody(u *url.URL, status int, h http.Header) (string, b
 	if enc := h.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
 		return "unsupported content encoding " + enc, true
 	}
-	if n, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64); err == nil && n > f.maxBody {
-		return f.tooLarge(), true
-	}
+	// A body over the limit is read up to it (colly stops at MaxBodySize): the page is
+	// audited as far as read, its links followed, and it is marked cut (onResponse).
 	return "", false
-}
-
-func (f *pageFetcher) tooLarge() string {
-	return fmt.Sprintf("body larger than %d bytes", f.maxBody)
 }
 
 func (f *pageFetcher) onResponse(r *colly.Response) {
@@ -378,18 +375,22 @@ func (f *pageFetcher) onResponse(r *colly.Response) {
 	if v == nil || v.stopped {
 		return
 	}
-	if int64(len(r.Body)) > f.maxBody {
-		v.page.Error = f.tooLarge()
-		return
+	body := r.Body
+	if int64(len(body)) > f.maxBody {
+		// Kept as far as read: its title, facts and links are judged, and the audit
+		// reports the page as over the limit with its size when the answer gave one.
+		body = body[:f.maxBody]
+		v.page.BodyCut = true
+		v.page.BodyBytes = max(v.length, 0)
 	}
 	if v.page.ContentType == "" {
-		v.page.ContentType = mediaType(http.DetectContentType(r.Body))
+		v.page.ContentType = mediaType(http.DetectContentType(body))
 	}
 	if !isHTMLType(v.page.ContentType) {
 		return
 	}
 	follow := f.plan.discover && !v.nofollow
-	info := extractPage(r.Body, follow || f.plan.graph != nil)
+	info := extractPage(body, follow || f.plan.graph != nil)
 	base := r.Request.URL
 	if b := resolveHTTP(base, info.base); b != nil {
 		base = b
@@ -406,6 +407,7 @@ func (f *pageFetcher) onResponse(r *colly.Response) {
 	v.page.Facts.readResponse(*r.Headers, r.Trace, r.Request.URL)
 	if f.plan.graph != nil && !v.nofollow && !info.nofollow {
 		v.links = f.plan.graph.addPage(pageName(v.page), f.front.site, links, f.plan.external)
+		v.frags = f.plan.graph.fragments(f.front.site, links)
 	}
 	if follow && !info.nofollow {
 		f.follow(links)
@@ -457,6 +459,7 @@ func (p *Page) fill(info pageInfo, base *url.URL) {
 	p.WordCount = info.words
 	p.Facts = info.facts
 	p.Facts.resolve(base)
+	p.Facts.GenericTextLinks.dropSamePage(base, cmp.Or(p.FinalURL, p.URL))
 	p.MetaRefresh = info.refresh
 }
 
@@ -481,8 +484,8 @@ func reportPageLimits(v *visit, res *Result) {
 		res.warn("%s has %d links; only the first %d were read", v.page.URL, o.Total, o.Read)
 		res.limit(LimitLinksPerPage)
 	}
-	if strings.HasPrefix(v.page.Error, "body larger than") && !slices.Contains(res.Limits, LimitBytes) {
-		res.warn("pages over the body limit were not read (%s: %s)", v.page.URL, v.page.Error)
+	if v.page.BodyCut && !slices.Contains(res.Limits, LimitBytes) {
+		res.warn("pages over the body limit were read up to it, their links checked as far as read (%s)", v.page.URL)
 		res.limit(LimitBytes)
 	}
 }

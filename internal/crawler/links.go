@@ -45,7 +45,7 @@ const (
 	linkCanonical          // <link rel=canonical>
 	linkAlternate          // <link rel=alternate hreflang>
 	linkRefresh            // <meta http-equiv=refresh>
-	linkImage              // <img src>
+	linkImage              // <img src>, <link rel=icon>
 	linkScript             // <script src>
 	linkStyle              // <link rel=stylesheet>
 )
@@ -74,6 +74,8 @@ func linkRelKind(rel, hreflang string) linkKind {
 		return linkAlternate
 	case hasToken(rel, "stylesheet"):
 		return linkStyle
+	case hasToken(rel, "icon"), hasToken(rel, "apple-touch-icon"):
+		return linkImage // a favicon: checked as an image the page loads
 	}
 	return linkNone
 }
@@ -103,11 +105,13 @@ type link struct {
 	nofollow bool
 }
 
-// resolvedLink is a link resolved against its page's base URL.
+// resolvedLink is a link resolved against its page's base URL; u has no fragment, which
+// is kept as written in fragment (fragments.go).
 type resolvedLink struct {
 	u        *url.URL
 	kind     linkKind
 	nofollow bool
+	fragment string
 }
 
 // resolveLinks resolves a page's links, dropping those that are not http(s) URLs.
@@ -115,7 +119,7 @@ func resolveLinks(base *url.URL, links []link) []resolvedLink {
 	out := make([]resolvedLink, 0, len(links))
 	for _, l := range links {
 		if u := resolveHTTP(base, l.href); u != nil {
-			out = append(out, resolvedLink{u: u, kind: l.kind, nofollow: l.nofollow})
+			out = append(out, resolvedLink{u: u, kind: l.kind, nofollow: l.nofollow, fragment: linkFragment(l.href)})
 		}
 	}
 	return out
@@ -346,6 +350,7 @@ func (c *Crawler) checkLinks(ctx context.Context, t http.RoundTripper, front *fr
 		return err
 	}
 	res.BrokenLinks = lc.broken(g)
+	lc.brokenFragments(g, res)
 	res.Resources = lc.fileResources(g)
 	res.RedirectLinks = lc.redirects(g)
 	for i, b := range res.Blocked {

@@ -106,7 +106,7 @@ type AuditResult struct {
 	ThinContent          []ThinPage             `json:"thin_content"`
 	CannibalizationRisks []CannibalRisk         `json:"cannibalization_risks"`
 	Summary              AuditSummary           `json:"summary"`
-	Issues               []AuditIssue           `json:"issues"` // the types found, errors first
+	Issues               []AuditIssue           `json:"issues"` // the types found, by impact (pages × severity weight)
 	Errors               []PageError            `json:"errors"`
 	Sitemaps             []string               `json:"sitemaps"`
 	SitemapErrors        []crawler.SitemapError `json:"sitemap_errors"`
@@ -143,7 +143,7 @@ func (b *Builder) Audit(ctx context.Context, r AuditRequest) (AuditResult, error
 		maxPages = *r.MaxPages
 	}
 	res, err := b.Crawler.Crawl(ctx, crawler.Request{Domain: r.Domain, SitemapURL: r.SitemapURL, MaxPages: maxPages,
-		CheckLinks: true, CheckExternal: r.CheckExternal, Render: r.Rendered()})
+		CheckLinks: true, CheckExternal: r.CheckExternal, Render: r.Rendered(), TTFBResampleOver: audit.MaxTTFB})
 	if err != nil {
 		return AuditResult{}, crawlFailure(r.Domain, err)
 	}
@@ -249,7 +249,7 @@ func limitWarnings(limits []string, maxPages int) []string {
 		case crawler.LimitLinksPerPage:
 			out = append(out, "links per page limit reached: links beyond the first 5,000 of a page were not read")
 		case crawler.LimitBytes:
-			out = append(out, "page size limit reached: pages larger than the crawler's body limit were not read")
+			out = append(out, "page size limit reached: pages larger than the crawler's body limit were read up to it (page_too_large)")
 		case crawler.LimitTraps:
 			out = append(out, "crawl traps bounded: endless query-string variants or repeated path segments were not crawled")
 		case crawler.LimitLinkGraph:

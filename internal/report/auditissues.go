@@ -40,14 +40,22 @@ const MaxIssueURLs = audit.MaxItems
 // duplicate's twin, the measured value). Broken links also carry their details (links) and
 // sitemap redirects where they lead (redirects), bounded alike.
 type AuditIssue struct {
-	Type      string          `json:"type"`
-	Severity  string          `json:"severity"`
-	Category  string          `json:"category"`
-	Count     int             `json:"count"`
-	URLs      []string        `json:"urls"`
-	Items     []audit.Item    `json:"items"`
-	Links     []BrokenLink    `json:"links,omitempty"`
-	Redirects []IssueRedirect `json:"redirects,omitempty"`
+	Type     string       `json:"type"`
+	Severity string       `json:"severity"`
+	Category string       `json:"category"`
+	Count    int          `json:"count"`
+	URLs     []string     `json:"urls"`
+	Items    []audit.Item `json:"items"`
+	// Pages counts the site's pages the issue is held against; Impact is pages × the
+	// severity's weight (error 9, warning 3, notice 1): issues are listed by it.
+	Pages  int `json:"pages"`
+	Impact int `json:"impact"`
+	// Canonicalised and Noindex count the URLs found on pages not meant to rank; their
+	// items say so (excluded).
+	Canonicalised int             `json:"canonicalised"`
+	Noindex       int             `json:"noindex"`
+	Links         []BrokenLink    `json:"links,omitempty"`
+	Redirects     []IssueRedirect `json:"redirects,omitempty"`
 }
 
 // BrokenLink is a broken internal link: the URL linked to, its final status (null when no
@@ -68,14 +76,15 @@ type IssueRedirect struct {
 	Status   int    `json:"status"` // the final answer's status
 }
 
-// findIssues runs every check of internal/audit on a crawl; the result has every type, in
-// audit.Checks order (errors first), with Count 0 for those not found.
+// findIssues runs every check of internal/audit on a crawl; the result has every type, by
+// impact (the greatest first, see audit.SeverityWeight), with Count 0 for those not found.
 func findIssues(res *crawler.Result, site crawledSite, thinWords int) ([]AuditIssue, audit.Result) {
 	found := audit.Run(audit.NewSite(res, site.pages, thinWords))
 	out := make([]AuditIssue, 0, len(found.Issues))
 	for _, is := range found.Issues {
 		issue := AuditIssue{Type: is.Type, Severity: is.Severity, Category: is.Category, Count: is.Count,
-			URLs: nonNil(is.URLs), Items: nonNil(is.Items)}
+			URLs: nonNil(is.URLs), Items: nonNil(is.Items), Pages: is.Pages, Impact: is.Impact,
+			Canonicalised: is.Canonicalised, Noindex: is.Noindex}
 		switch is.Type {
 		case IssueBrokenInternalLink:
 			issue.Links = brokenLinks(res)

@@ -110,19 +110,28 @@ func TestAuditIssues(t *testing.T) {
 		{IssueDuplicateMetaDescription, SeverityNotice, []string{"/desc-a", "/desc-b"}},
 		{IssueMultipleH1, SeverityNotice, []string{"/two-h1"}},
 	}
-	// The discovery checks see /gone and /missing fetched as 4xx pages and /old redirecting.
+	// The discovery checks see /old redirecting; /gone and /missing, fetched as 4xx pages,
+	// are broken links, reported once (not also status_4xx).
 	discovered := map[string][]string{}
 	for _, is := range res.Issues {
 		for _, u := range is.URLs {
 			discovered[is.Type] = append(discovered[is.Type], strings.TrimPrefix(u, s.URL))
 		}
 	}
-	for typ, paths := range map[string][]string{"status_4xx": {"/gone", "/missing"}, "status_3xx": {"/old"}, "link_to_redirect": {"/old"}} {
+	for typ, paths := range map[string][]string{"status_4xx": nil, "status_3xx": {"/old"}, "link_to_redirect": {"/old"}} {
 		if !slices.Equal(discovered[typ], paths) {
 			t.Errorf("%s = %v, want %v", typ, discovered[typ], paths)
 		}
 	}
 	found := legacyIssues(res.Issues)
+	// Issues come by impact; compare them in the order of want.
+	var order []string
+	for _, w := range want {
+		order = append(order, w.typ)
+	}
+	slices.SortStableFunc(found, func(a, b AuditIssue) int {
+		return slices.Index(order, a.Type) - slices.Index(order, b.Type)
+	})
 	if len(found) != len(want) {
 		t.Errorf("%d issues of the first types, want %d: %+v", len(found), len(want), found)
 	}
@@ -311,8 +320,9 @@ func legacyIssues(all []AuditIssue) []AuditIssue {
 
 // TestAuditCanonicalisedElsewhere: a site whose every page is canonicalised to another
 // host, without descriptions, is not a clean site: each page carries
-// canonical_to_other_host, the summary counts the pages left out of the indexable-page
-// checks, and the health score falls.
+// canonical_to_other_host and missing_meta_description (its items saying the page is
+// canonicalised, the issue counting them), the summary counts the canonicalised pages, and
+// the health score falls.
 func TestAuditCanonicalisedElsewhere(t *testing.T) {
 	t.Parallel()
 	b := newBuilder(t)
@@ -334,6 +344,17 @@ func TestAuditCanonicalisedElsewhere(t *testing.T) {
 	}
 	if sm.HealthScore == nil || *sm.HealthScore > 50 {
 		t.Errorf("health score %v, want at most 50: every page has warnings", deref(sm.HealthScore))
+	}
+	for _, is := range res.Issues {
+		if is.Type != IssueMissingMetaDescription {
+			continue
+		}
+		if is.Count != 3 || is.Canonicalised != 3 || len(is.Items) != 3 || is.Items[0].Excluded != audit.ExcludedCanonicalised {
+			t.Errorf("missing_meta_description = %+v, want 3 canonicalised pages", is)
+		}
+	}
+	if sm.Issues[IssueMissingMetaDescription] != 3 {
+		t.Errorf("missing_meta_description %d, want 3", sm.Issues[IssueMissingMetaDescription])
 	}
 	checkIssueSummary(t, res)
 }

@@ -136,7 +136,7 @@ func CSV(kind string, result []byte) ([]byte, error) {
 }
 
 // pageIssues maps each URL an issue lists to the types listing it, in the issues' order
-// (errors first). An issue lists at most its first 100 URLs, so a page of a larger issue
+// (by impact, the greatest first). An issue lists at most its first 100 URLs, so a page of a larger issue
 // may lack it here; the issue's count says how many pages it has.
 func pageIssues(list []AuditIssue) map[string][]string {
 	out := map[string][]string{}
