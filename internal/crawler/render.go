@@ -254,6 +254,9 @@ func (r *Renderer) acquire(ctx context.Context, spare bool) (*browser, chan stru
 	for _, b := range dead {
 		b.kill("it stopped answering") // gone already, as a rule: what is left of it goes too
 	}
+	if slot == r.slots && len(r.slots) == cap(r.slots) {
+		r.warmSpare()
+	}
 	if found != nil {
 		return found, slot, nil
 	}
@@ -267,6 +270,34 @@ func (r *Renderer) acquire(ctx context.Context, spare bool) (*browser, chan stru
 		return nil, nil, err
 	}
 	return b, slot, nil
+}
+
+// warmSpare starts the spare browser in the background when every slot is taken and no
+// browser is idle, so a crawl that arrives next and takes the spare slot (acquire) finds it
+// started instead of waiting for Chromium to start. It holds the spare slot while it starts
+// the browser, so started browsers stay within RENDER_CONCURRENCY + 1.
+func (r *Renderer) warmSpare() {
+	r.mu.Lock()
+	idle := len(r.idle)
+	r.mu.Unlock()
+	if idle > 0 {
+		return
+	}
+	select {
+	case r.spare <- struct{}{}:
+	default:
+		return // the spare is in use, or starting
+	}
+	go func() {
+		defer func() { <-r.spare }()
+		b, err := r.launchLive(r.life)
+		if err != nil {
+			return
+		}
+		r.mu.Lock()
+		r.idle = append(r.idle, b)
+		r.mu.Unlock()
+	}()
 }
 
 // launchLive launches a browser and records it among the live ones, unless the renderer

@@ -270,9 +270,9 @@ func TestRenderHostileBesideBenign(t *testing.T) {
 }
 
 // TestRenderSpareBrowser: a crawl whose page holds the only browser (an endless script, with
-// a minute to render) does not make a crawl beside it wait for that page: the other crawl's
-// page takes the spare browser, and the whole benign crawl renders while the hung page is
-// still rendering.
+// a minute to render) does not make a crawl beside it wait for that page: the spare browser
+// is started while the slot is taken, the other crawl's page takes it, and the whole benign
+// crawl renders while the hung page is still rendering.
 func TestRenderSpareBrowser(t *testing.T) {
 	hang := newTestSite(t)
 	hang.page("/", htmlPage("busy", "<script>while (true) {}</script>"))
@@ -295,6 +295,19 @@ func TestRenderSpareBrowser(t *testing.T) {
 		case <-hungDone:
 			t.Fatal("the hanging crawl ended before its page took the browser")
 		case <-tick.C:
+		}
+	}
+	// With every slot taken and none idle, the spare browser is started ahead of need.
+	deadline := time.Now().Add(20 * time.Second)
+	for tick := time.NewTicker(10 * time.Millisecond); ; <-tick.C {
+		c.renderer.mu.Lock()
+		idle := len(c.renderer.idle)
+		c.renderer.mu.Unlock()
+		if idle > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no spare browser started while the only slot was taken")
 		}
 	}
 	bc := *c
