@@ -1,5 +1,5 @@
-// Package apperr is the service's one application error type: a code from SPEC.md or
-// DESIGN.md and a message safe to show the caller. The HTTP layer maps codes to statuses and
+// Package apperr is the service's one application error type: a code of docs/api.md's
+// error table and a message safe to show the caller. The HTTP layer maps codes to statuses and
 // body shapes in one place.
 package apperr
 
@@ -8,7 +8,7 @@ import (
 	"fmt"
 )
 
-// Codes of SPEC.md and DESIGN.md section 2.
+// Codes of docs/api.md's error table.
 //
 //nolint:gosec // G101 takes the error codes for credentials
 const (

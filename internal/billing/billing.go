@@ -31,7 +31,7 @@ const (
 	Annual  = "annual"
 )
 
-// CheckoutLifetime is how long a checkout session can be paid (SPEC.md: 24 hours).
+// CheckoutLifetime is how long a checkout session can be paid (docs/api.md: 24 hours).
 const CheckoutLifetime = 24 * time.Hour
 
 // Prices are the Stripe price ids of each paid plan and cycle.
@@ -134,7 +134,7 @@ func NotConfigured() error {
 }
 
 // allocation is the credits one paid billing period brings: a month's, or twelve months'
-// upfront on annual billing (SPEC.md credit rule 4).
+// upfront on annual billing (docs/api.md's credit rules).
 func allocation(p plan.Plan, cycle string) int {
 	if cycle == Annual {
 		return 12 * p.CreditsMonthly

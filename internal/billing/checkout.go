@@ -18,7 +18,7 @@ import (
 	"github.com/contentapi/contentapi/internal/plan"
 )
 
-// Limits of the checkout request (DESIGN.md section 2).
+// Limits of the checkout request (docs/api.md).
 const (
 	maxPromoCode     = 64
 	maxMetadataKeys  = 20

@@ -12,7 +12,7 @@ import (
 	"github.com/contentapi/contentapi/internal/credits"
 )
 
-// TestCreditRules walks SPEC.md's credit rules and plan transitions through the webhook
+// TestCreditRules walks the credit rules of docs/api.md and plan transitions through the webhook
 // handler and the ledger, moving the clock instead of waiting.
 func TestCreditRules(t *testing.T) {
 	h := newHarness(t)

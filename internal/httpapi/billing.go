@@ -6,7 +6,7 @@ import (
 	"github.com/contentapi/contentapi/internal/billing"
 )
 
-// billingRoutes mounts /v1/billing. Its errors answer in SPEC.md's billing shape, except the
+// billingRoutes mounts /v1/billing. Its errors answer in the billing shape of docs/api.md, except the
 // authentication and rate-limit errors, which keep theirs.
 func (s *server) billingRoutes(v1 fiber.Router) {
 	g := v1.Group("/billing", func(c *fiber.Ctx) error {

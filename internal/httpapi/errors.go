@@ -102,7 +102,7 @@ var authShaped = map[string]bool{
 	apperr.RateLimitExceeded: true, apperr.InsufficientCredits: true, apperr.Unauthorized: true,
 }
 
-// handleError is the one error mapper: it turns any error into SPEC.md's shapes. Internal
+// handleError is the one error mapper: it turns any error into the shapes of docs/api.md. Internal
 // errors are logged with the request id and answered with a generic message.
 func (s *server) handleError(c *fiber.Ctx, err error) error {
 	if requestIDOf(c) == "" {

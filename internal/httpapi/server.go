@@ -1,5 +1,5 @@
 // Package httpapi is the HTTP front door: routes, middleware and the one place application
-// errors become SPEC.md's status codes and body shapes. It is the only package importing Fiber.
+// errors become the status codes and body shapes of docs/api.md. It is the only package importing Fiber.
 package httpapi
 
 import (

@@ -1,4 +1,4 @@
-// Package plan holds the plans of SPEC.md: credits, rate limits and prices.
+// Package plan holds the plans (docs/api.md): credits, rate limits and prices.
 package plan
 
 import "fmt"
@@ -39,5 +39,5 @@ func Lookup(name string) (Plan, error) {
 // RolloverCap is the most credits a paid account may hold: three monthly allocations.
 func (p Plan) RolloverCap() int { return 3 * p.CreditsMonthly }
 
-// RateLimitText is the "<n> requests/minute" form of SPEC.md's registration answer.
+// RateLimitText is the "<n> requests/minute" form of the registration answer.
 func RateLimitText(n int) string { return fmt.Sprintf("%d requests/minute", n) }

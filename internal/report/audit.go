@@ -29,7 +29,7 @@ const (
 	auditLanguage = "en"
 )
 
-// AuditPage is SPEC.md's audit page, plus its HTTP status, noindex flag and canonical URL
+// AuditPage is the API's audit page (docs/api.md), plus its HTTP status, noindex flag and canonical URL
 // ("" when the page names none).
 type AuditPage struct {
 	URL             string `json:"url"` // final absolute URL, after redirects
@@ -48,7 +48,7 @@ type AuditPage struct {
 	Rendered *crawler.Rendered `json:"rendered,omitempty"`
 }
 
-// ThinPage is SPEC.md's thin-content item.
+// ThinPage is the API's thin-content item.
 type ThinPage struct {
 	URL       string `json:"url"`
 	WordCount int    `json:"word_count"`
@@ -57,7 +57,7 @@ type ThinPage struct {
 
 // CannibalRisk is an audit's cannibalization entry: URLs are absolute. Recommendation is the
 // concrete advice (which URL to keep, which to merge and redirect); it is an addition to
-// SPEC.md's two fields.
+// the two documented fields.
 type CannibalRisk struct {
 	Keyword        string   `json:"keyword"`
 	URLs           []string `json:"urls"`
@@ -97,7 +97,7 @@ type AuditSummary struct {
 	Excluded map[string]int `json:"excluded"`
 }
 
-// AuditResult is the data of a content-audit answer. SPEC.md's fields come first; issues,
+// AuditResult is the data of a content-audit answer. The documented fields come first; issues,
 // errors, sitemaps, sitemap_errors, warnings and thin_threshold are additions.
 type AuditResult struct {
 	Domain               string                 `json:"domain"`

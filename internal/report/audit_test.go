@@ -183,7 +183,7 @@ func TestAuditJSONShape(t *testing.T) {
 		t.Errorf("errors = %v, want the two 404s", errs)
 	}
 
-	// Pages carry SPEC.md's fields.
+	// Pages carry the documented fields (docs/api.md).
 	s.page("/here", page{title: "Here", words: 5})
 	s.sitemap("/here")
 	res, err = b.Audit(context.Background(), normalized(t, &AuditRequest{Domain: s.domain()}).deref())

@@ -43,7 +43,7 @@ type MapGaps struct {
 	Gaps  []GapRecord `json:"gaps"`
 }
 
-// MapRecommendation is SPEC.md's recommendation in the content map's shape, plus action
+// MapRecommendation is the API's recommendation in the content map's shape, plus action
 // and url as in content recommend.
 type MapRecommendation struct {
 	Priority         int      `json:"priority"`
@@ -67,7 +67,7 @@ type MapSummary struct {
 }
 
 // ContentMapResult is the data of a content-map answer; warnings is an addition to
-// SPEC.md's fields.
+// the documented fields (docs/api.md).
 type ContentMapResult struct {
 	Domain          string              `json:"domain"`
 	GeneratedAt     string              `json:"generated_at"`

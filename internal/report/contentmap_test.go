@@ -151,7 +151,7 @@ func TestContentMap(t *testing.T) {
 		t.Errorf("warnings = %q, want the focus topic's shortfall", res.Warnings)
 	}
 
-	// JSON: exactly SPEC.md's fields plus warnings; the map's recommendation shape.
+	// JSON: exactly the documented fields (docs/api.md) plus warnings; the map's recommendation shape.
 	m := toJSON(t, res)
 	keys := make([]string, 0, len(m))
 	for k := range m {

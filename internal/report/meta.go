@@ -23,7 +23,7 @@ const (
 	sourceCrawl = "crawl"
 )
 
-// Meta is what an answer adds to SPEC.md's meta: where its data came from and what the
+// Meta is what an answer adds to the API's meta (docs/api.md): where its data came from and what the
 // caller should know about it. The job stores it beside the result (job.Described).
 type Meta struct {
 	DataSource string   `json:"data_source"`

@@ -38,7 +38,7 @@ const (
 	planRankings = 200
 )
 
-// RecommendationRecord is SPEC.md's recommendation in content recommend's shape, plus
+// RecommendationRecord is the API's recommendation (docs/api.md) in content recommend's shape, plus
 // action ("improve" a page of the site, or "create" a new one), url (the page to improve,
 // null for "create"), cpc, current_position (the domain's position, null when not ranking)
 // and competitor_positions.
@@ -68,7 +68,7 @@ type CannibalEntry struct {
 }
 
 // RecommendResult is the data of a content-recommend answer; warnings and source are
-// additions to SPEC.md's fields.
+// additions to the documented fields.
 type RecommendResult struct {
 	PlanID               string                 `json:"plan_id"`
 	Domain               string                 `json:"domain"`

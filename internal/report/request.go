@@ -36,7 +36,7 @@ type Request interface {
 	defaults()
 }
 
-// Countries and languages accepted (SPEC.md's keyword-research lists, for every endpoint).
+// Countries and languages accepted (docs/api.md's keyword-research lists, for every endpoint).
 var (
 	Countries = []string{"us", "uk", "ca", "au", "de", "fr", "es", "it", "br", "pt", "nl", "in"}
 	Languages = []string{"en", "de", "fr", "es", "it", "pt", "nl", "tr"}

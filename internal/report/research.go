@@ -14,7 +14,7 @@ import (
 	"github.com/contentapi/contentapi/internal/keywords"
 )
 
-// KeywordRecord is SPEC.md's keyword record. Unknown metrics are null.
+// KeywordRecord is the API's keyword record (docs/api.md). Unknown metrics are null.
 type KeywordRecord struct {
 	Keyword      string   `json:"keyword"`
 	SearchVolume *int64   `json:"search_volume"`
@@ -51,7 +51,7 @@ func trendsOf(k keywords.Keyword) Trends {
 	return t
 }
 
-// ClusterRecord is SPEC.md's cluster.
+// ClusterRecord is the API's cluster (docs/api.md).
 type ClusterRecord struct {
 	ClusterName   string          `json:"cluster_name"`
 	TotalVolume   int64           `json:"total_volume"`
