@@ -12,12 +12,16 @@ import (
 
 func TestDefuse(t *testing.T) {
 	cases := map[string]string{
-		"=HYPERLINK(\"x\")": "'=HYPERLINK(\"x\")",
-		"+cmd":              "'+cmd",
-		"@SUM(A1)":          "'@SUM(A1)",
-		"-12.5":             "-12.5",
-		"cold brew":         "cold brew",
-		"":                  "",
+		"=HYPERLINK(\"x\")":      "'=HYPERLINK(\"x\")",
+		"+cmd":                   "'+cmd",
+		"@SUM(A1)":               "'@SUM(A1)",
+		"-12.5":                  "-12.5",
+		"-2+3+cmd|' /C calc'!A0": "'-2+3+cmd|' /C calc'!A0", // a formula led by a minus sign
+		"\tcmd":                  "'\tcmd",
+		"\r=1+1":                 "'\r=1+1",
+		"+1":                     "+1", // a number stays a number
+		"cold brew":              "cold brew",
+		"":                       "",
 	}
 	for in, want := range cases {
 		if got := defuse(in); got != want {
