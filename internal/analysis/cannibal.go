@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/numfmt"
 	"github.com/contentapi/contentapi/internal/stem"
 )
 
@@ -420,7 +421,7 @@ func (f urlFacts) details(groupKW string, long bool) string {
 		}
 	}
 	if f.words > 0 {
-		parts = append(parts, formatCount(int64(f.words))+" words")
+		parts = append(parts, numfmt.Count(int64(f.words))+" words")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -437,22 +438,4 @@ func JoinList(items []string) string {
 		return items[0]
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
-}
-
-// formatCount writes n with thousands separators ("1,850").
-func formatCount(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/numfmt"
 	"github.com/contentapi/contentapi/internal/stem"
 )
 
@@ -465,7 +466,7 @@ func volumeNote(k keywords.Keyword) string {
 	if k.SearchVolume == nil || *k.SearchVolume <= 0 {
 		return ""
 	}
-	return " (about " + formatCount(*k.SearchVolume) + " searches a month)"
+	return " (about " + numfmt.Count(*k.SearchVolume) + " searches a month)"
 }
 
 // quote puts a phrase in typographic quotes.

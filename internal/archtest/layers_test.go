@@ -20,7 +20,7 @@ var floors = [][]string{
 	// 0: no project imports: errors, time, names, metrics, text, the document, the client (a
 	// module of its own, listed with this one's packages through the replace in go.mod).
 	{"internal/apperr", "internal/clock", "internal/hostname", "internal/redact", "internal/metrics",
-		"internal/plan", "internal/stem", "internal/faulttest", "internal/openapi",
+		"internal/plan", "internal/stem", "internal/numfmt", "internal/faulttest", "internal/openapi",
 		"internal/billing/billingtest", "internal/archtest", "client"},
 	// 1: infrastructure: PostgreSQL, Redis rate limits, the crawler, request bodies.
 	{"internal/postgres", "internal/ratelimit", "internal/crawler", "internal/jsonbody", "internal/testenv",

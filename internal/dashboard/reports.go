@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/contentapi/contentapi/internal/audit"
+	"github.com/contentapi/contentapi/internal/numfmt"
 	"github.com/contentapi/contentapi/internal/report"
 )
 
@@ -853,7 +854,7 @@ func humanize(s string) string {
 func init() {
 	maps.Copy(funcs, template.FuncMap{
 		"sub":       func(a, b int) int { return a - b },
-		"thousands": thousands,
+		"thousands": numfmt.Count,
 		"fmtv":      fmtValue,
 		"sortv":     sortValue,
 		"money": func(x *float64) string {
@@ -880,44 +881,26 @@ func init() {
 	})
 }
 
-// thousands writes n with comma separators: 12,300.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
 // fmtValue writes an optional metric: "—" when unknown, integers with separators, other
 // numbers with at most one decimal.
 func fmtValue(x any) string {
 	switch x := x.(type) {
 	case *int64:
 		if x != nil {
-			return thousands(*x)
+			return numfmt.Count(*x)
 		}
 	case *int:
 		if x != nil {
-			return thousands(int64(*x))
+			return numfmt.Count(int64(*x))
 		}
 	case *float64:
 		if x != nil {
 			return strconv.FormatFloat(math.Round(*x*10)/10, 'f', -1, 64)
 		}
 	case int:
-		return thousands(int64(x))
+		return numfmt.Count(int64(x))
 	case int64:
-		return thousands(x)
+		return numfmt.Count(x)
 	case float64:
 		return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64)
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/contentapi/contentapi/internal/numfmt"
 	"github.com/contentapi/contentapi/internal/report"
 )
 
@@ -116,7 +117,7 @@ func newCompetitorsView(r report.CompetitorsResult) *competitorsView {
 
 // plural writes n and the noun, in the plural unless n is 1: "1 cluster", "13 keywords".
 func plural(n int, noun string) string {
-	s := thousands(int64(n)) + " " + noun
+	s := numfmt.Count(int64(n)) + " " + noun
 	if n == 1 {
 		return s
 	}
