@@ -28,12 +28,6 @@ type RenderChecker interface {
 	RenderingAvailable(ctx context.Context) (bool, error)
 }
 
-// Errors a HostChecker returns, told apart with errors.Is.
-var (
-	ErrForbiddenHost    error
-	ErrUnresolvableHost error
-)
-
 // analysis returns the handler of one analysis endpoint: validate, reserve and enqueue, then
 // wait for the job up to the sync timeout (or not at all with Prefer: respond-async).
 func (s *server) analysis(spec report.Analysis) fiber.Handler {
