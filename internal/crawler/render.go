@@ -532,14 +532,12 @@ func (r *Renderer) launch(ctx context.Context) (*browser, error) {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		// One process, for memory: the renderer, the GPU code and the network service all run
 		// in the browser process (--single-process), with no zygote, no spare renderer and no
-		// back/forward cache. Each renderer process of a multi-process browser maps its own
-		// copy of Blink's and V8's startup state and keeps its own heap growing between GCs:
-		// with one renderer the tabs shared (process-per-site) beside the browser and the
-		// first tab's renderer, the Cargo book (BenchmarkRenderedCrawlRustBook) peaked at
-		// 1,188-1,293 MB summed RSS; in one process 885-900 MB, and with the heap cap below
-		// 732-780 MB. One process runs every page on one thread, so each browser renders one
-		// page at a time (see Renderer), and a page that crashes its process ends only its
-		// own browser: the page fails to render and the next page starts a new browser.
+		// back/forward cache; each renderer process of a multi-process browser maps its own
+		// copy of Blink's and V8's startup state and keeps its own heap growing between GCs
+		// (docs/decisions.md has the figures). One process runs every page on one thread, so
+		// each browser renders one page at a time (see Renderer), and a page that crashes its
+		// process ends only its own browser: the page fails to render and the next page
+		// starts a new browser.
 		chromedp.Flag("single-process", true),
 		// The JavaScript heap is capped: V8 otherwise lets it grow between collections with
 		// the allocation rate, and a page that needs more than the cap ends its browser, is

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestDataForSEOAnswers checks, through the API over the fake DataForSEO, the fixes of
-// issue 20: inferred intents marked, trends passed through, short seeds left out (400 when
+// TestDataForSEOAnswers checks, through the API over the fake DataForSEO: inferred intents
+// marked, trends passed through, short seeds left out (400 when
 // nothing is left), the rate limit as 503 with Retry-After and refunded, NO_DATA advice for
 // a DataForSEO user, total_gaps from total_count and competitors labelled as queried.
 func TestDataForSEOAnswers(t *testing.T) {

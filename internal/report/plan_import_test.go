@@ -14,7 +14,7 @@ import (
 )
 
 // The "in" market belongs to these tests: a keyword tool's export loaded through the
-// importer, as a user would with ctl import, with the coffee case of issue 11 (focus topics
+// importer, as a user would with ctl import, with a coffee site's case (focus topics
 // cold brew and french press among matcha, decaf and espresso gaps; a site ranking #8 for
 // best french press and #10 for latte vs cappuccino) and the gardening topics.
 const inKeywordsCSV = `Keyword,Search Volume,Keyword Difficulty,CPC,Intent

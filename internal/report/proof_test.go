@@ -116,7 +116,7 @@ var proofChecks = []proofCheck{
 	{"link_text_empty", (*proofBook).linkTextEmpty},
 	{"link_text_generic", (*proofBook).linkTextGeneric},
 	{IssueDuplicateTitle, (*proofBook).duplicateTitles},
-	// Content checks judge every page, canonicalised and noindex ones too (issue 29).
+	// Content checks judge every page, canonicalised and noindex ones too.
 	{IssueMissingMetaDescription, func(b *proofBook) []string {
 		return b.where(func(d proofDoc) bool { return d.description == "" })
 	}},
@@ -125,7 +125,7 @@ var proofChecks = []proofCheck{
 	{IssueSitemapCanonicalised, func(b *proofBook) []string {
 		return b.where(func(d proofDoc) bool { return d.canonical != "" && !sameURL(d.canonical, d.url) })
 	}},
-	// The canonical and hreflang checks of issue 19, by the names the audit gives them; a
+	// The canonical and hreflang checks, by the names the audit gives them; a
 	// branch without them shows "not reported yet".
 	{"canonical_missing", func(b *proofBook) []string { return b.where(func(d proofDoc) bool { return len(d.canonicals) == 0 }) }},
 	{"canonical_multiple", func(b *proofBook) []string { return b.where(func(d proofDoc) bool { return len(d.canonicals) > 1 }) }},

@@ -1,6 +1,6 @@
 package importer
 
-// Monthly search volumes and trends in exports (issue 20): Keyword Planner's monthly
+// Monthly search volumes and trends in exports: Keyword Planner's monthly
 // columns ("Searches: Jan 2026", one per month), DataForSEO's monthly_searches (a JSON list
 // of {year, month, search_volume} in one cell) and Semrush's "Trend" (12 comma-separated
 // values of relative interest, oldest first, the highest 1: no volumes, so it gives the

@@ -22,9 +22,9 @@ import (
 // Keyword columns: a market's ranked keywords held in the process as columns, in the order
 // of the keyword sets' ids (sets.go), so that a filtered, sorted or word-matched gaps or
 // rankings question is one pass over a domain's keyword set in memory instead of a walk of
-// its rows in PostgreSQL. A filtered first page had to count every row passing its filters
-// exactly: for the domain holding 43% of 3M rankings that walk took 300 ms to 1.6 s in SQL
-// whatever the indexes, and a few milliseconds over arrays.
+// its rows in PostgreSQL. A filtered first page has to count every row passing its filters
+// exactly, which in SQL is a walk of the domain's rankings whatever the indexes, and over
+// arrays one pass in memory (docs/decisions.md, "Keyword columns", has the figures).
 //
 // A market's columns are the keyword (its normalised text), search volume, difficulty, CPC
 // and intent of every keyword some domain ranks for, read once in one statement and shared
