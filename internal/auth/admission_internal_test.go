@@ -45,8 +45,8 @@ func TestLeasesNeverOverAdmit(t *testing.T) {
 
 func leasesNeverOverAdmit(t *testing.T, limit int) {
 	const (
-		window = 1500 * time.Millisecond
-		run    = 4 * time.Second
+		window = time.Second
+		run    = 2500 * time.Millisecond
 	)
 	seed := *admissionSeed
 	if seed == 0 {
