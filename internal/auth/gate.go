@@ -229,13 +229,6 @@ func periodEnd(v any) int64 {
 	return n
 }
 
-// keyDigest is Digest as an array, the cache's key: a key of our shape is hashed from a copy
-// on the stack, not the heap.
-func keyDigest(key string) [sha256.Size]byte {
-	var buf [64]byte
-	return sha256.Sum256(append(buf[:0], key...))
-}
-
 func invalidKey() error {
 	return apperr.New(apperr.InvalidAPIKey, "The API key is invalid or has been revoked.")
 }

@@ -56,8 +56,15 @@ func WellFormed(key string) bool {
 // Digest is the SHA-256 of a key, the only form in which keys are stored. Lookups by digest
 // are equality on a hash, so the key never meets a timing-sensitive comparison.
 func Digest(key string) []byte {
-	sum := sha256.Sum256([]byte(key))
+	sum := keyDigest(key)
 	return sum[:]
+}
+
+// keyDigest is Digest as an array, the cache's key: a key of our shape is hashed from a copy
+// on the stack, not the heap.
+func keyDigest(key string) [sha256.Size]byte {
+	var buf [64]byte
+	return sha256.Sum256(append(buf[:0], key...))
 }
 
 // DisplayPrefix is the key_prefix shown for a key.

@@ -391,20 +391,15 @@ func (s *server) accessLog(c *fiber.Ctx) error {
 // methodLabel is the method as a metrics label, which outlives the request: a constant for
 // the methods the API serves, else a copy out of fasthttp's reused buffer.
 func methodLabel(m string) string {
-	switch m {
-	case fiber.MethodGet:
-		return fiber.MethodGet
-	case fiber.MethodPost:
-		return fiber.MethodPost
-	case fiber.MethodDelete:
-		return fiber.MethodDelete
-	case fiber.MethodHead:
-		return fiber.MethodHead
-	case fiber.MethodOptions:
-		return fiber.MethodOptions
+	for _, known := range servedMethods {
+		if m == known {
+			return known
+		}
 	}
 	return strings.Clone(m)
 }
+
+var servedMethods = [...]string{fiber.MethodGet, fiber.MethodPost, fiber.MethodDelete, fiber.MethodHead, fiber.MethodOptions}
 
 // limitBody refuses compressed bodies and bodies over BodyLimit (everywhere but the
 // webhook). Fiber's c.Body() inflates a body whose Content-Encoding it knows, without bound

@@ -8,7 +8,9 @@ import (
 	"golang.org/x/text/message"
 )
 
+// english is made once: a Printer is only read when it prints (each call copies it into a
+// pooled buffer of its own), so every goroutine may share it.
+var english = message.NewPrinter(language.English)
+
 // Count writes n with thousands separators: 1,850; -1,234,567.
-func Count(n int64) string {
-	return message.NewPrinter(language.English).Sprintf("%d", n)
-}
+func Count(n int64) string { return english.Sprintf("%d", n) }
