@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,9 +47,11 @@ const leaseShare = 20
 // sooner than the oldest lease leaves the window).
 const denyHold = 250 * time.Millisecond
 
-// gateChannel carries account changes to every replica: "<account>" drops the replica's
-// state and lease for the account (plan, limit or period changed, a key revoked),
-// "<account> <version>" sets its state version (credits changed).
+// gateChannel carries account changes to every replica: "<account> - <origin>" drops the
+// replica's state and lease for the account (plan, limit or period changed, a key revoked),
+// "<account> <version> <origin>" sets its state version (credits changed). origin is the
+// publishing gate's id (empty from the worker): a gate applies its own changes at once and
+// ignores their echo, which would otherwise drop a lease taken since.
 const gateChannel = "gate:accounts"
 
 // leaseScript grants a lease of up to ARGV[3] slots from the account's window and returns
@@ -142,6 +145,8 @@ type account struct {
 	demand   int
 	leasedAt time.Time
 
+	endAfterUse bool // the lease ends when its last slot is used (a push dropped it)
+
 	fetching chan struct{} // closed when the lease being asked for is in
 	pushes   int           // pushes received; a lease asked for before one is not trusted
 	dropped  bool          // a push dropped the state while a lease was being asked for
@@ -182,6 +187,9 @@ func (a *admission) admit(ctx context.Context, p *Principal) (ratelimit.Decision
 				d := acc.decision(now)
 				if d.Allowed {
 					acc.left--
+					if acc.left == 0 && acc.endAfterUse {
+						acc.ends = now
+					}
 				}
 				p.Plan, p.StateVersion = acc.plan, acc.version
 				end := acc.periodEnd
@@ -262,10 +270,15 @@ func (a *admission) lease(ctx context.Context, acc *account, key uuid.UUID, now 
 	acc.demand, acc.leasedAt = 0, sent
 	if acc.pushes != pushes {
 		// A push arrived while the lease was asked for: the state read with it may be
-		// older than the push, so its version is not trusted, and a dropped state is
-		// asked for again at the next request (the slots granted are used meanwhile).
+		// older than the push, so its version is not trusted, and a dropped state serves
+		// only the request that asked (as if it had come just before the change, which
+		// it did not wait for) and is asked for again at the next one; the lease's other
+		// slots go back.
 		acc.version = ""
-		if acc.dropped {
+		if acc.dropped && acc.left > 0 {
+			a.giveBack(acc.id, acc.handBackBeyond(1))
+			acc.endAfterUse = true
+		} else if acc.dropped {
 			acc.ends = sent
 		}
 	}
@@ -324,7 +337,7 @@ func (acc *account) apply(reply []any, sent time.Time) error {
 			acc.revoked[id] = struct{}{}
 		}
 	}
-	acc.deniedTill = time.Time{}
+	acc.deniedTill, acc.endAfterUse = time.Time{}, false
 	if granted == 0 {
 		acc.deniedTill = sent.Add(min(denyHold, d.Reset))
 	}
@@ -343,10 +356,17 @@ type handedBack struct {
 // dropped before its request took it) stays counted until it leaves the window, as if
 // used. Slots of a lease that has ended by time were given up with it (the holder may no
 // longer use them), and are handed back as well.
-func (acc *account) handBack() handedBack {
-	h := handedBack{member: acc.member, exp: acc.memberExp, slots: min(acc.left, acc.memberN)}
-	acc.left, acc.member, acc.memberN = 0, "", 0
-	if h.member == "" {
+func (acc *account) handBack() handedBack { return acc.handBackBeyond(0) }
+
+// handBackBeyond hands back the lease's unused slots but keep, which acc goes on using.
+func (acc *account) handBackBeyond(keep int) handedBack {
+	h := handedBack{member: acc.member, exp: acc.memberExp, slots: min(acc.left-keep, acc.memberN)}
+	acc.left = min(acc.left, keep)
+	acc.memberN -= max(h.slots, 0)
+	if keep == 0 {
+		acc.member, acc.memberN = "", 0
+	}
+	if h.member == "" || h.slots < 0 {
 		h.slots = 0
 	}
 	return h
@@ -404,8 +424,15 @@ func (a *admission) listen(ctx context.Context, ps *redis.PubSub) {
 			if !ok {
 				return
 			}
-			idText, version, _ := strings.Cut(m.Payload, " ")
-			if id, err := uuid.Parse(idText); err == nil {
+			f := strings.Fields(m.Payload)
+			if len(f) < 2 || len(f) > 2 && f[2] == a.g.id {
+				continue // malformed, or this gate's own, applied when it was made
+			}
+			if id, err := uuid.Parse(f[0]); err == nil {
+				version := f[1]
+				if version == "-" {
+					version = ""
+				}
 				a.pushed(id, version)
 			}
 		case <-sweep.C:
@@ -429,11 +456,7 @@ func (a *admission) sweep(now time.Time) {
 }
 
 // publishChange queues the push of an account change on pipe: a drop ("" version) or a new
-// state version.
-func publishChange(ctx context.Context, pipe redis.Pipeliner, account uuid.UUID, version string) {
-	msg := account.String()
-	if version != "" {
-		msg += " " + version
-	}
-	pipe.Publish(ctx, gateChannel, msg)
+// state version, from origin (a gate's id; "" for a process without one).
+func publishChange(ctx context.Context, pipe redis.Pipeliner, account uuid.UUID, version, origin string) {
+	pipe.Publish(ctx, gateChannel, account.String()+" "+cmp.Or(version, "-")+" "+origin)
 }

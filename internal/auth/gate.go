@@ -73,6 +73,7 @@ type Gate struct {
 
 	batch *scriptBatcher
 	adm   *admission
+	id    string // tells this gate's pushes from other replicas' (gateChannel)
 	stop  func() // ends the push listener
 	sub   *redis.PubSub
 	done  chan struct{}
@@ -88,6 +89,7 @@ func NewGate(pool *pgxpool.Pool, rdb redis.UniversalClient, ledger *credits.Ledg
 		batch:    newScriptBatcher(rdb, leaseScript, 2),
 		done:     make(chan struct{}),
 	}
+	g.id = uuid.NewString()
 	g.adm = &admission{g: g, window: Window}
 	ctx, stop := context.WithCancel(context.Background())
 	g.stop = stop
@@ -300,7 +302,7 @@ func (g *Gate) Refresh(ctx context.Context, account uuid.UUID) error {
 	pipe := g.rdb.TxPipeline()
 	pipe.HSet(ctx, stateKey(account), "lim", limit, "pe", periodEnd.Unix(), "plan", planName, "ver", uuid.NewString())
 	pipe.Expire(ctx, stateKey(account), accountStateTTL)
-	publishChange(ctx, pipe, account, "")
+	publishChange(ctx, pipe, account, "", g.id)
 	_, err = pipe.Exec(ctx)
 	g.adm.pushed(account, "") // this replica at once, whatever became of the push
 	if err != nil {
@@ -312,7 +314,7 @@ func (g *Gate) Refresh(ctx context.Context, account uuid.UUID) error {
 // Changed tells every replica that the account's credits changed (a reservation, settlement,
 // refund or grant); call it after committing.
 func (g *Gate) Changed(ctx context.Context, account uuid.UUID) error {
-	version, err := accountChanged(ctx, g.rdb, account)
+	version, err := accountChanged(ctx, g.rdb, account, g.id)
 	if err != nil {
 		version = "" // unknown: answers built on it are rebuilt until the next lease reads it
 	}
@@ -324,16 +326,16 @@ func (g *Gate) Changed(ctx context.Context, account uuid.UUID) error {
 // from its credits are rebuilt, and pushes it to every replica. Processes without a Gate
 // (the worker) call it directly.
 func AccountChanged(ctx context.Context, rdb redis.Cmdable, account uuid.UUID) error {
-	_, err := accountChanged(ctx, rdb, account)
+	_, err := accountChanged(ctx, rdb, account, "")
 	return err
 }
 
-func accountChanged(ctx context.Context, rdb redis.Cmdable, account uuid.UUID) (string, error) {
+func accountChanged(ctx context.Context, rdb redis.Cmdable, account uuid.UUID, origin string) (string, error) {
 	version := uuid.NewString()
 	pipe := rdb.TxPipeline()
 	pipe.HSet(ctx, stateKey(account), "ver", version)
 	pipe.Expire(ctx, stateKey(account), accountStateTTL)
-	publishChange(ctx, pipe, account, version)
+	publishChange(ctx, pipe, account, version, origin)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return "", fmt.Errorf("auth: push account change: %w", err)
 	}
@@ -345,7 +347,7 @@ func (g *Gate) Revoked(ctx context.Context, account, key uuid.UUID) error {
 	pipe := g.rdb.TxPipeline()
 	pipe.HSet(ctx, stateKey(account), "rev:"+key.String(), 1)
 	pipe.Expire(ctx, stateKey(account), accountStateTTL)
-	publishChange(ctx, pipe, account, "")
+	publishChange(ctx, pipe, account, "", g.id)
 	_, err := pipe.Exec(ctx)
 	g.adm.pushed(account, "")
 	if err != nil {
