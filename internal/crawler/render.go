@@ -152,11 +152,12 @@ type Renderer struct {
 	live   map[*browser]struct{}
 	closed bool
 
-	lastUse  atomic.Int64 // when a page last took or gave back a browser (Unix ns): for the idle stop
-	reaping  sync.Once    // starts the idle stop with the first browser
-	kills    atomic.Int64 // browsers killed (hung, over memory, failed page): for tests and logs
-	sessions atomic.Int64 // crawls rendering now, which share the browsers (renderSession.enter)
-	struck   atomic.Int64 // of those, crawls one of whose pages failed: they render one page at a time
+	starting sync.WaitGroup // browsers being started: Close waits for a failed start's processes to end
+	lastUse  atomic.Int64   // when a page last took or gave back a browser (Unix ns): for the idle stop
+	reaping  sync.Once      // starts the idle stop with the first browser
+	kills    atomic.Int64   // browsers killed (hung, over memory, failed page): for tests and logs
+	sessions atomic.Int64   // crawls rendering now, which share the browsers (renderSession.enter)
+	struck   atomic.Int64   // of those, crawls one of whose pages failed: they render one page at a time
 }
 
 // NewRenderer returns a renderer over cfg's browser; nil when cfg names none.
@@ -213,6 +214,14 @@ func (r *Renderer) Close() {
 	deadline := time.Now().Add(killWait)
 	for _, b := range all {
 		b.waitGone(time.Until(deadline))
+	}
+	// A browser starting now (the spare, or one a page asked for) sees the renderer's end and
+	// removes what it started: wait for that, so no process outlives the renderer.
+	started := make(chan struct{})
+	go func() { r.starting.Wait(); close(started) }()
+	select {
+	case <-started:
+	case <-time.After(2 * killWait):
 	}
 }
 
@@ -441,23 +450,50 @@ func (b *browser) killReason() string {
 	return ""
 }
 
-// waitGone waits up to limit for the browser's processes to end after kill.
-func (b *browser) waitGone(limit time.Duration) {
+// waitGone waits up to limit for the browser's processes to end after kill: to be ended
+// (a zombie for its parent to reap) or gone, not merely past the point where /proc shows
+// their command line, which a process loses early in its exit.
+func (b *browser) waitGone(limit time.Duration, pids ...int) {
 	deadline := time.Now().Add(limit)
-	for killProcesses(b.dir) > 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // a SIGKILLed process is reaped within milliseconds
+	ending := map[int]bool{}
+	for _, pid := range pids {
+		ending[pid] = true
+	}
+	for {
+		for _, pid := range killProcesses(b.dir) {
+			ending[pid] = true
+		}
+		for pid := range ending {
+			if !running(pid) {
+				delete(ending, pid)
+			}
+		}
+		if len(ending) == 0 || !time.Now().Before(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond) // a SIGKILLed process ends within milliseconds
 	}
 }
 
+// running reports the process pid existing and not yet ended (a zombie).
+func running(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	end := bytes.LastIndexByte(stat, ')')
+	return end >= 0 && !bytes.HasPrefix(stat[end+1:], []byte(" Z")) && !bytes.HasPrefix(stat[end+1:], []byte(" X"))
+}
+
 // killProcesses sends SIGKILL to every process whose command line names dir (a browser's own
-// profile directory, which Chromium passes to each of its processes) and returns how many it
-// found: the browser's process and whatever it started, found without asking it anything.
-func killProcesses(dir string) int {
+// profile directory, which Chromium passes to each of its processes) and returns them: the
+// browser's process and whatever it started, found without asking it anything.
+func killProcesses(dir string) []int {
 	pids := browserProcesses(dir)
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	return len(pids)
+	return pids
 }
 
 // browserProcesses are the live processes whose command line names dir, a browser's profile
@@ -518,10 +554,13 @@ func (b *browser) setNice(n int) {
 
 // launch starts a browser and opens its tab, within startTimeout (and ctx).
 func (r *Renderer) launch(ctx context.Context) (*browser, error) {
+	r.starting.Add(1)
+	defer r.starting.Done()
 	dir, err := os.MkdirTemp("", "crawler-chromium-")
 	if err != nil {
 		return nil, fmt.Errorf("%w: profile directory: %w", ErrRenderUnavailable, err)
 	}
+	spawned := make(chan *exec.Cmd, 1)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(r.cfg.BrowserPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.NoFirstRun, chromedp.UserDataDir(dir), chromedp.UserAgent(r.userAgent),
@@ -550,6 +589,12 @@ func (r *Renderer) launch(ctx context.Context) (*browser, error) {
 		chromedp.ProxyServer(deadProxy), chromedp.Flag("proxy-bypass-list", "<-loopback>"),
 		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 		chromedp.Flag("block-new-web-contents", true), // headless: window.open and pop-ups fail
+		// The browser dies with the worker (chromedp's default), and a start cut short
+		// knows which process it spawned.
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+			spawned <- cmd
+		}),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	tabCtx, cancelTab := chromedp.NewContext(allocCtx)
@@ -576,6 +621,23 @@ func (r *Renderer) launch(ctx context.Context) (*browser, error) {
 		return b, nil
 	}
 	b.kill("it did not start")
+	// The process may have been spawned after kill looked for it, and one being killed
+	// already no longer shows its command line: once the start returns (kill cancelled its
+	// context), the process it spawned is known, and is waited for too.
+	var pids []int
+	select {
+	case <-started:
+		select {
+		case cmd := <-spawned:
+			if cmd.Process != nil { // set by the start that returned
+				_ = cmd.Process.Kill()
+				pids = append(pids, cmd.Process.Pid)
+			}
+		default:
+		}
+	case <-time.After(killWait):
+	}
+	b.waitGone(killWait, pids...)
 	return nil, fmt.Errorf("%w: start %s: %w", ErrRenderUnavailable, r.cfg.BrowserPath, err)
 }
 

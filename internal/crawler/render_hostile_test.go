@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,13 +119,16 @@ func TestRenderHostilePages(t *testing.T) {
 	peak := mem.rss
 	t.Logf("hostile crawls: %s, %d browsers killed, test process and browsers peaked at %d MiB summed RSS, %d MiB Pss",
 		elapsed.Round(time.Millisecond), c.renderer.kills.Load(), peak>>20, mem.peakPss>>20)
+	// What each page gave, on one line after the failures (a CI log may keep only its start).
+	var summary []string
+	defer func() { slices.Sort(summary); t.Logf("pages: %s", strings.Join(summary, "; ")) }()
 	for path := range hostilePages {
 		r := pages[path]
 		if r == nil {
 			t.Errorf("%s: not rendered at all", path)
 			continue
 		}
-		t.Logf("%s: words %d error %q", path, r.WordCount, r.Error)
+		summary = append(summary, fmt.Sprintf("%s words %d error %q", path, r.WordCount, r.Error))
 	}
 	for _, path := range []string{"/busy", "/dom", "/fetchloop", "/post"} {
 		if r := pages[path]; r == nil || r.Error == "" {

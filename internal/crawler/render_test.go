@@ -1,6 +1,7 @@
 package crawler
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -298,4 +300,47 @@ func TestRenderHeapBomb(t *testing.T) {
 	if r := pages["/after"].Rendered; r == nil || r.Error != "" || r.H1 != "After" {
 		t.Errorf("/after rendered %+v, want its page", r)
 	}
+}
+
+// TestRenderStartCancelled: a browser start cut short (the worker shutting down while
+// Chromium starts) leaves no process behind once Start returns, at any point of the start:
+// `make run` with its API port taken left a Chromium running after the worker ended.
+func TestRenderStartCancelled(t *testing.T) {
+	path := browserPath(t)
+	for delay := time.Duration(0); delay <= 400*time.Millisecond; delay += 40 * time.Millisecond {
+		r := NewRenderer(RenderConfig{BrowserPath: path}, "test")
+		ctx, cancel := context.WithTimeout(context.Background(), delay)
+		err := r.Start(ctx)
+		cancel()
+		if err == nil {
+			r.Close() // started in time: Close must end it
+		}
+		if left := childBrowsers(); len(left) > 0 {
+			cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(left[0]) + "/cmdline")
+			t.Fatalf("start cancelled after %s (err %v): browser processes %v left running: %q", delay, err, left, cmd)
+		}
+		r.Close()
+	}
+}
+
+// childBrowsers are this process's live (not ended) child processes.
+func childBrowsers() []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		end := bytes.LastIndexByte(stat, ')')
+		if end < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[end+1:]))
+		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(os.Getpid()) {
+			pid, _ := strconv.Atoi(e.Name())
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
