@@ -158,6 +158,10 @@ type Renderer struct {
 	kills    atomic.Int64   // browsers killed (hung, over memory, failed page): for tests and logs
 	sessions atomic.Int64   // crawls rendering now, which share the browsers (renderSession.enter)
 	struck   atomic.Int64   // of those, crawls one of whose pages failed: they render one page at a time
+	lagging  atomic.Int64   // of those not struck, crawls with a page rendering past shareAge: the same while it does
+
+	shareMu sync.Mutex
+	shares  chan struct{} // closed, and replaced, when crawls start or end, or are struck or lag: enter looks again
 }
 
 // NewRenderer returns a renderer over cfg's browser; nil when cfg names none.
@@ -521,21 +525,88 @@ func browserProcesses(dir string) []int {
 	return pids
 }
 
-// slowRender is how long a page renders before its browser yields the CPU to other crawls'
-// pages: a page renders in well under a second as a rule, and one still busy after this long
-// (an endless script, a huge DOM) is one a hostile site made.
-const slowRender = 2 * time.Second
+// A page yields the CPU to other crawls' pages, while they render, once its browser has used
+// slowCPU of CPU time on it, or once it has rendered for slowRender, whichever comes first;
+// its crawl is struck then (renderSession.strike), leaving the other browsers to the crawls
+// beside it. Real pages render on well under slowCPU as a rule (docs/decisions.md has the
+// figures), so one that burns it (an endless script, a huge DOM) is one a hostile or a very
+// heavy site made, found sooner than slowRender on a machine with CPU to spare; slowRender
+// catches the rest (a page whose requests never end). Checked every slowCheck. Variables
+// for tests only.
+var (
+	slowCPU    = time.Second
+	slowRender = 2 * time.Second
+)
 
-// deprioritise lowers the browser's CPU priority to the lowest (nice 19) while other crawls
-// render beside it, every thread of every process of it (Linux sets a nice value per
-// thread), so their pages get the CPU first. An unprivileged process cannot raise it back:
-// the browser is retired when its page ends (release). Alone, a crawl's slow page keeps its
-// priority: there is no one to yield to, and a browser at nice 19 on a busy machine is slow
-// even to die.
-func (b *browser) deprioritise(others bool) {
-	if !others {
-		return
+const slowCheck = 50 * time.Millisecond
+
+// userHZ is the unit of the CPU times in /proc/<pid>/stat (USER_HZ, 100 on Linux's ABI).
+const userHZ = 100
+
+// cpuTime is the CPU time (user and system) the browser's process has used; 0 when unknown.
+func (b *browser) cpuTime() time.Duration {
+	if b.pid == 0 {
+		return 0
 	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(b.pid) + "/stat")
+	if err != nil {
+		return 0 // ended: the watcher sees no use
+	}
+	end := bytes.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0
+	}
+	// After "(comm)": state is field 3 of the line, utime 14 and stime 15.
+	f := strings.Fields(string(stat[end+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / userHZ
+}
+
+// watchCPU deprioritises b when its page has used slowCPU of CPU time, or has rendered for
+// slowRender, while other crawls render; it returns when it has, or when stop closes, and
+// closes done then.
+func (s *renderSession) watchCPU(b *browser, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(slowCheck)
+	defer tick.Stop()
+	started, start := time.Now(), b.cpuTime()
+	maxCPU, maxAge := slowCPU, slowRender
+	lagging := false
+	defer func() {
+		if lagging {
+			s.lag(-1)
+		}
+	}()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		age := time.Since(started)
+		if !lagging && age >= shareAge {
+			lagging = true
+			s.lag(1)
+		}
+		if s.r.sessions.Load() > 1 && (b.cpuTime()-start >= maxCPU || age >= maxAge) {
+			b.deprioritise()
+			s.strike()
+			return
+		}
+	}
+}
+
+// deprioritise lowers the browser's CPU priority to the lowest (nice 19), every thread of
+// every process of it (Linux sets a nice value per thread), so other crawls' pages get the
+// CPU first. An unprivileged process cannot raise it back: the browser is retired when its
+// page ends (release). Only while other crawls render (watchCPU): alone, a crawl's heavy
+// page keeps its priority, as there is no one to yield to, and a browser at nice 19 on a
+// busy machine is slow even to die.
+func (b *browser) deprioritise() {
 	b.slow.Store(true)
 	b.setNice(19)
 }
@@ -832,36 +903,41 @@ type renderSession struct {
 	maxPage     int64 // all the bodies one page loads
 	ua          string
 	// mu guards held (pages of this crawl rendering now), struck (a page of it failed),
-	// closed and freed (closed when one of its pages ends); see enter.
-	mu     sync.Mutex
-	held   int
-	struck bool
-	closed bool // the crawl ended: a page failing later strikes it no more
-	freed  chan struct{}
+	// lagging (pages of it rendering for longer than shareAge), closed and freed (closed when
+	// one of its pages ends); see enter.
+	mu      sync.Mutex
+	held    int
+	struck  bool
+	lagging int
+	closed  bool // the crawl ended: a page failing later strikes it no more
+	freed   chan struct{}
 }
 
-// sharePoll is how often a crawl waiting for its share looks again, should another crawl
-// have ended meanwhile (a page of its own ending wakes it at once).
-const sharePoll = 100 * time.Millisecond
+// shareAge is how long a page renders before its crawl, while the page goes on, leaves the
+// browsers beyond its first to the crawls whose pages are quick (see enter): a page of a
+// real site renders in well under it as a rule.
+const shareAge = 500 * time.Millisecond
 
 // enter waits until the crawl may render one more page and says how many it then renders
-// (this one included): a crawl one of whose pages failed gets one browser at a time, and
-// the others share the rest equally (at least one each), the spare browser counted when
-// crawls render side by side. So a crawl whose pages hang
-// browsers, or one that merely came first, leaves browsers to the crawls beside it; alone,
-// a crawl uses them all. A crawl's first page may take the spare browser (acquire), so it
-// need not wait for a page of another crawl to end.
+// (this one included): a crawl one of whose pages failed or hogged the CPU gets one browser
+// at a time, and so does one with a page rendering for longer than shareAge while that page
+// goes on; the others share the rest equally (at least one each), the spare browser counted
+// when crawls render side by side. So a crawl whose pages hang browsers, or are slow now,
+// or one that merely came first, leaves browsers to the crawls beside it; alone, a crawl
+// uses them all. A crawl's first page may take the spare browser (acquire), so it need not
+// wait for a page of another crawl to end.
 func (s *renderSession) enter(ctx context.Context) (int, error) {
 	for {
+		changed := s.r.sharesChange() // before the counts are read: a change after wakes this
 		s.mu.Lock()
 		limit := 1
-		if !s.struck {
-			sessions, struck := int(s.r.sessions.Load()), int(s.r.struck.Load())
+		if !s.struck && s.lagging == 0 {
+			sessions, weak := int(s.r.sessions.Load()), int(s.r.struck.Load()+s.r.lagging.Load())
 			browsers := s.r.cfg.Concurrency
 			if sessions > 1 {
 				browsers++ // the spare
 			}
-			limit = max(1, (browsers-struck)/max(1, sessions-struck))
+			limit = max(1, (browsers-weak)/max(1, sessions-weak))
 		}
 		if s.held < limit {
 			s.held++
@@ -874,15 +950,13 @@ func (s *renderSession) enter(ctx context.Context) (int, error) {
 		}
 		freed := s.freed
 		s.mu.Unlock()
-		t := time.NewTimer(sharePoll)
+		// A page of its own ending, or another crawl ending, struck or lagging, wakes it.
 		select {
 		case <-freed:
-		case <-t.C:
+		case <-changed:
 		case <-ctx.Done():
-			t.Stop()
 			return 0, ctx.Err()
 		}
-		t.Stop()
 	}
 }
 
@@ -890,15 +964,71 @@ func (s *renderSession) enter(ctx context.Context) (int, error) {
 func (s *renderSession) leave(failed bool) {
 	s.mu.Lock()
 	s.held--
-	if failed && !s.struck && !s.closed {
-		s.struck = true
-		s.r.struck.Add(1)
+	if failed {
+		s.strikeLocked()
 	}
 	if s.freed != nil {
 		close(s.freed)
 		s.freed = nil
 	}
 	s.mu.Unlock()
+}
+
+// sharesChanged wakes the crawls waiting for their share (enter).
+func (r *Renderer) sharesChanged() {
+	r.shareMu.Lock()
+	if r.shares != nil {
+		close(r.shares)
+		r.shares = nil
+	}
+	r.shareMu.Unlock()
+}
+
+// sharesChange is closed at the next sharesChanged.
+func (r *Renderer) sharesChange() <-chan struct{} {
+	r.shareMu.Lock()
+	defer r.shareMu.Unlock()
+	if r.shares == nil {
+		r.shares = make(chan struct{})
+	}
+	return r.shares
+}
+
+// strike marks the crawl as one whose pages fail or hog the CPU: it renders one page at a
+// time from now on, and the crawls beside it share the other browsers.
+func (s *renderSession) strike() {
+	s.mu.Lock()
+	s.strikeLocked()
+	s.mu.Unlock()
+}
+
+func (s *renderSession) strikeLocked() {
+	if !s.struck && !s.closed {
+		s.struck = true
+		s.r.struck.Add(1)
+		if s.lagging > 0 {
+			s.r.lagging.Add(-1) // counted among the struck now
+		}
+		s.r.sharesChanged()
+	}
+}
+
+// lag counts a page of the crawl rendering for longer than shareAge (by +1) and its end
+// (-1): while one does, the crawl is among the lagging ones the Renderer counts, unless it
+// is struck already.
+func (s *renderSession) lag(d int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was := s.lagging > 0
+	s.lagging += d
+	if now := s.lagging > 0; now != was && !s.struck && !s.closed {
+		if now {
+			s.r.lagging.Add(1)
+		} else {
+			s.r.lagging.Add(-1)
+		}
+		s.r.sharesChanged()
+	}
 }
 
 // close ends the session: the crawl renders no more.
@@ -910,8 +1040,11 @@ func (s *renderSession) close() {
 	s.closed = true
 	if s.struck {
 		s.r.struck.Add(-1)
+	} else if s.lagging > 0 {
+		s.r.lagging.Add(-1)
 	}
 	s.r.sessions.Add(-1)
+	s.r.sharesChanged()
 	s.mu.Unlock()
 }
 
@@ -1088,7 +1221,9 @@ func (s *renderSession) render(ctx context.Context, pageURL, contentType string,
 	if err != nil {
 		return nil, nil, err
 	}
-	b, slot, err := s.r.acquire(ctx, held == 1)
+	// The spare browser serves a crawl's first page, and any page of a crawl beside others:
+	// their shares (enter) count it, so together they never hold more than the slots and it.
+	b, slot, err := s.r.acquire(ctx, held == 1 || s.r.sessions.Load() > 1)
 	if err != nil {
 		s.leave(false)
 		return nil, nil, err
@@ -1100,13 +1235,6 @@ func (s *renderSession) render(ctx context.Context, pageURL, contentType string,
 	}()
 	pctx, cancel := context.WithTimeout(b.ctx, s.r.cfg.Timeout)
 	defer cancel()
-	slowDone := make(chan struct{})
-	slowTimer := time.AfterFunc(slowRender, func() { b.deprioritise(s.r.sessions.Load() > 1); close(slowDone) })
-	defer func() { // before release (deferred earlier), which reads b.slow
-		if !slowTimer.Stop() {
-			<-slowDone
-		}
-	}()
 	defer context.AfterFunc(ctx, cancel)()
 	go func() { // a browser killed meanwhile (over memory, hung) ends the page at once
 		select {
@@ -1125,6 +1253,9 @@ func (s *renderSession) render(ctx context.Context, pageURL, contentType string,
 	j.bytesLeft.Store(s.maxPage)
 	b.job.Store(j)
 	defer b.job.Store(nil)
+	stopWatch, watchDone := make(chan struct{}), make(chan struct{})
+	go s.watchCPU(b, stopWatch, watchDone)
+	defer func() { close(stopWatch); <-watchDone }() // before release (deferred earlier), which reads b.slow
 	fail := func(err error) ([]byte, *renderJob, error) {
 		return nil, j, renderError(ctx, pctx, b, s.r.cfg.Timeout, err)
 	}

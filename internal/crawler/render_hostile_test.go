@@ -273,15 +273,13 @@ func TestRenderHostileBesideBenign(t *testing.T) {
 	}
 }
 
-// TestRenderSpareBrowser: a crawl whose page holds the only browser (an endless script, with
-// a minute to render) does not make a crawl beside it wait for that page: the spare browser
-// is started while the slot is taken, the other crawl's page takes it, and the whole benign
-// crawl renders while the hung page is still rendering.
-func TestRenderSpareBrowser(t *testing.T) {
+// startHanging starts c's renderer and, in the background until the test ends, a crawl of
+// one page whose endless script holds a browser for its whole time; the channel closes when
+// that crawl ends.
+func startHanging(t *testing.T, c *Crawler) <-chan struct{} {
+	t.Helper()
 	hang := newTestSite(t)
 	hang.page("/", htmlPage("busy", "<script>while (true) {}</script>"))
-	benign := benignSite(t)
-	c := renderCrawler(t, RenderConfig{Concurrency: 1, Timeout: time.Minute})
 	c.cfg.Timeout = 2 * time.Minute
 	if err := c.StartRenderer(context.Background()); err != nil {
 		t.Fatal(err)
@@ -293,6 +291,17 @@ func TestRenderSpareBrowser(t *testing.T) {
 		defer close(hungDone)
 		_, _ = c.Crawl(ctx, Request{Domain: hang.domain(), Render: true, MaxPages: 1})
 	}()
+	return hungDone
+}
+
+// TestRenderSpareBrowser: a crawl whose page holds the only browser (an endless script, with
+// a minute to render) does not make a crawl beside it wait for that page: the spare browser
+// is started while the slot is taken, the other crawl's page takes it, and the whole benign
+// crawl renders while the hung page is still rendering.
+func TestRenderSpareBrowser(t *testing.T) {
+	benign := benignSite(t)
+	c := renderCrawler(t, RenderConfig{Concurrency: 1, Timeout: time.Minute})
+	hungDone := startHanging(t, c)
 	// The hanging page holds the one slot from when it is handed a browser to its end.
 	for tick := time.NewTicker(10 * time.Millisecond); len(c.renderer.slots) == 0; {
 		select {
@@ -325,11 +334,21 @@ func TestRenderSpareBrowser(t *testing.T) {
 	t.Logf("benign crawl beside a page holding the only browser: %s", took.Round(time.Millisecond))
 }
 
-// TestRenderSlowPageYields: a page still rendering after slowRender while another crawl
-// renders has every thread of its browser at nice 19 while it goes on, so pages rendering
+// TestRenderSlowPageYields: a page that has used slowCPU of CPU time, or has rendered for
+// slowRender, while another crawl renders has every thread of its browser at nice 19 while it goes on, so pages rendering
 // normally elsewhere get the CPU first; it still renders, and its browser, which cannot be
 // given its priority back, is retired rather than pooled.
 func TestRenderSlowPageYields(t *testing.T) {
+	// Each rule alone, the other out of reach of the page's 3.5 s; the CPU allowed scaled down,
+	// so that a CI machine's load leaves the page the CPU to reach it.
+	t.Run("CPU", func(t *testing.T) { testSlowPageYields(t, 300*time.Millisecond, time.Hour) })
+	t.Run("age", func(t *testing.T) { testSlowPageYields(t, time.Hour, slowRender) })
+}
+
+func testSlowPageYields(t *testing.T, cpu, age time.Duration) {
+	oldCPU, oldAge := slowCPU, slowRender
+	slowCPU, slowRender = cpu, age
+	defer func() { slowCPU, slowRender = oldCPU, oldAge }()
 	site := newTestSite(t)
 	site.page("/", htmlPage("slow", `<p id="out">busy</p><script>const t0 = Date.now(); while (Date.now() - t0 < 3500) {}
 document.getElementById("out").textContent = "`+words(30)+`"</script>`))
@@ -437,4 +456,73 @@ func anyProcesses(dirs []string) bool {
 		}
 	}
 	return false
+}
+
+// TestRenderShareLagging: a crawl whose page has rendered for longer than shareAge, neither
+// failed nor deprioritised, leaves the browsers beyond its first to the crawl beside it,
+// spare included: with two browsers and the spare, the other crawl renders two pages at once
+// (without, it gets one: three browsers shared by two crawls). It is woken when the share
+// changes, not at a poll.
+func TestRenderShareLagging(t *testing.T) {
+	oldCPU, oldAge := slowCPU, slowRender
+	slowCPU, slowRender = time.Hour, time.Hour // neither rule ends the hanging page's share
+	defer func() { slowCPU, slowRender = oldCPU, oldAge }()
+	site := newTestSite(t)
+	gate, asked := make(chan struct{}), make(chan string, 64)
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(gate) }) }) // before the sites' Close, which waits for the handlers
+	var inFlight atomic.Int64 // pages waiting for the script now
+	site.mux.HandleFunc("/wait.js", func(w http.ResponseWriter, r *http.Request) {
+		inFlight.Add(1)
+		defer inFlight.Add(-1)
+		asked <- r.URL.RawQuery
+		select {
+		case <-gate:
+		case <-r.Context().Done(): // the page gave up on it
+			return
+		}
+		w.Header().Set("Content-Type", "text/javascript")
+		_, _ = w.Write([]byte(`document.getElementById("out").textContent = "` + words(20) + `"`))
+	})
+	links := `<a href="/a">a</a> <a href="/b">b</a> <a href="/c">c</a>`
+	site.page("/", htmlPage("home", links+`<p>`+words(20)+`</p>`))
+	for _, p := range []string{"/a", "/b", "/c"} {
+		// The script's address is written by a script, so only a browser asks for it.
+		site.page(p, htmlPage(p, `<p id="out"></p><script>const s = document.createElement("script");
+s.src = "/wait" + ".js?`+p[1:]+`"; document.head.appendChild(s)</script>`))
+	}
+	c := renderCrawler(t, RenderConfig{Concurrency: 2, Timeout: time.Minute})
+	startHanging(t, c)
+	for deadline := time.Now().Add(30 * time.Second); c.renderer.lagging.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hanging page's crawl was not counted as lagging")
+		}
+	}
+	done := make(chan *Result, 1)
+	go func() {
+		res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	var waiting []string
+	for timeout := time.After(20 * time.Second); inFlight.Load() < 2; {
+		select {
+		case p := <-asked:
+			waiting = append(waiting, p)
+		case <-timeout:
+			t.Fatalf("pages waiting at once beside the lagging crawl: %d (asked for %v), want 2", inFlight.Load(), waiting)
+		}
+	}
+	release.Do(func() { close(gate) })
+	res := <-done
+	if res == nil || len(res.Pages) != 4 {
+		t.Fatalf("the crawl beside: %+v", res)
+	}
+	for _, p := range res.Pages {
+		if p.Rendered == nil || p.Rendered.Error != "" {
+			t.Errorf("%s rendered %+v", p.URL, p.Rendered)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -307,6 +308,10 @@ func TestRenderHeapBomb(t *testing.T) {
 // `make run` with its API port taken left a Chromium running after the worker ended.
 func TestRenderStartCancelled(t *testing.T) {
 	path := browserPath(t)
+	before := map[int]bool{} // browsers of earlier tests may still be ending
+	for _, pid := range childBrowsers() {
+		before[pid] = true
+	}
 	for delay := time.Duration(0); delay <= 400*time.Millisecond; delay += 40 * time.Millisecond {
 		r := NewRenderer(RenderConfig{BrowserPath: path}, "test")
 		ctx, cancel := context.WithTimeout(context.Background(), delay)
@@ -315,7 +320,8 @@ func TestRenderStartCancelled(t *testing.T) {
 		if err == nil {
 			r.Close() // started in time: Close must end it
 		}
-		if left := childBrowsers(); len(left) > 0 {
+		left := slices.DeleteFunc(childBrowsers(), func(pid int) bool { return before[pid] })
+		if len(left) > 0 {
 			cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(left[0]) + "/cmdline")
 			t.Fatalf("start cancelled after %s (err %v): browser processes %v left running: %q", delay, err, left, cmd)
 		}
