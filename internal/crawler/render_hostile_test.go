@@ -471,7 +471,7 @@ func TestRenderShareLagging(t *testing.T) {
 	gate, asked := make(chan struct{}), make(chan string, 64)
 	var release sync.Once
 	t.Cleanup(func() { release.Do(func() { close(gate) }) }) // before the sites' Close, which waits for the handlers
-	var inFlight atomic.Int64 // pages waiting for the script now
+	var inFlight atomic.Int64                                // pages waiting for the script now
 	site.mux.HandleFunc("/wait.js", func(w http.ResponseWriter, r *http.Request) {
 		inFlight.Add(1)
 		defer inFlight.Add(-1)

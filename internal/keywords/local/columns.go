@@ -201,7 +201,8 @@ func (p *Provider) WarmColumns(ctx context.Context) error {
 			Scan(&v.sets, &fresh, &v.data); err != nil || !fresh {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT country, language, keywords, octet_length(norms) FROM keyword_set_keywords ORDER BY keywords DESC`)
+		rows, err := tx.Query(ctx, `SELECT country, language, sum(keywords)::int, sum(octet_length(norms) + 1)::int - 1
+			FROM keyword_set_keywords GROUP BY country, language ORDER BY 3 DESC`)
 		if err != nil {
 			return err
 		}
@@ -334,19 +335,20 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 			return err
 		}
 		var n, text int
-		err := tx.QueryRow(ctx, `SELECT keywords, octet_length(norms) FROM keyword_set_keywords WHERE country = $1 AND language = $2`,
+		// The texts' size as joined: the chunks and a NUL between each two.
+		err := tx.QueryRow(ctx, `SELECT sum(keywords)::int, sum(octet_length(norms) + 1)::int - 1
+			FROM keyword_set_keywords WHERE country = $1 AND language = $2 HAVING count(*) > 0`,
 			m.country, m.language).Scan(&n, &text)
 		if err == nil && columnBytes(n, text) > budget {
 			return errColumnsTooBig
 		}
 		var dict []byte
 		if err == nil {
-			err = tx.QueryRow(ctx, `SELECT norms FROM keyword_set_keywords WHERE country = $1 AND language = $2`,
-				m.country, m.language).Scan(&dict)
+			dict, err = readDict(ctx, tx, m, text)
 		}
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			// Sets built before migration 00038: the keywords are grouped from the rankings.
+			// Sets built before migration 00038 (or 00043): the keywords are grouped from the rankings.
 			if c.norms, err = collectKeys(tx.Query(ctx, columnsKeywordsSQL, m.country, m.language)); err != nil {
 				return err
 			}
@@ -636,4 +638,24 @@ func eachID(b *roaring.Bitmap, f func(id uint32)) {
 			f(id)
 		}
 	}
+}
+
+// readDict reads market m's keyword texts from keyword_set_keywords, its chunks in order
+// joined by a NUL, size bytes in all.
+func readDict(ctx context.Context, tx pgx.Tx, m market, size int) ([]byte, error) {
+	rows, err := tx.Query(ctx, `SELECT norms FROM keyword_set_keywords WHERE country = $1 AND language = $2 ORDER BY chunk`,
+		m.country, m.language)
+	if err != nil {
+		return nil, err
+	}
+	dict := make([]byte, 0, size)
+	var chunk []byte
+	_, err = pgx.ForEachRow(rows, []any{&chunk}, func() error {
+		if len(dict) > 0 {
+			dict = append(dict, 0)
+		}
+		dict = append(dict, chunk...)
+		return nil
+	})
+	return dict, err
 }

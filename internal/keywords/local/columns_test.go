@@ -83,8 +83,14 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 	pagedMarket(t)
 	ctx := context.Background()
 	p := local.New(pool)
+	// Each market's keyword texts in many chunks, as at ten million keywords.
+	local.SmallDictChunks(t, 256)
 	if err := local.BuildKeywordSets(ctx, pool); err != nil {
 		t.Fatal(err)
+	}
+	var chunks int
+	if err := pool.QueryRow(ctx, `SELECT max(chunk) + 1 FROM keyword_set_keywords`).Scan(&chunks); err != nil || chunks < 3 {
+		t.Fatalf("the keyword texts in %d chunk(s) (%v), want several", chunks, err)
 	}
 	r := rand.New(rand.NewPCG(26, 11))
 	type answer struct {

@@ -53,3 +53,11 @@ func WalkIdeas(t *testing.T, n int) {
 	t.Cleanup(func() { ideasWalk = walk })
 	ideasWalk = n
 }
+
+// SmallDictChunks makes keyword set builds write each market's keyword texts in chunks of
+// about n bytes until the test ends.
+func SmallDictChunks(t *testing.T, n int) {
+	old := dictChunk
+	t.Cleanup(func() { dictChunk = old })
+	dictChunk = n
+}

@@ -1,9 +1,7 @@
 package local
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -68,7 +66,7 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		}
 		sets := map[setKey]*roaring.Bitmap{}
 		// positions holds each set's best position per keyword, in id order.
-		positions := map[setKey][]uint16{}
+		positions := map[setKey]*positionList{}
 		// In the order of domain_rankings_by_keyword_idx (00030), an index-only scan: by
 		// keyword, then market, then domain. Each market's keywords come in ascending order
 		// (its ids), and a domain's rows of one keyword together. (Sorted by market first,
@@ -78,15 +76,20 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		if err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
-		// numbering is a market's state: its next id, its last keyword, and its keywords
-		// in id order, NUL-separated (keyword_set_keywords).
+		// numbering is a market's state: its next id, its last keyword, and its keywords in
+		// id order, NUL-separated, spilled to a file of its own (keyword_set_keywords).
 		type numbering struct {
 			id    uint32
 			last  string
 			count int
-			dict  bytes.Buffer
+			dict  *spill
 		}
 		markets := map[market]*numbering{}
+		defer func() {
+			for _, n := range markets {
+				n.dict.remove()
+			}
+		}()
 		var cur *numbering
 		var curMarket market
 		var country, language, norm, domain string
@@ -96,18 +99,23 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 			if cur == nil || m != curMarket {
 				cur, curMarket = markets[m], m
 				if cur == nil {
-					cur = &numbering{}
+					d, err := newSpill()
+					if err != nil {
+						return err
+					}
+					cur = &numbering{dict: d}
 					markets[m] = cur
 				}
 			}
 			if cur.count == 0 || norm != cur.last {
 				if cur.count > 0 {
 					cur.id++
-					cur.dict.WriteByte(0)
 				}
 				cur.last = norm
 				cur.count++
-				cur.dict.WriteString(norm)
+				if err := cur.dict.add(norm); err != nil {
+					return err
+				}
 			}
 			id := cur.id
 			k := setKey{m, domain}
@@ -119,9 +127,9 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 			// A domain ranking with several URLs for the keyword: its rows come together
 			// (one id), the best position kept.
 			if ps := positions[k]; s.CheckedAdd(id) {
-				positions[k] = append(ps, uint16(position))
-			} else if uint16(position) < ps[len(ps)-1] {
-				ps[len(ps)-1] = uint16(position)
+				positions[k] = ps.add(uint16(position))
+			} else {
+				ps.lower(uint16(position))
 			}
 			return nil
 		})
@@ -131,34 +139,53 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM domain_keyword_sets`); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
-		out := make([][]any, 0, len(sets))
-		for k, s := range sets {
-			s.RunOptimize()
-			b, err := s.ToBytes()
-			if err != nil {
-				return err
-			}
-			ps := positions[k]
-			pb := make([]byte, 2*len(ps))
-			for i, p := range ps {
-				binary.LittleEndian.PutUint16(pb[2*i:], p)
-			}
-			out = append(out, []any{k.country, k.language, k.domain, int(s.GetCardinality()), b, pb})
+		// One set at a time is encoded, written and let go: the copy holds no list of them.
+		keys := make([]setKey, 0, len(sets))
+		for k := range sets {
+			keys = append(keys, k)
 		}
+		next := 0
+		var row []any
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"domain_keyword_sets"},
-			[]string{"country", "language", "domain", "keywords", "ids", "positions"}, pgx.CopyFromRows(out)); err != nil {
+			[]string{"country", "language", "domain", "keywords", "ids", "positions"}, pgx.CopyFromFunc(func() ([]any, error) {
+				if next == len(keys) {
+					return nil, nil
+				}
+				k := keys[next]
+				next++
+				s, ps := sets[k], positions[k]
+				delete(sets, k)
+				delete(positions, k)
+				s.RunOptimize()
+				b, err := s.ToBytes()
+				if err != nil {
+					return nil, err
+				}
+				row = append(row[:0], k.country, k.language, k.domain, int(s.GetCardinality()), b, ps.bytes())
+				return row, nil
+			})); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM keyword_set_keywords`); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
-		out = out[:0]
 		for m, n := range markets {
-			out = append(out, []any{m.country, m.language, n.count, n.dict.Bytes()})
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"keyword_set_keywords"},
-			[]string{"country", "language", "keywords", "norms"}, pgx.CopyFromRows(out)); err != nil {
-			return fmt.Errorf("keyword sets: %w", err)
+			chunks, err := n.dict.chunks(dictChunk)
+			if err != nil {
+				return fmt.Errorf("keyword sets: %w", err)
+			}
+			chunk := 0
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"keyword_set_keywords"},
+				[]string{"country", "language", "chunk", "keywords", "norms"}, pgx.CopyFromFunc(func() ([]any, error) {
+					b, count, err := chunks()
+					if b == nil || err != nil {
+						return nil, err
+					}
+					chunk++
+					return []any{m.country, m.language, chunk - 1, count, b}, nil
+				})); err != nil {
+				return fmt.Errorf("keyword sets: %w", err)
+			}
 		}
 		_, err = tx.Exec(ctx, `UPDATE keyword_sets_state SET built = $1`, generation)
 		return err
