@@ -2,15 +2,18 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 
 	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/job"
@@ -18,7 +21,8 @@ import (
 )
 
 // Running an analysis from the dashboard in Chromium, at desktop and phone widths: the
-// form's validation error next to its field, the dry run's cost, the run, the job page's
+// form's validation errors next to their fields (a sort key refused at its row), the dry
+// run's cost, the run with three sort keys, the job page's
 // progress reloading itself until the job ends, and the usage page's charts; no page
 // scrolls sideways.
 func TestBrowserRunAnalysis(t *testing.T) {
@@ -55,10 +59,27 @@ func browserRunAnalysis(t *testing.T, width int) {
 		c.fail("invalid domain", fmt.Errorf("error %q, beside its field %v", msg, next))
 	}
 
-	// Fixed: the dry run's cost and the balance after it.
-	c.do("check cost", chromedp.SetValue(chromedp.ID("f-domain"), sample.Domains()[0]), chromedp.SetValue(chromedp.ID("f-topic"), "coffee"),
-		chromedp.SetValue(chromedp.ID("f-limit"), "10"), chromedp.Click(chromedp.ID("check-cost")), chromedp.WaitVisible(chromedp.ID("cost")))
+	// Sort keys the API refuses (a field twice): its message at the order keys, the row it
+	// is about marked.
+	c.do("order twice", chromedp.SetValue(chromedp.ID("f-domain"), sample.Domains()[0]),
+		chromedp.SetValue(chromedp.ID("f-order_by-1-field"), "search_volume"), chromedp.SetValue(chromedp.ID("f-order_by-2-field"), "search_volume"),
+		chromedp.SetValue(chromedp.ID("f-order_by-2-dir"), "asc"), chromedp.Click(chromedp.ID("check-cost")), chromedp.WaitVisible(chromedp.ID("order_by-error")))
+	c.page("order twice")
+	msg = get(c, "order twice", chromedp.Text(chromedp.ID("order_by-error")))
+	marked := get(c, "order twice", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#f-order_by select[aria-invalid="true"]')).map(s => s.id)`))
+	if msg != "order_by[1] names search_volume a second time" || strings.Join(marked, " ") != "f-order_by-2-field f-order_by-2-dir" {
+		c.fail("order twice", fmt.Errorf("error %q, marked %v", msg, marked))
+	}
+
+	// Fixed (three keys) and checked: the dry run's cost and the balance after it, the keys kept.
+	c.do("check cost", chromedp.SetValue(chromedp.ID("f-topic"), "coffee"), chromedp.SetValue(chromedp.ID("f-limit"), "10"),
+		chromedp.SetValue(chromedp.ID("f-order_by-2-field"), "keyword_difficulty"), chromedp.SetValue(chromedp.ID("f-order_by-3-field"), "keyword"),
+		chromedp.SetValue(chromedp.ID("f-order_by-3-dir"), "asc"), chromedp.Click(chromedp.ID("check-cost")), chromedp.WaitVisible(chromedp.ID("cost")))
 	c.page("cost")
+	keys := get(c, "cost", chromedp.Evaluate[string](`Array.from(document.querySelectorAll("#f-order_by select")).map(s => s.value).join(" ")`))
+	if keys != "search_volume desc keyword_difficulty asc keyword asc" {
+		c.fail("cost", fmt.Errorf("order keys after the check %q", keys))
+	}
 	cost := get(c, "cost", chromedp.Text(chromedp.ID("cost-credits")))
 	after := get(c, "cost", chromedp.Text(chromedp.ID("cost-after")))
 	if cost != "5" || after != "45" || e.balance(t, acct.ID) != 50 {
@@ -76,6 +97,17 @@ func browserRunAnalysis(t *testing.T, width int) {
 	c.page("job done")
 	if e.balance(t, acct.ID) != 45 {
 		c.fail("job done", fmt.Errorf("balance %d, want 45", e.balance(t, acct.ID)))
+	}
+	loc := get(c, "job done", chromedp.Location())
+	ran, err := e.Jobs.Get(context.Background(), acct.ID, uuid.MustParse(loc[strings.LastIndex(loc, "/")+1:]))
+	var req struct {
+		OrderBy []string `json:"order_by"`
+	}
+	if err == nil {
+		err = json.Unmarshal(ran.Request, &req)
+	}
+	if want := []string{"search_volume.desc", "keyword_difficulty.asc", "keyword.asc"}; err != nil || !slices.Equal(req.OrderBy, want) {
+		c.fail("job done", fmt.Errorf("the job's order_by %v (%v), want %v", req.OrderBy, err, want))
 	}
 
 	// Progress seen for sure: a job no worker takes stays queued; its page shows progress and

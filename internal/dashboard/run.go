@@ -68,15 +68,24 @@ type formField struct {
 	Name    string // the JSON field's name, which the API's messages use ("filters.cpc" for a filter)
 	Label   string
 	Hint    string
-	Input   string // text, textarea, number, checkbox, select, range (a min and a max) or choices (checkboxes)
-	List    bool   // a list: one item per line (textarea), per word (text) or the one chosen (select)
+	Input   string // text, textarea, number, checkbox, select, range (a min and a max), choices (checkboxes) or order (sort keys)
+	List    bool   // a list: one item per line (textarea) or per word (text)
 	Options []string
 	Labels  []string // the options' labels, when they are not the options themselves
 	Value   string
-	Max     string   // a range's upper end (Value is its lower)
-	Chosen  []string // a choices field's checked options
+	Max     string     // a range's upper end (Value is its lower)
+	Chosen  []string   // a choices field's checked options
+	Keys    []orderKey // an order field's rows, one per key the endpoint takes
 	Checked bool
 	Error   string
+}
+
+// orderKey is one row of an order field: a field to sort on and its direction ("asc" or
+// "desc"); a row whose field is empty is left out.
+type orderKey struct {
+	N          int // the row's place, from 1
+	Field, Dir string
+	Invalid    bool // the key the field's error is about
 }
 
 // fieldHelp is what the form says about a request field; fields missing here are labelled
@@ -204,17 +213,17 @@ func fieldLabel(f keywords.Field) string {
 	return humanize(string(f))
 }
 
-// orderField is a select of the fields the endpoint sorts on, each both ways.
+// orderField offers as many sort keys as order_by takes (no more than the endpoint has
+// fields to sort on): each a select of those fields and one of the direction.
 func orderField(shape report.QueryShape) formField {
-	f := formField{Name: "order_by", Label: "Order by", Input: "select", List: true,
-		Hint: "Which rows come first; ties are broken by the keyword. Empty keeps the endpoint's default order."}
+	f := formField{Name: "order_by", Label: "Order by", Input: "order",
+		Hint: "Which rows come first. Each next key orders the rows the keys before it tie on; the keyword breaks remaining ties. High to low sorts the keyword Z to A. Default order keeps the endpoint's own."}
 	for _, k := range shape.Order {
-		up, down := "lowest first", "highest first"
-		if k == keywords.FieldKeyword {
-			up, down = "A to Z", "Z to A"
-		}
-		f.Options = append(f.Options, string(k)+".desc", string(k)+".asc")
-		f.Labels = append(f.Labels, fieldLabel(k)+", "+down, fieldLabel(k)+", "+up)
+		f.Options = append(f.Options, string(k))
+		f.Labels = append(f.Labels, fieldLabel(k))
+	}
+	for n := range min(report.MaxOrderKeys, len(shape.Order)) {
+		f.Keys = append(f.Keys, orderKey{N: n + 1, Dir: "desc"})
 	}
 	return f
 }
@@ -403,6 +412,7 @@ func (d *Dashboard) formError(c *fiber.Ctx, data *analysisFormData, err error) e
 		for i := range data.Fields {
 			if f := &data.Fields[i]; f.Name == m[1] || f.Name == m[1]+"s" {
 				f.Error, placed = e.Message, true
+				f.markKey(m[2])
 				break
 			}
 		}
@@ -420,10 +430,30 @@ func (d *Dashboard) formError(c *fiber.Ctx, data *analysisFormData, err error) e
 	return d.renderForm(c, status, *data)
 }
 
+// markKey marks the order key a message's index names ("[1]" in "order_by[1] names…"):
+// the index counts the rows filled in, as readForm sends them.
+func (f *formField) markKey(index string) {
+	n, err := strconv.Atoi(strings.Trim(index, "[]"))
+	if err != nil {
+		return
+	}
+	for i := range f.Keys {
+		if f.Keys[i].Field == "" {
+			continue
+		}
+		if n == 0 {
+			f.Keys[i].Invalid = true
+			return
+		}
+		n--
+	}
+}
+
 // readForm fills the form's fields from the posted values (kept for the page shown again)
 // and decodes them into a request of the analysis, as the API decodes its JSON body: lists
-// one item per line (or per word), numbers as numbers, a filter under "filters", empty
-// fields left out. A cursor the form carries (the next page of an answer) goes with them.
+// one item per line (or per word), numbers as numbers, a filter under "filters", the order
+// keys filled in as "<field>.<direction>" in their rows' order, empty fields left out. A
+// cursor the form carries (the next page of an answer) goes with them.
 func readForm(c *fiber.Ctx, a report.Analysis, fields []formField) (report.Request, error) {
 	body := map[string]any{}
 	filters := map[string]any{}
@@ -481,6 +511,19 @@ func readForm(c *fiber.Ctx, a report.Analysis, fields []formField) (report.Reque
 			if len(r) > 0 {
 				put(f.Name, r)
 			}
+		case "order":
+			var keys []string
+			for j := range f.Keys {
+				k := &f.Keys[j]
+				row := f.Name + "." + strconv.Itoa(k.N)
+				k.Field, k.Dir = strings.Clone(c.FormValue(row+".field")), strings.Clone(c.FormValue(row+".dir"))
+				if k.Field != "" {
+					keys = append(keys, k.Field+"."+k.Dir)
+				}
+			}
+			if keys != nil {
+				put(f.Name, keys)
+			}
 		case "textarea":
 			if !f.List {
 				put(f.Name, v)
@@ -502,8 +545,6 @@ func readForm(c *fiber.Ctx, a report.Analysis, fields []formField) (report.Reque
 		default:
 			switch {
 			case v == "":
-			case f.List && f.Input == "select":
-				put(f.Name, []string{v})
 			case f.List:
 				if words := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || isSpace(r) }); len(words) > 0 {
 					put(f.Name, words)
@@ -575,8 +616,10 @@ func prefill(fields []formField, request json.RawMessage) {
 			switch {
 			case f.Input == "choices":
 				f.Chosen = items
-			case f.Input == "select" && len(items) > 0:
-				f.Value = items[0]
+			case f.Input == "order":
+				for j := range min(len(items), len(f.Keys)) {
+					f.Keys[j].Field, f.Keys[j].Dir, _ = strings.Cut(items[j], ".")
+				}
 			case f.Input == "textarea":
 				f.Value = strings.Join(items, "\n")
 			default:

@@ -49,8 +49,9 @@ func TestNewFormFromRequestType(t *testing.T) {
 }
 
 // A keyword analysis's form offers exactly the order fields and filters its endpoint
-// takes (report.ShapeOf, the shape Normalize checks against): a select of each order
-// field both ways, a range per bounded metric, and no free text for order_by.
+// takes (report.ShapeOf, the shape Normalize checks against): as many sort keys as
+// order_by takes, each a select of the order fields, a range per bounded metric, and no
+// free text for order_by.
 func TestFormOffersTheEndpointsQuery(t *testing.T) {
 	for _, a := range report.Catalog {
 		shape, paged := report.ShapeOf(a.Kind)
@@ -68,12 +69,13 @@ func TestFormOffersTheEndpointsQuery(t *testing.T) {
 		switch {
 		case len(shape.Order) == 0 && ok:
 			t.Errorf("%s: order_by offered, which the endpoint refuses", a.Kind)
-		case len(shape.Order) > 0 && (!ok || order.Input != "select" || len(order.Options) != 2*len(shape.Order) || len(order.Labels) != len(order.Options) || order.Hint == ""):
-			t.Errorf("%s: order_by %+v, want a select of %d fields both ways with a hint", a.Kind, order, len(shape.Order))
+		case len(shape.Order) > 0 && (!ok || order.Input != "order" || len(order.Keys) != min(report.MaxOrderKeys, len(shape.Order)) || len(order.Labels) != len(order.Options) || order.Hint == ""):
+			t.Errorf("%s: order_by %+v, want %d sort keys with a hint", a.Kind, order, report.MaxOrderKeys)
 		}
 		for i, k := range shape.Order {
-			if len(order.Options) > 2*i+1 && (order.Options[2*i] != string(k)+".desc" || order.Options[2*i+1] != string(k)+".asc") {
-				t.Errorf("%s: order options %v", a.Kind, order.Options)
+			if len(order.Options) != len(shape.Order) || order.Options[i] != string(k) {
+				t.Errorf("%s: order options %v, want %v", a.Kind, order.Options, shape.Order)
+				break
 			}
 		}
 		ranges := 0

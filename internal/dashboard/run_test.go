@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -277,16 +279,16 @@ func TestFormFiltersAndNextPage(t *testing.T) {
 	email := uniqueEmail("filters")
 	e.signIn(t, b, email)
 	p := b.Get("/dashboard/new/keywords-research")
-	for _, want := range []string{`<select id="f-order_by" name="order_by"`, `<option value="search_volume.desc">Search volume, highest first</option>`,
+	for _, want := range []string{`<select id="f-order_by-1-field" name="order_by.1.field"`, `name="order_by.3.dir"`, `<option value="search_volume">Search volume</option>`,
 		`name="filters.search_volume.min"`, `name="filters.keyword_difficulty.max"`, `name="filters.intent" value="commercial"`, `id="order_by-hint"`} {
 		if !strings.Contains(p.Body, want) {
 			t.Errorf("research form lacks %s", want)
 		}
 	}
-	if strings.Contains(p.Body, `<textarea id="f-order_by"`) || strings.Contains(p.Body, `filters.position`) || strings.Contains(p.Body, `opportunity_score`) {
-		t.Error("research form offers a free order_by, a position filter or the opportunity score (which research cannot filter or sort on)")
+	if strings.Contains(p.Body, `<textarea id="f-order_by"`) || strings.Contains(p.Body, `name="order_by.4.field"`) || strings.Contains(p.Body, `filters.position`) || strings.Contains(p.Body, `opportunity_score`) {
+		t.Error("research form offers a free order_by, a fourth order key, a position filter or the opportunity score (which research cannot filter or sort on)")
 	}
-	if c := b.Get("/dashboard/new/keywords-competitors"); strings.Contains(c.Body, `name="order_by"`) || !strings.Contains(c.Body, `name="filters.competitor_position.min"`) {
+	if c := b.Get("/dashboard/new/keywords-competitors"); strings.Contains(c.Body, `name="order_by`) || !strings.Contains(c.Body, `name="filters.competitor_position.min"`) {
 		t.Error("competitors form: order_by offered or competitor_position missing")
 	}
 
@@ -301,19 +303,12 @@ func TestFormFiltersAndNextPage(t *testing.T) {
 
 	v = researchForm(p, t, "run")
 	v.Set("limit", "5")
-	v.Set("order_by", "search_volume.desc")
+	v.Set("order_by.1.field", "search_volume")
+	v.Set("order_by.1.dir", "desc")
 	v.Set("filters.search_volume.min", "10")
 	v["filters.intent"] = []string{"informational", "commercial"}
 	v.Set("filters.exclude", "zzz, qqq")
-	first := b.Post("/dashboard/new/keywords-research", v)
-	if first.Status != http.StatusOK || !strings.Contains(first.URL, "/dashboard/jobs/") {
-		t.Fatalf("run: %d %s %s", first.Status, first.URL, first.Body)
-	}
-	jobID := first.URL[strings.LastIndex(first.URL, "/")+1:]
-	id, err := uuid.Parse(jobID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first, id := runResearch(t, b, v)
 	j, err := e.Jobs.Wait(context.Background(), e.account(t, email).ID, id, 20*time.Second)
 	if err != nil || j.Status != "succeeded" {
 		t.Fatalf("job %v %s: %s", err, j.Status, j.ErrorMessage)
@@ -333,7 +328,7 @@ func TestFormFiltersAndNextPage(t *testing.T) {
 		t.Fatalf("the research shows no total or next page: %s", page1.Body)
 	}
 	next := b.Get(strings.ReplaceAll(m[1], "&amp;", "&"))
-	for _, want := range []string{`name="cursor" value="`, `id="next-page-note"`, `<option value="search_volume.desc" selected>`,
+	for _, want := range []string{`name="cursor" value="`, `id="next-page-note"`, `<option value="search_volume" selected>`,
 		`name="filters.search_volume.min" value="10"`, `value="commercial" checked`, `value="qqq zzz"`, `name="limit" value="5"`} {
 		if !strings.Contains(next.Body, want) {
 			t.Errorf("the next page's form lacks %s", want)
@@ -342,7 +337,8 @@ func TestFormFiltersAndNextPage(t *testing.T) {
 	cur := regexp.MustCompile(`name="cursor" value="([^"]+)"`).FindStringSubmatch(next.Body)
 	nv := researchForm(next, t, "run")
 	nv.Set("limit", "5")
-	nv.Set("order_by", "search_volume.desc")
+	nv.Set("order_by.1.field", "search_volume")
+	nv.Set("order_by.1.dir", "desc")
 	nv.Set("filters.search_volume.min", "10")
 	nv["filters.intent"] = []string{"informational", "commercial"}
 	nv.Set("filters.exclude", "qqq zzz")
@@ -373,5 +369,101 @@ func TestFormFiltersAndNextPage(t *testing.T) {
 	}
 	if err != nil || j2.Status != "succeeded" || !strings.Contains(string(j2.Request), `"cursor"`) || len(j2.Result) == 0 || string(j2.Result) == string(j.Result) {
 		t.Fatalf("next page job %v %s %s: %s", err, j2.Status, j2.ErrorMessage, j2.Request)
+	}
+}
+
+// runResearch posts a research form that runs the analysis: the answer is the job's page,
+// whose address ends in the job's id.
+func runResearch(t *testing.T, b *browser, v url.Values) (page, uuid.UUID) {
+	t.Helper()
+	r := b.Post("/dashboard/new/keywords-research", v)
+	if r.Status != http.StatusOK || !strings.Contains(r.URL, "/dashboard/jobs/") {
+		t.Fatalf("run: %d %s %s", r.Status, r.URL, r.Body)
+	}
+	id, err := uuid.Parse(r.URL[strings.LastIndex(r.URL, "/")+1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, id
+}
+
+// researchFormFor signs a new account in (its e-mail made from prefix) and opens the
+// research form.
+func (e *env) researchFormFor(t *testing.T, prefix string) (b *browser, email string, form page) {
+	t.Helper()
+	b, email = e.newBrowser(t), uniqueEmail(prefix)
+	e.signIn(t, b, email)
+	return b, email, b.Get("/dashboard/new/keywords-research")
+}
+
+// The research form's three order keys reach the job's request as the API's order_by, in
+// the rows' order, and a form opened from that job shows them again in their rows.
+func TestFormOrderKeys(t *testing.T) {
+	e := startEnv(t)
+	b, email, p := e.researchFormFor(t, "order")
+	v := researchForm(p, t, "run")
+	for i, key := range [][2]string{{"keyword_difficulty", "asc"}, {"search_volume", "desc"}, {"keyword", "asc"}} {
+		row := "order_by." + strconv.Itoa(i+1)
+		v.Set(row+".field", key[0])
+		v.Set(row+".dir", key[1])
+	}
+	_, id := runResearch(t, b, v)
+	j, err := e.Jobs.Get(context.Background(), e.account(t, email).ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		OrderBy []string `json:"order_by"`
+	}
+	if err := json.Unmarshal(j.Request, &req); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"keyword_difficulty.asc", "search_volume.desc", "keyword.asc"}; !slices.Equal(req.OrderBy, want) {
+		t.Fatalf("stored order_by %v, want %v", req.OrderBy, want)
+	}
+	again := b.Get("/dashboard/new/keywords-research?from=" + id.String())
+	selected := regexp.MustCompile(`name="order_by\.(\d)\.(field|dir)"[^>]*>(?:\s*<option[^>]*>[^<]*</option>)*?\s*<option value="([a-z_]+)" selected>`)
+	var got []string
+	for _, m := range selected.FindAllStringSubmatch(again.Body, -1) {
+		got = append(got, m[1]+"."+m[2]+"="+m[3])
+	}
+	want := []string{"1.field=keyword_difficulty", "1.dir=asc", "2.field=search_volume", "2.dir=desc", "3.field=keyword", "3.dir=asc"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the form opened from the job selects %v, want %v", got, want)
+	}
+}
+
+// An order the API refuses (a field named twice, in the first and third rows with the
+// second left empty) shows the API's message at the order keys, the row it is about marked
+// and the values kept, from the dry run and the run alike; no job is started and nothing
+// is charged.
+func TestFormOrderRefused(t *testing.T) {
+	e := startEnv(t)
+	b, email, p := e.researchFormFor(t, "order-refused")
+	for _, action := range []string{"check", "run"} {
+		v := researchForm(p, t, action)
+		// The second row is left empty: the third is the API's order_by[1].
+		v.Set("order_by.1.field", "search_volume")
+		v.Set("order_by.1.dir", "desc")
+		v.Set("order_by.3.field", "search_volume")
+		v.Set("order_by.3.dir", "asc")
+		r := b.Post("/dashboard/new/keywords-research", v)
+		if r.Status != http.StatusBadRequest || !strings.Contains(r.Body, `id="order_by-error">order_by[1] names search_volume a second time</p>`) ||
+			!strings.Contains(r.Body, `aria-describedby="order_by-error order_by-hint"`) {
+			t.Fatalf("%s, search volume twice: %d %s", action, r.Status, r.Body)
+		}
+		marked := regexp.MustCompile(`<select id="f-order_by-(\d)-(field|dir)"[^>]* aria-invalid="true" aria-describedby="order_by-error">`).FindAllStringSubmatch(r.Body, -1)
+		if len(marked) != 2 || marked[0][1] != "3" || marked[1][1] != "3" {
+			t.Errorf("%s: marked rows %v, want the third row's selects", action, marked)
+		}
+		if !regexp.MustCompile(`name="order_by\.3\.dir"[^>]*>\s*<option value="desc">[^<]*</option>\s*<option value="asc" selected>`).MatchString(r.Body) {
+			t.Errorf("%s: the third row's direction is not kept: %s", action, r.Body)
+		}
+	}
+	if got := e.balance(t, e.account(t, email).ID); got != 50 {
+		t.Fatalf("balance after refused orders %d, want 50", got)
+	}
+	if jobs := b.Get("/dashboard/jobs"); !strings.Contains(jobs.Body, "No jobs") {
+		t.Fatalf("a job was started: %s", jobs.Body)
 	}
 }
