@@ -90,11 +90,17 @@ stateful: ## the keyword answers' stateful property test, long: STATEFUL_OPS ope
 bench: ## run the benchmarks (HTTP throughput and latency, job round trip, crawl rate)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...
 
+# SCALE=10: one size ten times the largest default, 10M keywords and 30M rankings per
+# data-set shape (about 15 minutes on a quiet machine, most of it generating and importing).
+ifeq ($(SCALE),10)
+KEYWORDS ?= 10000000
+RANKINGS ?= 30000000
+endif
 KEYWORDS ?= 100000,1000000
 RANKINGS ?= 300000,3000000
 BENCH_DOMAINS ?= 2000
 BENCH_HTTP ?= true
-bench-scale: build ## load generated keyword data (KEYWORDS=…, RANKINGS=…) through ctl import into a throwaway database and time answers in process and through the real api and worker (BENCH_HTTP=false: in process only)
+bench-scale: build ## load generated keyword data (KEYWORDS=…, RANKINGS=…, or SCALE=10 for 10M/30M) through ctl import into a throwaway database and time answers in process and through the real api and worker (BENCH_HTTP=false: in process only)
 	$(GO) run ./cmd/benchscale -ctl $(BIN)/ctl -api $(BIN)/api -worker $(BIN)/worker -http=$(BENCH_HTTP) -keywords $(KEYWORDS) -rankings $(RANKINGS) -domains $(BENCH_DOMAINS)
 
 lint: ## run golangci-lint (pinned version)
