@@ -62,6 +62,7 @@ type result struct {
 	httpTimings          map[string][]time.Duration // -http: the same questions through the API
 	answers              map[string]string
 	reimport             phase
+	floorRK              phase // raw COPY of the rankings file (copyFloor)
 	domainRows, distinct int
 }
 
@@ -197,6 +198,9 @@ func measure(ctx context.Context, s size, shape string, domains int, seed uint64
 		return res, err
 	}
 	res.reimport.rows = s.rankings
+	if res.floorRK, err = copyFloor(ctx, dsn, rkFile, s.rankings); err != nil {
+		return res, err
+	}
 
 	if !askQuestions {
 		return res, nil
@@ -425,6 +429,10 @@ func printResults(results []result) {
 	row("import rankings rows/s", func(r result) string { return rate(r.importRK) })
 	row("import rankings peak RSS", func(r result) string { return fmt.Sprintf("%d MB", r.importRK.maxRSS>>20) })
 	row("re-import rankings rows/s", func(r result) string { return rate(r.reimport) })
+	row("raw COPY of the rankings file rows/s", func(r result) string { return rate(r.floorRK) })
+	row("import rankings, share of raw COPY rows/s", func(r result) string {
+		return fmt.Sprintf("%.0f%%", 100*r.floorRK.elapsed.Seconds()/r.importRK.elapsed.Seconds())
+	})
 	row("ranking rows / distinct kw+domain", func(r result) string { return fmt.Sprintf("%d / %d", r.domainRows, r.distinct) })
 	kinds := []string{}
 	for _, r := range results {
