@@ -371,6 +371,20 @@ type SeedMinimum interface {
 	MinSeedChars() int
 }
 
+// Competitors are the competitor domains of a question about domain as keyword data is keyed
+// (Domain), in the order given: each once, without the domain itself and without any that
+// has no host. Every provider cleans a request's competitors with it.
+func Competitors(domain string, competitors []string) []string {
+	domain = Domain(domain)
+	var out []string
+	for _, c := range competitors {
+		if c = Domain(c); c != "" && c != domain && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Domain reduces a domain, host or URL to the form keyword data is keyed by: the lower-case
 // ASCII (IDNA) host without a port, a trailing dot or a leading "www." —
 // "https://WWW.Example.com/path" is "example.com". "" when s has no host.

@@ -2,7 +2,6 @@ package dataforseo
 
 import (
 	"context"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,14 +27,7 @@ func (c *Client) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords.G
 	if err != nil {
 		return keywords.GapList{}, err
 	}
-	domain := keywords.Domain(req.Domain)
-	var competitors []string
-	for _, comp := range req.Competitors {
-		comp = keywords.Domain(comp)
-		if comp != "" && comp != domain && !slices.Contains(competitors, comp) {
-			competitors = append(competitors, comp)
-		}
-	}
+	domain, competitors := keywords.Domain(req.Domain), keywords.Competitors(req.Domain, req.Competitors)
 	if _, ok := req.Filters.Ranges[keywords.FieldPosition]; ok {
 		return keywords.GapList{}, unsupported("filters.position: DataForSEO's gaps are keywords the domain does not rank for")
 	}

@@ -73,14 +73,7 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 	if err != nil {
 		return out, err
 	}
-	domain := NormalizeDomain(req.Domain)
-	var competitors []string
-	for _, c := range req.Competitors {
-		c = NormalizeDomain(c)
-		if c != "" && c != domain && !slices.Contains(competitors, c) {
-			competitors = append(competitors, c)
-		}
-	}
+	domain, competitors := NormalizeDomain(req.Domain), keywords.Competitors(req.Domain, req.Competitors)
 	if len(competitors) == 0 {
 		return out, nil
 	}
