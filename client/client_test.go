@@ -206,7 +206,7 @@ func TestErrorShapes(t *testing.T) {
 }
 
 // Both envelopes: the status one, with credits_remaining at the top level and credits_used
-// in data (the specification's introductory example).
+// in data; the fields this API does not send (difficulty, competition) are ignored.
 func TestBothEnvelopes(t *testing.T) {
 	f := newFake(t, fakeAnswer{status: 200, body: `{"status":"success","credits_remaining":95,"data":{"domain":"a.example","topic":"t","country":"us","credits_used":5,
 		"clusters":[{"cluster_name":"c","total_volume":5,"avg_difficulty":3,"keywords":[{"keyword":"k","search_volume":5,"difficulty":3,"competition":"low","trend":"stable","search_intent":"informational","opportunity_score":9}]}],"total_keywords":1}}`})
@@ -215,8 +215,8 @@ func TestBothEnvelopes(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := res.Clusters[0].Keywords[0]
-	if res.Meta.CreditsRemaining != 95 || res.Meta.CreditsUsed != 5 || res.Meta.RequestID != "req-fake" || k.Competition != "low" ||
-		k.Trend != "stable" || *k.Difficulty != 3 {
+	if res.Meta.CreditsRemaining != 95 || res.Meta.CreditsUsed != 5 || res.Meta.RequestID != "req-fake" || k.Trend != "stable" ||
+		*k.OpportunityScore != 9 {
 		t.Fatalf("result %+v meta %+v", res, res.Meta)
 	}
 }

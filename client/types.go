@@ -192,10 +192,6 @@ type Keyword struct {
 	// Trend is "increasing", "stable" or "decreasing" (the last 3 months against the 3
 	// before, ±10%); "" when unknown (null).
 	Trend string `json:"trend,omitempty"`
-	// Competition and Difficulty appear only in the specification's introductory example;
-	// this API does not send them.
-	Competition string   `json:"competition,omitempty"`
-	Difficulty  *float64 `json:"difficulty,omitempty"`
 }
 
 // MonthlySearch is one month's search volume.
@@ -305,12 +301,15 @@ type RankingsResult struct {
 
 // CompetitorsRequest is the body of KeywordCompetitors.
 type CompetitorsRequest struct {
-	Domain      string `json:"domain"`
-	Country     string `json:"country,omitempty"`
-	Language    string `json:"language,omitempty"`
-	Limit       int    `json:"limit,omitempty"` // 1 to 100; 20 when 0
-	Query              // filters and cursor; competitors take no order_by
-	CallbackURL string `json:"callback_url,omitempty"`
+	Domain   string `json:"domain"`
+	Country  string `json:"country,omitempty"`
+	Language string `json:"language,omitempty"`
+	Limit    int    `json:"limit,omitempty"` // 1 to 100; 20 when 0
+	// Filters and Cursor as in Query; competitors are listed by shared keywords, and take
+	// no order_by.
+	Filters     *Filters `json:"filters,omitempty"`
+	Cursor      Cursor   `json:"cursor,omitempty"`
+	CallbackURL string   `json:"callback_url,omitempty"`
 }
 
 // Competitor is a domain sharing ranked keywords with the asked domain; a number the data
@@ -419,14 +418,22 @@ type AuditSummary struct {
 // ...): Count URLs have it, URLs lists the first 100 of them, Items the same URLs with
 // their detail.
 type AuditIssue struct {
-	Type      string          `json:"type"`
-	Severity  string          `json:"severity"` // error, warning or notice
-	Category  string          `json:"category"` // titles, content, links, ... (docs/audit-checks.md)
-	Count     int             `json:"count"`
-	URLs      []string        `json:"urls"`
-	Items     []AuditItem     `json:"items"`
-	Links     []BrokenLink    `json:"links,omitempty"`     // broken_internal_link only
-	Redirects []IssueRedirect `json:"redirects,omitempty"` // sitemap_redirect only
+	Type     string `json:"type"`
+	Severity string `json:"severity"` // error, warning or notice
+	Category string `json:"category"` // titles, content, links, ... (docs/audit-checks.md)
+	Count    int    `json:"count"`
+	// Pages is how many pages of the site the issue is held against; Impact is Pages times
+	// the severity's weight (error 9, warning 3, notice 1), the order issues are listed in.
+	Pages  int `json:"pages"`
+	Impact int `json:"impact"`
+	// Canonicalised and Noindex count the issue's URLs on pages canonicalised elsewhere and
+	// on noindex pages, which the content checks judge too.
+	Canonicalised int             `json:"canonicalised"`
+	Noindex       int             `json:"noindex"`
+	URLs          []string        `json:"urls"`
+	Items         []AuditItem     `json:"items"`
+	Links         []BrokenLink    `json:"links,omitempty"`     // broken_internal_link only
+	Redirects     []IssueRedirect `json:"redirects,omitempty"` // sitemap_redirect only
 }
 
 // AuditItem is one URL with an audit issue and what makes it actionable: the page linking

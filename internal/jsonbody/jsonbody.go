@@ -80,25 +80,45 @@ func jsonError(err error) error {
 	return apperr.Invalid("The request body is not valid JSON.")
 }
 
+// jsonKind names the JSON kind of t for an error message ("a string", "a number", ...).
 func jsonKind(t reflect.Type) string {
+	switch Kind(t) {
+	case "string":
+		return "a string"
+	case "integer", "number":
+		return "a number"
+	case "boolean":
+		return "true or false"
+	case "array":
+		return "an array"
+	case "object":
+		return "an object"
+	}
+	return "of another type"
+}
+
+// Kind is the JSON Schema type a value of Go type t encodes as by its kind (pointers
+// followed): string, boolean, integer, number, array or object; "" for any other kind.
+func Kind(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch t.Kind() {
 	case reflect.String:
-		return "a string"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-		reflect.Float32, reflect.Float64:
-		return "a number"
+		return "string"
 	case reflect.Bool:
-		return "true or false"
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
 	case reflect.Slice, reflect.Array:
-		return "an array"
+		return "array"
 	case reflect.Map, reflect.Struct:
-		return "an object"
+		return "object"
 	}
-	return "of another type"
+	return ""
 }
 
 // checkStrings refuses a body whose strings (member names included) hold a control character
