@@ -419,14 +419,15 @@ type AuditSummary struct {
 // ...): Count URLs have it, URLs lists the first 100 of them, Items the same URLs with
 // their detail.
 type AuditIssue struct {
-	Type      string          `json:"type"`
-	Severity  string          `json:"severity"` // error, warning or notice
-	Category  string          `json:"category"` // titles, content, links, ... (docs/audit-checks.md)
-	Count     int             `json:"count"`
-	URLs      []string        `json:"urls"`
-	Items     []AuditItem     `json:"items"`
-	Links     []BrokenLink    `json:"links,omitempty"`     // broken_internal_link only
-	Redirects []IssueRedirect `json:"redirects,omitempty"` // sitemap_redirect only
+	Type      string           `json:"type"`
+	Severity  string           `json:"severity"` // error, warning or notice
+	Category  string           `json:"category"` // titles, content, links, ... (docs/audit-checks.md)
+	Count     int              `json:"count"`
+	URLs      []string         `json:"urls"`
+	Items     []AuditItem      `json:"items"`
+	Links     []BrokenLink     `json:"links,omitempty"`     // broken_internal_link only
+	Redirects []IssueRedirect  `json:"redirects,omitempty"` // sitemap_redirect only
+	Fragments []BrokenFragment `json:"fragments,omitempty"` // broken_fragment only
 }
 
 // AuditItem is one URL with an audit issue and what makes it actionable: the page linking
@@ -445,6 +446,16 @@ type BrokenLink struct {
 	URL             string   `json:"url"`
 	Status          *int     `json:"status"`
 	Error           string   `json:"error,omitempty"`
+	LinkedFrom      []string `json:"linked_from"`
+	LinkedFromTotal int      `json:"linked_from_total"`
+}
+
+// BrokenFragment is a link to #Fragment of a page of the site (Target) that has no such
+// element, with the first pages linking to it.
+type BrokenFragment struct {
+	URL             string   `json:"url"`
+	Target          string   `json:"target"`
+	Fragment        string   `json:"fragment"`
 	LinkedFrom      []string `json:"linked_from"`
 	LinkedFromTotal int      `json:"linked_from_total"`
 }

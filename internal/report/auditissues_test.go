@@ -358,3 +358,35 @@ func TestAuditCanonicalisedElsewhere(t *testing.T) {
 	}
 	checkIssueSummary(t, res)
 }
+
+// TestAuditBrokenFragmentLinkedFrom: a missing fragment linked from several pages names
+// them all (the first five, with the total), as a broken link does.
+func TestAuditBrokenFragmentLinkedFrom(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t)
+	s := newTestSite(t)
+	s.serve("/robots.txt", "text/plain", "User-agent: *\nAllow: /\n")
+	paths := []string{"/", "/a", "/b", "/c", "/d", "/e", "/f"}
+	for _, p := range paths {
+		s.serve(p, "text/html", doc{title: "Page " + p, description: "About " + p, h1s: []string{"Page"},
+			links: append(slices.Clone(paths), "/target#nowhere")}.String())
+	}
+	s.serve("/target", "text/html", doc{title: "Target", description: "The target", h1s: []string{"Target"}, links: []string{"/"}}.String())
+	res, err := b.Audit(context.Background(), normalized(t, &AuditRequest{Domain: s.domain()}).deref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(res.Issues, func(is AuditIssue) bool { return is.Type == audit.BrokenFragment })
+	if i < 0 {
+		t.Fatalf("no broken_fragment issue in %+v", res.Issues)
+	}
+	is := res.Issues[i]
+	want := []string{s.abs("/"), s.abs("/a"), s.abs("/b"), s.abs("/c"), s.abs("/d")}
+	if is.Count != 1 || len(is.Fragments) != 1 || is.Fragments[0].URL != s.abs("/target#nowhere") ||
+		!slices.Equal(is.Fragments[0].LinkedFrom, want) || is.Fragments[0].LinkedFromTotal != len(paths) {
+		t.Fatalf("broken_fragment = %+v, fragments %+v; want /target#nowhere linked from %v of %d", is, is.Fragments, want, len(paths))
+	}
+	if is.Items[0].Source != s.abs("/") {
+		t.Errorf("item source %q, want the first page linking", is.Items[0].Source)
+	}
+}
