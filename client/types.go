@@ -438,6 +438,8 @@ type AuditItem struct {
 	Target string `json:"target,omitempty"`
 	Twin   string `json:"twin,omitempty"`
 	Value  string `json:"value,omitempty"`
+	// InSitemap: a broken link's URL a sitemap lists too.
+	InSitemap bool `json:"in_sitemap,omitempty"`
 }
 
 // BrokenLink is a linked URL of the site that answered 4xx/5xx (Status) or not at all (nil
@@ -448,6 +450,7 @@ type BrokenLink struct {
 	Error           string   `json:"error,omitempty"`
 	LinkedFrom      []string `json:"linked_from"`
 	LinkedFromTotal int      `json:"linked_from_total"`
+	InSitemap       bool     `json:"in_sitemap"` // a sitemap lists the URL too
 }
 
 // BrokenFragment is a link to #Fragment of a page of the site (Target) that has no such

@@ -23,9 +23,9 @@ const (
 func init() {
 	register(Check{Type: SitemapNon200, Severity: SeverityError, Category: CategoryIndexability,
 		Threshold: "sitemap URL whose final answer is not 200, or no answer",
-		Site: sitemapURLs(func(p crawler.Page) (Item, bool) {
+		Site: unlinked(sitemapURLs(func(p crawler.Page) (Item, bool) {
 			return Item{Value: statusValue(p)}, p.Status != 200
-		})})
+		}))})
 	register(Check{Type: SitemapNoindex, Severity: SeverityError, Category: CategoryIndexability,
 		Threshold: "sitemap URL answering 2xx with noindex (meta robots or X-Robots-Tag)",
 		Site: sitemapURLs(func(p crawler.Page) (Item, bool) {

@@ -295,6 +295,8 @@ type BrokenLink struct {
 	// LinkedFromTotal counts them all.
 	LinkedFrom      []string `json:"linked_from"`
 	LinkedFromTotal int      `json:"linked_from_total"`
+	// InSitemap says a sitemap lists the URL too.
+	InSitemap bool `json:"in_sitemap,omitempty"`
 }
 
 // SitemapError names a sitemap file that could not be used and why.

@@ -569,7 +569,7 @@ func (lc *linkCheck) broken(g *linkGraph) []BrokenLink {
 		if !o.broken() {
 			continue
 		}
-		b := BrokenLink{URL: g.urls[id], Status: o.status, Error: o.err}
+		b := BrokenLink{URL: g.urls[id], Status: o.status, Error: o.err, InSitemap: lc.front.listed(g.keys[id])}
 		b.LinkedFrom, b.LinkedFromTotal = namedSources(lc.sources[id])
 		out = append(out, b)
 	}

@@ -71,6 +71,9 @@ type BrokenLink struct {
 	Error           string   `json:"error,omitempty"`
 	LinkedFrom      []string `json:"linked_from"`
 	LinkedFromTotal int      `json:"linked_from_total"`
+	// InSitemap says a sitemap lists the URL too: the fault is reported here, not again
+	// as sitemap_non_200.
+	InSitemap bool `json:"in_sitemap"`
 }
 
 // IssueRedirect is a sitemap URL that redirected and where it ended.
@@ -109,7 +112,7 @@ func brokenLinks(res *crawler.Result) []BrokenLink {
 		return []BrokenLink{}
 	}
 	for _, b := range res.BrokenLinks[:min(len(res.BrokenLinks), MaxIssueURLs)] {
-		item := BrokenLink{URL: b.URL, Error: b.Error, LinkedFrom: nonNil(b.LinkedFrom), LinkedFromTotal: b.LinkedFromTotal}
+		item := BrokenLink{URL: b.URL, Error: b.Error, LinkedFrom: nonNil(b.LinkedFrom), LinkedFromTotal: b.LinkedFromTotal, InSitemap: b.InSitemap}
 		if b.Status > 0 {
 			item.Status = &b.Status
 		}

@@ -48,12 +48,12 @@ func (d doc) String() string {
 func issueSite(t *testing.T) *testSite {
 	s := newTestSite(t)
 	listed := []string{"/", "/no-title", "/dup-a", "/dup-b", "/no-desc", "/desc-a", "/desc-b", "/no-h1", "/two-h1",
-		"/gone", "/old", "/hidden", "/variant", "/lonely"}
-	// Home links to every listed page but the orphan, and to an unlisted 404; every
-	// other page links home.
+		"/gone", "/old", "/hidden", "/variant", "/lonely", "/dropped"}
+	// Home links to every listed page but the orphan and /dropped (a 404 no page links),
+	// and to an unlisted 404; every other page links home.
 	var homeLinks []string
 	for _, p := range listed[1:] {
-		if p != "/lonely" {
+		if p != "/lonely" && p != "/dropped" {
 			homeLinks = append(homeLinks, p)
 		}
 	}
@@ -98,7 +98,7 @@ func TestAuditIssues(t *testing.T) {
 		paths         []string
 	}{
 		{IssueMissingTitle, SeverityError, []string{"/no-title"}},
-		{IssueSitemapNon200, SeverityError, []string{"/gone"}},
+		{IssueSitemapNon200, SeverityError, []string{"/dropped"}},
 		{IssueSitemapNoindex, SeverityError, []string{"/hidden"}},
 		{IssueBrokenInternalLink, SeverityError, []string{"/gone", "/missing"}},
 		{IssueDuplicateTitle, SeverityWarning, []string{"/dup-a", "/dup-b"}},
@@ -111,14 +111,15 @@ func TestAuditIssues(t *testing.T) {
 		{IssueMultipleH1, SeverityNotice, []string{"/two-h1"}},
 	}
 	// The discovery checks see /old redirecting; /gone and /missing, fetched as 4xx pages,
-	// are broken links, reported once (not also status_4xx).
+	// are broken links, reported once (not also status_4xx, nor /gone, which the sitemap
+	// lists, sitemap_non_200); /dropped, which no page links, is a sitemap and status fault.
 	discovered := map[string][]string{}
 	for _, is := range res.Issues {
 		for _, u := range is.URLs {
 			discovered[is.Type] = append(discovered[is.Type], strings.TrimPrefix(u, s.URL))
 		}
 	}
-	for typ, paths := range map[string][]string{"status_4xx": nil, "status_3xx": {"/old"}, "link_to_redirect": {"/old"}} {
+	for typ, paths := range map[string][]string{"status_4xx": {"/dropped"}, "status_3xx": {"/old"}, "link_to_redirect": {"/old"}} {
 		if !slices.Equal(discovered[typ], paths) {
 			t.Errorf("%s = %v, want %v", typ, discovered[typ], paths)
 		}
@@ -155,10 +156,13 @@ func TestAuditIssues(t *testing.T) {
 		case IssueBrokenInternalLink:
 			var got []string
 			for _, l := range is.Links {
-				got = append(got, fmt.Sprintf("%s %d %v %d", strings.TrimPrefix(l.URL, s.URL), deref(l.Status), l.LinkedFrom, l.LinkedFromTotal))
+				got = append(got, fmt.Sprintf("%s %d %v %d %t", strings.TrimPrefix(l.URL, s.URL), deref(l.Status), l.LinkedFrom, l.LinkedFromTotal, l.InSitemap))
 			}
-			if want := []string{"/gone 404 [" + s.abs("/") + "] 1", "/missing 404 [" + s.abs("/") + "] 1"}; !slices.Equal(got, want) {
+			if want := []string{"/gone 404 [" + s.abs("/") + "] 1 true", "/missing 404 [" + s.abs("/") + "] 1 false"}; !slices.Equal(got, want) {
 				t.Errorf("broken links = %q, want %q", got, want)
+			}
+			if len(is.Items) != 2 || !is.Items[0].InSitemap || is.Items[1].InSitemap {
+				t.Errorf("broken link items = %+v, want /gone in the sitemap, /missing not", is.Items)
 			}
 		case IssueSitemapRedirect:
 			if len(is.Redirects) != 1 || is.Redirects[0] != (IssueRedirect{URL: s.abs("/old"), FinalURL: s.abs("/dup-a"), Status: 200}) {
