@@ -59,7 +59,8 @@ func init() {
 }
 
 // sitemapURLs runs a check over every URL the sitemaps listed, by URL as listed, when the
-// pages came from sitemaps.
+// pages came from sitemaps. A linked URL redirecting to a listed one is not listed itself:
+// the redirect checks judge it.
 func sitemapURLs(match func(p crawler.Page) (Item, bool)) func(s *Site) []Item {
 	return func(s *Site) []Item {
 		if !s.Result.FromSitemap {
@@ -67,7 +68,7 @@ func sitemapURLs(match func(p crawler.Page) (Item, bool)) func(s *Site) []Item {
 		}
 		var items []Item
 		for _, p := range s.Listed() {
-			if p.Source == crawler.SourceLinks {
+			if !p.InSitemap {
 				continue // found by following links: no sitemap entry to judge
 			}
 			if it, ok := match(*p); ok {

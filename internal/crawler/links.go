@@ -378,7 +378,8 @@ func (lc *linkCheck) isFile(g *linkGraph, id int32) bool {
 }
 
 // placePages sets each page's click depth (breadth first over the links between crawled
-// pages, from the home page) and its source: the sitemap, links, or both.
+// pages, from the home page), its source (the sitemap, links, or both) and whether a
+// sitemap lists its URL as asked for.
 func (lc *linkCheck) placePages(g *linkGraph, res *Result) {
 	depth := make([]int, len(lc.visits))
 	for i := range depth {
@@ -403,7 +404,8 @@ func (lc *linkCheck) placePages(g *linkGraph, res *Result) {
 	for i := range lc.visits {
 		p := &res.Pages[i]
 		p.Depth = depth[i]
-		listed := lc.front.listed(lc.keys[i][0]) || (lc.keys[i][1] != "" && lc.front.listed(lc.keys[i][1]))
+		p.InSitemap = lc.front.listed(lc.keys[i][0])
+		listed := p.InSitemap || (lc.keys[i][1] != "" && lc.front.listed(lc.keys[i][1]))
 		linked := depth[i] >= 0 || p.Inlinks > 0
 		switch {
 		case listed && linked:

@@ -258,7 +258,7 @@ func TestFindIssuesBounds(t *testing.T) {
 	for i := range pages {
 		u := fmt.Sprintf("https://x.com/%s/%03d", long, i)
 		res.Pages = append(res.Pages, crawler.Page{URL: u, FinalURL: u + "/final", Status: 200, ContentType: "text/html",
-			Redirected: true, Noindex: i%2 == 0, Canonical: "https://x.com/elsewhere", Title: "same", MetaDescription: "same", H1Count: 2})
+			Redirected: true, InSitemap: true, Noindex: i%2 == 0, Canonical: "https://x.com/elsewhere", Title: "same", MetaDescription: "same", H1Count: 2})
 		from := make([]string, 5)
 		for j := range from {
 			from[j] = u
@@ -392,5 +392,43 @@ func TestAuditBrokenFragmentLinkedFrom(t *testing.T) {
 	}
 	if is.Items[0].Source != s.abs("/") {
 		t.Errorf("item source %q, want the first page linking", is.Items[0].Source)
+	}
+}
+
+// TestAuditRedirectToSitemapURL: a linked URL that redirects to a URL the sitemap lists is
+// judged by the redirect checks alone; the sitemap checks judge the listed URLs, each once.
+func TestAuditRedirectToSitemapURL(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t)
+	s := newTestSite(t)
+	paths := []string{"/", "/guide"}
+	for _, p := range paths {
+		s.serve(p, "text/html", doc{title: "Docs " + p, description: "About " + p, h1s: []string{"Docs"}, links: []string{"/index.html", "/guide"},
+			head: `<link rel="canonical" href="https://docs.example.org` + p + `">`}.String())
+	}
+	s.handle("/index.html", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/", http.StatusMovedPermanently)
+	})
+	s.sitemap(paths...)
+	res, err := b.Audit(context.Background(), normalized(t, &AuditRequest{Domain: s.domain()}).deref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, is := range res.Issues {
+		for _, u := range is.URLs {
+			got[is.Type] = append(got[is.Type], strings.TrimPrefix(u, s.URL))
+		}
+	}
+	for typ, want := range map[string][]string{
+		IssueSitemapCanonicalised: {"/", "/guide"}, IssueSitemapRedirect: nil, IssueSitemapNon200: nil,
+		audit.LinkToRedirect: {"/index.html"}, audit.Status3xx: {"/index.html"},
+	} {
+		if !slices.Equal(got[typ], want) {
+			t.Errorf("%s = %v, want %v", typ, got[typ], want)
+		}
+	}
+	if res.PagesCrawled != 2 || res.Summary.PagesFromSitemap != 2 {
+		t.Errorf("%d pages, %d from the sitemap; want the 2 listed", res.PagesCrawled, res.Summary.PagesFromSitemap)
 	}
 }
