@@ -428,12 +428,13 @@ type AuditIssue struct {
 	Impact int `json:"impact"`
 	// Canonicalised and Noindex count the issue's URLs on pages canonicalised elsewhere and
 	// on noindex pages, which the content checks judge too.
-	Canonicalised int             `json:"canonicalised"`
-	Noindex       int             `json:"noindex"`
-	URLs          []string        `json:"urls"`
-	Items         []AuditItem     `json:"items"`
-	Links         []BrokenLink    `json:"links,omitempty"`     // broken_internal_link only
-	Redirects     []IssueRedirect `json:"redirects,omitempty"` // sitemap_redirect only
+	Canonicalised int              `json:"canonicalised"`
+	Noindex       int              `json:"noindex"`
+	URLs          []string         `json:"urls"`
+	Items         []AuditItem      `json:"items"`
+	Links         []BrokenLink     `json:"links,omitempty"`     // broken_internal_link only
+	Redirects     []IssueRedirect  `json:"redirects,omitempty"` // sitemap_redirect only
+	Fragments     []BrokenFragment `json:"fragments,omitempty"` // broken_fragment only
 }
 
 // AuditItem is one URL with an audit issue and what makes it actionable: the page linking
@@ -444,6 +445,8 @@ type AuditItem struct {
 	Target string `json:"target,omitempty"`
 	Twin   string `json:"twin,omitempty"`
 	Value  string `json:"value,omitempty"`
+	// InSitemap: a broken link's URL a sitemap lists too.
+	InSitemap bool `json:"in_sitemap,omitempty"`
 }
 
 // BrokenLink is a linked URL of the site that answered 4xx/5xx (Status) or not at all (nil
@@ -452,6 +455,17 @@ type BrokenLink struct {
 	URL             string   `json:"url"`
 	Status          *int     `json:"status"`
 	Error           string   `json:"error,omitempty"`
+	LinkedFrom      []string `json:"linked_from"`
+	LinkedFromTotal int      `json:"linked_from_total"`
+	InSitemap       bool     `json:"in_sitemap"` // a sitemap lists the URL too
+}
+
+// BrokenFragment is a link to #Fragment of a page of the site (Target) that has no such
+// element, with the first pages linking to it.
+type BrokenFragment struct {
+	URL             string   `json:"url"`
+	Target          string   `json:"target"`
+	Fragment        string   `json:"fragment"`
 	LinkedFrom      []string `json:"linked_from"`
 	LinkedFromTotal int      `json:"linked_from_total"`
 }

@@ -88,6 +88,9 @@ type Item struct {
 	Target string `json:"target,omitempty"` // where URL redirects, links or points to
 	Twin   string `json:"twin,omitempty"`   // another URL with the same content
 	Value  string `json:"value,omitempty"`  // what was measured, e.g. "712 ms", "81 chars"
+	// InSitemap says a broken link's URL is also listed in a sitemap: one fault, reported
+	// as the broken link, not again as a sitemap URL.
+	InSitemap bool `json:"in_sitemap,omitempty"`
 	// Excluded says why the page is not meant to rank (ExcludedCanonicalised,
 	// ExcludedNoindex), for an issue of content and template checks found on such a page.
 	Excluded string `json:"excluded,omitempty"`

@@ -23,9 +23,9 @@ const (
 func init() {
 	register(Check{Type: SitemapNon200, Severity: SeverityError, Category: CategoryIndexability,
 		Threshold: "sitemap URL whose final answer is not 200, or no answer",
-		Site: sitemapURLs(func(p crawler.Page) (Item, bool) {
+		Site: unlinked(sitemapURLs(func(p crawler.Page) (Item, bool) {
 			return Item{Value: statusValue(p)}, p.Status != 200
-		})})
+		}))})
 	register(Check{Type: SitemapNoindex, Severity: SeverityError, Category: CategoryIndexability,
 		Threshold: "sitemap URL answering 2xx with noindex (meta robots or X-Robots-Tag)",
 		Site: sitemapURLs(func(p crawler.Page) (Item, bool) {
@@ -59,7 +59,8 @@ func init() {
 }
 
 // sitemapURLs runs a check over every URL the sitemaps listed, by URL as listed, when the
-// pages came from sitemaps.
+// pages came from sitemaps. A linked URL redirecting to a listed one is not listed itself:
+// the redirect checks judge it.
 func sitemapURLs(match func(p crawler.Page) (Item, bool)) func(s *Site) []Item {
 	return func(s *Site) []Item {
 		if !s.Result.FromSitemap {
@@ -67,7 +68,7 @@ func sitemapURLs(match func(p crawler.Page) (Item, bool)) func(s *Site) []Item {
 		}
 		var items []Item
 		for _, p := range s.Listed() {
-			if p.Source == crawler.SourceLinks {
+			if !p.InSitemap {
 				continue // found by following links: no sitemap entry to judge
 			}
 			if it, ok := match(*p); ok {

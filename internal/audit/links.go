@@ -25,7 +25,7 @@ func init() {
 		Site: func(s *Site) []Item {
 			var items []Item
 			for _, b := range s.Result.BrokenLinks {
-				it := Item{URL: b.URL, Value: b.Error}
+				it := Item{URL: b.URL, Value: b.Error, InSitemap: b.InSitemap}
 				if b.Status > 0 {
 					it.Value = strconv.Itoa(b.Status)
 				}

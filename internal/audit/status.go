@@ -71,8 +71,9 @@ func fetchedURLs(match func(p crawler.Page) bool) func(s *Site) []Item {
 }
 
 // unlinked leaves out the URLs a crawled page links to that are broken: they are one fault,
-// reported once, as broken_internal_link with the pages linking to them. A URL no page
-// links to (a sitemap's) stays a status issue.
+// reported once, as broken_internal_link with the pages linking to them (saying when a
+// sitemap lists them too). A URL no page links to (a sitemap's) stays a status or sitemap
+// issue.
 func unlinked(check func(s *Site) []Item) func(s *Site) []Item {
 	return func(s *Site) []Item {
 		broken := map[string]bool{}

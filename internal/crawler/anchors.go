@@ -207,6 +207,33 @@ type LinkProblems struct {
 	Examples []LinkProblem
 }
 
+// union adds the anchors of other, another reading of the same page (its rendered DOM),
+// that l lacks: an anchor both list, by href and text, counts once. When l kept only the
+// first of its anchors, those of other beyond them cannot be told apart: the count is then
+// the larger of the two.
+func (l *LinkProblems) union(other LinkProblems) {
+	cut := l.Count > len(l.Examples)
+	have := make(map[LinkProblem]int, len(l.Examples))
+	for _, p := range l.Examples {
+		have[p]++
+	}
+	added := 0
+	for _, p := range other.Examples {
+		if have[p] > 0 {
+			have[p]--
+			continue
+		}
+		added++
+		if len(l.Examples) < maxLinkProblems {
+			l.Examples = append(l.Examples, p)
+		}
+	}
+	if cut {
+		added = 0 // the anchors l did not keep may be these
+	}
+	l.Count = max(l.Count+added, other.Count)
+}
+
 // dropSamePage leaves out the links to the page itself (fragments of it, or its own URL):
 // Lighthouse does not judge their text either. Count loses as many.
 func (l *LinkProblems) dropSamePage(base *url.URL, page string) {

@@ -271,7 +271,12 @@ type Page struct {
 	// when no chain of links from the home page reaches it.
 	Depth int `json:"depth"`
 	// Source says how the crawl came to the page: SourceSitemap, SourceLinks or SourceBoth.
+	// A URL that redirected takes its source from where it ended as well: a linked URL
+	// redirecting to a listed one came to a listed page.
 	Source string `json:"source"`
+	// InSitemap says a sitemap lists URL itself, the URL as asked for (not only where its
+	// redirects ended): the URLs the sitemap checks judge.
+	InSitemap bool `json:"in_sitemap,omitempty"`
 	// RedirectChain lists the redirect answers on the way to FinalURL, in order.
 	RedirectChain []Hop `json:"redirect_chain,omitempty"`
 	// MetaRefresh is the content of a <meta http-equiv="refresh"> tag, if any.
@@ -295,6 +300,8 @@ type BrokenLink struct {
 	// LinkedFromTotal counts them all.
 	LinkedFrom      []string `json:"linked_from"`
 	LinkedFromTotal int      `json:"linked_from_total"`
+	// InSitemap says a sitemap lists the URL too.
+	InSitemap bool `json:"in_sitemap,omitempty"`
 }
 
 // SitemapError names a sitemap file that could not be used and why.

@@ -80,3 +80,22 @@ func TestFactsBounded(t *testing.T) {
 		t.Errorf("word count %d: the hash bound must not cut the count", p.WordCount)
 	}
 }
+
+// TestLinkProblemsUnion: anchors of the rendered DOM the served HTML lacks are added, one
+// both show counts once, and a list cut at its bound is not counted past what is known.
+func TestLinkProblemsUnion(t *testing.T) {
+	a, b, c := LinkProblem{Href: "/a", Text: "here"}, LinkProblem{Href: "/b", Text: "here"}, LinkProblem{Href: "/c", Text: "more"}
+	served := LinkProblems{Count: 2, Examples: []LinkProblem{a, a}}
+	served.union(LinkProblems{Count: 3, Examples: []LinkProblem{a, b, c}})
+	if served.Count != 4 || len(served.Examples) != 4 || served.Examples[3] != c {
+		t.Errorf("union = %+v, want a twice, b and c: 4", served)
+	}
+	cut := LinkProblems{Count: maxLinkProblems + 50}
+	for range maxLinkProblems {
+		cut.Examples = append(cut.Examples, a)
+	}
+	cut.union(LinkProblems{Count: 1, Examples: []LinkProblem{b}})
+	if cut.Count != maxLinkProblems+50 || len(cut.Examples) != maxLinkProblems {
+		t.Errorf("union of a cut list: count %d, %d examples; want %d, %d", cut.Count, len(cut.Examples), maxLinkProblems+50, maxLinkProblems)
+	}
+}

@@ -463,6 +463,15 @@ func (p *Page) fill(info pageInfo, base *url.URL) {
 	p.MetaRefresh = info.refresh
 }
 
+// addRenderedAnchors judges the anchors of the rendered DOM (facts) as those of the HTML as
+// served: anchors a script inserted are added, those both show count once.
+func (p *Page) addRenderedAnchors(facts PageFacts, base *url.URL) {
+	facts.GenericTextLinks.dropSamePage(base, cmp.Or(p.FinalURL, p.URL))
+	p.Facts.NotCrawlableLinks.union(facts.NotCrawlableLinks)
+	p.Facts.GenericTextLinks.union(facts.GenericTextLinks)
+	p.Facts.EmptyTextLinks.union(facts.EmptyTextLinks)
+}
+
 // errorKind classifies a fetch error for the audit: timeouts and redirect failures are
 // reported apart from other errors.
 func errorKind(err error) string {

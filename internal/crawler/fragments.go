@@ -90,10 +90,9 @@ func (lc *linkCheck) brokenFragments(g *linkGraph, res *Result) {
 	res.BrokenFragments = []BrokenFragment{}
 	for k, from := range sources {
 		slices.Sort(from)
-		from = slices.Compact(from)
-		res.BrokenFragments = append(res.BrokenFragments, BrokenFragment{URL: g.urls[k.target] + "#" + k.fragment,
-			Target: g.urls[k.target], Fragment: k.fragment,
-			LinkedFrom: slices.Clone(from[:min(len(from), maxLinkSources)]), LinkedFromTotal: len(from)})
+		b := BrokenFragment{URL: g.urls[k.target] + "#" + k.fragment, Target: g.urls[k.target], Fragment: k.fragment}
+		b.LinkedFrom, b.LinkedFromTotal = namedSources(slices.Compact(from))
+		res.BrokenFragments = append(res.BrokenFragments, b)
 	}
 	slices.SortFunc(res.BrokenFragments, func(a, b BrokenFragment) int { return cmp.Compare(a.URL, b.URL) })
 	res.BrokenFragmentsTotal = len(res.BrokenFragments)

@@ -355,9 +355,7 @@ func (c *Crawler) checkLinks(ctx context.Context, t http.RoundTripper, front *fr
 	res.RedirectLinks = lc.redirects(g)
 	for i, b := range res.Blocked {
 		if id, ok := g.id(urlKey(b.URL)); ok {
-			from := lc.sources[id]
-			res.Blocked[i].LinkedFrom = slices.Clone(from[:min(len(from), maxLinkSources)])
-			res.Blocked[i].LinkedFromTotal = len(from)
+			res.Blocked[i].LinkedFrom, res.Blocked[i].LinkedFromTotal = namedSources(lc.sources[id])
 		}
 		if res.Blocked[i].LinkedFrom == nil {
 			res.Blocked[i].LinkedFrom = []string{}
@@ -380,7 +378,8 @@ func (lc *linkCheck) isFile(g *linkGraph, id int32) bool {
 }
 
 // placePages sets each page's click depth (breadth first over the links between crawled
-// pages, from the home page) and its source: the sitemap, links, or both.
+// pages, from the home page), its source (the sitemap, links, or both) and whether a
+// sitemap lists its URL as asked for.
 func (lc *linkCheck) placePages(g *linkGraph, res *Result) {
 	depth := make([]int, len(lc.visits))
 	for i := range depth {
@@ -405,7 +404,8 @@ func (lc *linkCheck) placePages(g *linkGraph, res *Result) {
 	for i := range lc.visits {
 		p := &res.Pages[i]
 		p.Depth = depth[i]
-		listed := lc.front.listed(lc.keys[i][0]) || (lc.keys[i][1] != "" && lc.front.listed(lc.keys[i][1]))
+		p.InSitemap = lc.front.listed(lc.keys[i][0])
+		listed := p.InSitemap || (lc.keys[i][1] != "" && lc.front.listed(lc.keys[i][1]))
 		linked := depth[i] >= 0 || p.Inlinks > 0
 		switch {
 		case listed && linked:
@@ -456,6 +456,12 @@ func (lc *linkCheck) collectSources(g *linkGraph) {
 		slices.Sort(s)
 		lc.sources[id] = slices.Compact(s)
 	}
+}
+
+// namedSources is what a finding says of the pages linking to it (from, sorted and
+// distinct): the first maxLinkSources of them, and how many there are.
+func namedSources(from []string) ([]string, int) {
+	return slices.Clone(from[:min(len(from), maxLinkSources)]), len(from)
 }
 
 // inlinks counts the distinct pages, other than visit i's, linking to its URL or final URL.
@@ -534,10 +540,10 @@ func (lc *linkCheck) checkUnfetched(ctx context.Context, g *linkGraph, res *Resu
 func (lc *linkCheck) fileResources(g *linkGraph) []Resource {
 	out := []Resource{}
 	for id, o := range lc.resources {
-		from := lc.sources[id]
-		out = append(out, Resource{URL: g.urls[id], Status: o.status, Error: o.err, ContentType: o.contentType,
-			ContentLength: o.length, Image: g.files[id]&fileImage != 0 || strings.HasPrefix(o.contentType, "image/"),
-			LinkedFrom: slices.Clone(from[:min(len(from), maxLinkSources)]), LinkedFromTotal: len(from)})
+		r := Resource{URL: g.urls[id], Status: o.status, Error: o.err, ContentType: o.contentType,
+			ContentLength: o.length, Image: g.files[id]&fileImage != 0 || strings.HasPrefix(o.contentType, "image/")}
+		r.LinkedFrom, r.LinkedFromTotal = namedSources(lc.sources[id])
+		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b Resource) int { return cmp.Compare(a.URL, b.URL) })
 	return out
@@ -550,9 +556,9 @@ func (lc *linkCheck) redirects(g *linkGraph) []RedirectLink {
 		if o.final == "" || o.broken() || o.final == g.urls[id] {
 			continue
 		}
-		from := lc.sources[id]
-		out = append(out, RedirectLink{URL: g.urls[id], Target: o.final,
-			LinkedFrom: slices.Clone(from[:min(len(from), maxLinkSources)]), LinkedFromTotal: len(from)})
+		r := RedirectLink{URL: g.urls[id], Target: o.final}
+		r.LinkedFrom, r.LinkedFromTotal = namedSources(lc.sources[id])
+		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b RedirectLink) int { return cmp.Compare(a.URL, b.URL) })
 	return out
@@ -565,9 +571,9 @@ func (lc *linkCheck) broken(g *linkGraph) []BrokenLink {
 		if !o.broken() {
 			continue
 		}
-		from := lc.sources[id]
-		out = append(out, BrokenLink{URL: g.urls[id], Status: o.status, Error: o.err,
-			LinkedFrom: slices.Clone(from[:min(len(from), maxLinkSources)]), LinkedFromTotal: len(from)})
+		b := BrokenLink{URL: g.urls[id], Status: o.status, Error: o.err, InSitemap: lc.front.listed(g.keys[id])}
+		b.LinkedFrom, b.LinkedFromTotal = namedSources(lc.sources[id])
+		out = append(out, b)
 	}
 	slices.SortFunc(out, func(a, b BrokenLink) int { return cmp.Compare(a.URL, b.URL) })
 	return out

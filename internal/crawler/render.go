@@ -1356,6 +1356,7 @@ func (s *renderSession) renderPage(ctx context.Context, p *Page, r *colly.Respon
 	}
 	info := extractPage(html, true)
 	out.Title, out.H1, out.H1Count, out.WordCount = info.title, info.h1, info.h1s, info.words
+	p.addRenderedAnchors(info.facts, base)
 	seen := make(map[string]bool, len(raw))
 	for _, l := range raw {
 		if l.kind.file() { // files the page loads are not links between pages

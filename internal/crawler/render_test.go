@@ -350,3 +350,45 @@ func childBrowsers() []int {
 	}
 	return pids
 }
+
+// TestRenderedAnchorsJudged: anchors a script inserts after load (a javascript:void(0)
+// toggle, a "click here" link, an empty link) are judged in a rendered crawl as in the HTML
+// as served, and an anchor both show counts once; a plain crawl sees the served HTML only.
+func TestRenderedAnchorsJudged(t *testing.T) {
+	site := newTestSite(t)
+	site.page("/", htmlPage("Home", `<p><a href="/b">read more</a> <a onclick="go()">served toggle</a></p>
+<nav id="side"></nav><script>
+const nav = document.getElementById("side");
+nav.innerHTML = '<a href="javascript:void(0)">Fold</a> <a href="/c">click here</a> <a href="/d"></a>';
+</script>`))
+	for _, p := range []string{"/b", "/c", "/d"} {
+		site.page(p, htmlPage("Page "+p, `<a href="/">Home page</a>`))
+	}
+	c := renderCrawler(t, RenderConfig{})
+	for _, tt := range []struct {
+		render                       bool
+		notCrawlable, generic, empty []string // hrefs
+	}{
+		{false, []string{""}, []string{"/b"}, nil},
+		{true, []string{"", "javascript:void(0)"}, []string{"/b", "/c"}, []string{"/d"}},
+	} {
+		res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: tt.render, MaxPages: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := pagesByPath(res)["/"].Facts
+		for _, l := range []struct {
+			name string
+			got  LinkProblems
+			want []string
+		}{{"not crawlable", f.NotCrawlableLinks, tt.notCrawlable}, {"generic", f.GenericTextLinks, tt.generic}, {"empty", f.EmptyTextLinks, tt.empty}} {
+			var hrefs []string
+			for _, e := range l.got.Examples {
+				hrefs = append(hrefs, e.Href)
+			}
+			if !slices.Equal(hrefs, l.want) || l.got.Count != len(l.want) {
+				t.Errorf("render %t: %s links %q (count %d), want %q", tt.render, l.name, hrefs, l.got.Count, l.want)
+			}
+		}
+	}
+}

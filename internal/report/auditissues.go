@@ -37,8 +37,9 @@ const MaxIssueURLs = audit.MaxItems
 // AuditIssue is one type of problem found and the URLs that have it. Count is the number of
 // URLs affected; URLs lists the first MaxIssueURLs of them, and Items the same URLs with
 // the detail that makes them actionable (the linking page, the redirect's target, the
-// duplicate's twin, the measured value). Broken links also carry their details (links) and
-// sitemap redirects where they lead (redirects), bounded alike.
+// duplicate's twin, the measured value). Broken links and broken fragments also carry their
+// details and linking pages (links, fragments), sitemap redirects where they lead
+// (redirects), bounded alike.
 type AuditIssue struct {
 	Type     string       `json:"type"`
 	Severity string       `json:"severity"`
@@ -56,6 +57,9 @@ type AuditIssue struct {
 	Noindex       int             `json:"noindex"`
 	Links         []BrokenLink    `json:"links,omitempty"`
 	Redirects     []IssueRedirect `json:"redirects,omitempty"`
+	// Fragments details broken_fragment as Links details broken links: each missing
+	// fragment with the pages linking to it (the first five, sorted, with the total).
+	Fragments []crawler.BrokenFragment `json:"fragments,omitempty"`
 }
 
 // BrokenLink is a broken internal link: the URL linked to, its final status (null when no
@@ -67,6 +71,9 @@ type BrokenLink struct {
 	Error           string   `json:"error,omitempty"`
 	LinkedFrom      []string `json:"linked_from"`
 	LinkedFromTotal int      `json:"linked_from_total"`
+	// InSitemap says a sitemap lists the URL too: the fault is reported here, not again
+	// as sitemap_non_200.
+	InSitemap bool `json:"in_sitemap"`
 }
 
 // IssueRedirect is a sitemap URL that redirected and where it ended.
@@ -90,6 +97,8 @@ func findIssues(res *crawler.Result, site crawledSite, thinWords int) ([]AuditIs
 			issue.Links = brokenLinks(res)
 		case IssueSitemapRedirect:
 			issue.Redirects = sitemapRedirects(res, is.URLs)
+		case audit.BrokenFragment:
+			issue.Fragments = brokenFragments(res)
 		}
 		out = append(out, issue)
 	}
@@ -103,13 +112,21 @@ func brokenLinks(res *crawler.Result) []BrokenLink {
 		return []BrokenLink{}
 	}
 	for _, b := range res.BrokenLinks[:min(len(res.BrokenLinks), MaxIssueURLs)] {
-		item := BrokenLink{URL: b.URL, Error: b.Error, LinkedFrom: nonNil(b.LinkedFrom), LinkedFromTotal: b.LinkedFromTotal}
+		item := BrokenLink{URL: b.URL, Error: b.Error, LinkedFrom: nonNil(b.LinkedFrom), LinkedFromTotal: b.LinkedFromTotal, InSitemap: b.InSitemap}
 		if b.Status > 0 {
 			item.Status = &b.Status
 		}
 		broken = append(broken, item)
 	}
 	return nonNil(broken)
+}
+
+// brokenFragments details the crawl's broken fragments, the first MaxIssueURLs of them.
+func brokenFragments(res *crawler.Result) []crawler.BrokenFragment {
+	if res == nil {
+		return []crawler.BrokenFragment{}
+	}
+	return nonNil(res.BrokenFragments[:min(len(res.BrokenFragments), MaxIssueURLs)])
 }
 
 // sitemapRedirects says where each listed sitemap URL that redirected ended.

@@ -48,12 +48,12 @@ func (d doc) String() string {
 func issueSite(t *testing.T) *testSite {
 	s := newTestSite(t)
 	listed := []string{"/", "/no-title", "/dup-a", "/dup-b", "/no-desc", "/desc-a", "/desc-b", "/no-h1", "/two-h1",
-		"/gone", "/old", "/hidden", "/variant", "/lonely"}
-	// Home links to every listed page but the orphan, and to an unlisted 404; every
-	// other page links home.
+		"/gone", "/old", "/hidden", "/variant", "/lonely", "/dropped"}
+	// Home links to every listed page but the orphan and /dropped (a 404 no page links),
+	// and to an unlisted 404; every other page links home.
 	var homeLinks []string
 	for _, p := range listed[1:] {
-		if p != "/lonely" {
+		if p != "/lonely" && p != "/dropped" {
 			homeLinks = append(homeLinks, p)
 		}
 	}
@@ -98,7 +98,7 @@ func TestAuditIssues(t *testing.T) {
 		paths         []string
 	}{
 		{IssueMissingTitle, SeverityError, []string{"/no-title"}},
-		{IssueSitemapNon200, SeverityError, []string{"/gone"}},
+		{IssueSitemapNon200, SeverityError, []string{"/dropped"}},
 		{IssueSitemapNoindex, SeverityError, []string{"/hidden"}},
 		{IssueBrokenInternalLink, SeverityError, []string{"/gone", "/missing"}},
 		{IssueDuplicateTitle, SeverityWarning, []string{"/dup-a", "/dup-b"}},
@@ -111,14 +111,15 @@ func TestAuditIssues(t *testing.T) {
 		{IssueMultipleH1, SeverityNotice, []string{"/two-h1"}},
 	}
 	// The discovery checks see /old redirecting; /gone and /missing, fetched as 4xx pages,
-	// are broken links, reported once (not also status_4xx).
+	// are broken links, reported once (not also status_4xx, nor /gone, which the sitemap
+	// lists, sitemap_non_200); /dropped, which no page links, is a sitemap and status fault.
 	discovered := map[string][]string{}
 	for _, is := range res.Issues {
 		for _, u := range is.URLs {
 			discovered[is.Type] = append(discovered[is.Type], strings.TrimPrefix(u, s.URL))
 		}
 	}
-	for typ, paths := range map[string][]string{"status_4xx": nil, "status_3xx": {"/old"}, "link_to_redirect": {"/old"}} {
+	for typ, paths := range map[string][]string{"status_4xx": {"/dropped"}, "status_3xx": {"/old"}, "link_to_redirect": {"/old"}} {
 		if !slices.Equal(discovered[typ], paths) {
 			t.Errorf("%s = %v, want %v", typ, discovered[typ], paths)
 		}
@@ -155,10 +156,13 @@ func TestAuditIssues(t *testing.T) {
 		case IssueBrokenInternalLink:
 			var got []string
 			for _, l := range is.Links {
-				got = append(got, fmt.Sprintf("%s %d %v %d", strings.TrimPrefix(l.URL, s.URL), deref(l.Status), l.LinkedFrom, l.LinkedFromTotal))
+				got = append(got, fmt.Sprintf("%s %d %v %d %t", strings.TrimPrefix(l.URL, s.URL), deref(l.Status), l.LinkedFrom, l.LinkedFromTotal, l.InSitemap))
 			}
-			if want := []string{"/gone 404 [" + s.abs("/") + "] 1", "/missing 404 [" + s.abs("/") + "] 1"}; !slices.Equal(got, want) {
+			if want := []string{"/gone 404 [" + s.abs("/") + "] 1 true", "/missing 404 [" + s.abs("/") + "] 1 false"}; !slices.Equal(got, want) {
 				t.Errorf("broken links = %q, want %q", got, want)
+			}
+			if len(is.Items) != 2 || !is.Items[0].InSitemap || is.Items[1].InSitemap {
+				t.Errorf("broken link items = %+v, want /gone in the sitemap, /missing not", is.Items)
 			}
 		case IssueSitemapRedirect:
 			if len(is.Redirects) != 1 || is.Redirects[0] != (IssueRedirect{URL: s.abs("/old"), FinalURL: s.abs("/dup-a"), Status: 200}) {
@@ -254,7 +258,7 @@ func TestFindIssuesBounds(t *testing.T) {
 	for i := range pages {
 		u := fmt.Sprintf("https://x.com/%s/%03d", long, i)
 		res.Pages = append(res.Pages, crawler.Page{URL: u, FinalURL: u + "/final", Status: 200, ContentType: "text/html",
-			Redirected: true, Noindex: i%2 == 0, Canonical: "https://x.com/elsewhere", Title: "same", MetaDescription: "same", H1Count: 2})
+			Redirected: true, InSitemap: true, Noindex: i%2 == 0, Canonical: "https://x.com/elsewhere", Title: "same", MetaDescription: "same", H1Count: 2})
 		from := make([]string, 5)
 		for j := range from {
 			from[j] = u
@@ -357,4 +361,74 @@ func TestAuditCanonicalisedElsewhere(t *testing.T) {
 		t.Errorf("missing_meta_description %d, want 3", sm.Issues[IssueMissingMetaDescription])
 	}
 	checkIssueSummary(t, res)
+}
+
+// TestAuditBrokenFragmentLinkedFrom: a missing fragment linked from several pages names
+// them all (the first five, with the total), as a broken link does.
+func TestAuditBrokenFragmentLinkedFrom(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t)
+	s := newTestSite(t)
+	s.serve("/robots.txt", "text/plain", "User-agent: *\nAllow: /\n")
+	paths := []string{"/", "/a", "/b", "/c", "/d", "/e", "/f"}
+	for _, p := range paths {
+		s.serve(p, "text/html", doc{title: "Page " + p, description: "About " + p, h1s: []string{"Page"},
+			links: append(slices.Clone(paths), "/target#nowhere")}.String())
+	}
+	s.serve("/target", "text/html", doc{title: "Target", description: "The target", h1s: []string{"Target"}, links: []string{"/"}}.String())
+	res, err := b.Audit(context.Background(), normalized(t, &AuditRequest{Domain: s.domain()}).deref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(res.Issues, func(is AuditIssue) bool { return is.Type == audit.BrokenFragment })
+	if i < 0 {
+		t.Fatalf("no broken_fragment issue in %+v", res.Issues)
+	}
+	is := res.Issues[i]
+	want := []string{s.abs("/"), s.abs("/a"), s.abs("/b"), s.abs("/c"), s.abs("/d")}
+	if is.Count != 1 || len(is.Fragments) != 1 || is.Fragments[0].URL != s.abs("/target#nowhere") ||
+		!slices.Equal(is.Fragments[0].LinkedFrom, want) || is.Fragments[0].LinkedFromTotal != len(paths) {
+		t.Fatalf("broken_fragment = %+v, fragments %+v; want /target#nowhere linked from %v of %d", is, is.Fragments, want, len(paths))
+	}
+	if is.Items[0].Source != s.abs("/") {
+		t.Errorf("item source %q, want the first page linking", is.Items[0].Source)
+	}
+}
+
+// TestAuditRedirectToSitemapURL: a linked URL that redirects to a URL the sitemap lists is
+// judged by the redirect checks alone; the sitemap checks judge the listed URLs, each once.
+func TestAuditRedirectToSitemapURL(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t)
+	s := newTestSite(t)
+	paths := []string{"/", "/guide"}
+	for _, p := range paths {
+		s.serve(p, "text/html", doc{title: "Docs " + p, description: "About " + p, h1s: []string{"Docs"}, links: []string{"/index.html", "/guide"},
+			head: `<link rel="canonical" href="https://docs.example.org` + p + `">`}.String())
+	}
+	s.handle("/index.html", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/", http.StatusMovedPermanently)
+	})
+	s.sitemap(paths...)
+	res, err := b.Audit(context.Background(), normalized(t, &AuditRequest{Domain: s.domain()}).deref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, is := range res.Issues {
+		for _, u := range is.URLs {
+			got[is.Type] = append(got[is.Type], strings.TrimPrefix(u, s.URL))
+		}
+	}
+	for typ, want := range map[string][]string{
+		IssueSitemapCanonicalised: {"/", "/guide"}, IssueSitemapRedirect: nil, IssueSitemapNon200: nil,
+		audit.LinkToRedirect: {"/index.html"}, audit.Status3xx: {"/index.html"},
+	} {
+		if !slices.Equal(got[typ], want) {
+			t.Errorf("%s = %v, want %v", typ, got[typ], want)
+		}
+	}
+	if res.PagesCrawled != 2 || res.Summary.PagesFromSitemap != 2 {
+		t.Errorf("%d pages, %d from the sitemap; want the 2 listed", res.PagesCrawled, res.Summary.PagesFromSitemap)
+	}
 }
