@@ -21,9 +21,15 @@ type spill struct {
 	empty bool
 }
 
+// newSpill creates the file and unlinks it at once: it is read and written through its
+// descriptor, and a build killed midway leaves nothing behind.
 func newSpill() (*spill, error) {
 	f, err := os.CreateTemp("", "keyword-set-norms-")
 	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		_ = f.Close()
 		return nil, err
 	}
 	return &spill{f: f, w: bufio.NewWriterSize(f, 1<<16), empty: true}, nil
@@ -79,11 +85,8 @@ func (s *spill) chunks(max int) (next func() ([]byte, int, error), err error) {
 	}, nil
 }
 
-// remove deletes the file.
-func (s *spill) remove() {
-	_ = s.f.Close()
-	_ = os.Remove(s.f.Name())
-}
+// remove closes the file, which frees its space.
+func (s *spill) remove() { _ = s.f.Close() }
 
 // positionList is a keyword set's best positions in id order, kept in blocks: one slice
 // doubling to the whole list would hold up to twice the positions at ten million keywords.
