@@ -367,6 +367,9 @@ func (r *Renderer) stopIdle() {
 // next page finds a started browser rather than waiting for one. slot is acquire's.
 func (r *Renderer) release(b *browser, slot chan struct{}, ok bool) {
 	r.lastUse.Store(time.Now().UnixNano())
+	if ok && b.slow.Load() && b.alive() {
+		b.restorePriority()
+	}
 	r.mu.Lock()
 	keep := ok && !r.closed && b.alive() && !b.slow.Load()
 	if keep {
@@ -603,12 +606,43 @@ func (s *renderSession) watchCPU(b *browser, stop <-chan struct{}, done chan<- s
 // deprioritise lowers the browser's CPU priority to the lowest (nice 19), every thread of
 // every process of it (Linux sets a nice value per thread), so other crawls' pages get the
 // CPU first. An unprivileged process cannot raise it back: the browser is retired when its
-// page ends (release). Only while other crawls render (watchCPU): alone, a crawl's heavy
+// page ends (release), unless restorePriority could. Only while other crawls render (watchCPU): alone, a crawl's heavy
 // page keeps its priority, as there is no one to yield to, and a browser at nice 19 on a
 // busy machine is slow even to die.
 func (b *browser) deprioritise() {
 	b.slow.Store(true)
 	b.setNice(19)
+}
+
+// restorePriority sets the browser back to nice 0 where the worker may (as root, or with
+// CAP_SYS_NICE), so it goes back to the pool instead of being retired: it is slow no more
+// once every thread of it is seen at nice 0.
+func (b *browser) restorePriority() {
+	b.setNice(0)
+	if threadsAtNice(browserProcesses(b.dir), 0) {
+		b.slow.Store(false)
+	}
+}
+
+// threadsAtNice reports every thread of the processes at nice n (and at least one thread).
+func threadsAtNice(pids []int, n int) bool {
+	seen := 0
+	for _, pid := range pids {
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		for _, task := range tasks {
+			stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/stat")
+			if err != nil {
+				continue // ended meanwhile
+			}
+			_, rest, _ := strings.Cut(string(stat), ") ")
+			fields := strings.Fields(rest) // from field 3 (state) on; nice is field 19
+			if len(fields) < 17 || fields[16] != strconv.Itoa(n) {
+				return false
+			}
+			seen++
+		}
+	}
+	return seen > 0
 }
 
 // setNice sets every thread of the browser's processes to nice n, as far as it may.
