@@ -482,14 +482,23 @@ func (b *browser) waitGone(limit time.Duration, pids ...int) {
 	}
 }
 
+// statFields are the fields of a /proc stat file (path under /proc, "123" or
+// "123/task/456") from the third on, after the command name, which may hold spaces and
+// parentheses: state is [0], ppid [1], utime [11], stime [12], nice [16]. Nil when the
+// process is gone.
+func statFields(path string) []string {
+	stat, err := os.ReadFile("/proc/" + path + "/stat")
+	end := bytes.LastIndexByte(stat, ')')
+	if err != nil || end < 0 {
+		return nil
+	}
+	return strings.Fields(string(stat[end+1:]))
+}
+
 // running reports the process pid existing and not yet ended (a zombie).
 func running(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	end := bytes.LastIndexByte(stat, ')')
-	return end >= 0 && !bytes.HasPrefix(stat[end+1:], []byte(" Z")) && !bytes.HasPrefix(stat[end+1:], []byte(" X"))
+	f := statFields(strconv.Itoa(pid))
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
 // killProcesses sends SIGKILL to every process whose command line names dir (a browser's own
@@ -520,7 +529,7 @@ func browserProcesses(dir string) []int {
 		if err != nil || !(bytes.Contains(cmd, whole) || bytes.Contains(cmd, under)) {
 			continue
 		}
-		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && bytes.Contains(stat, []byte(") Z ")) {
+		if f := statFields(e.Name()); len(f) > 0 && f[0] == "Z" {
 			continue // ended, waiting to be reaped by its parent
 		}
 		pids = append(pids, pid)
@@ -551,18 +560,9 @@ func (b *browser) cpuTime() time.Duration {
 	if b.pid == 0 {
 		return 0
 	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(b.pid) + "/stat")
-	if err != nil {
-		return 0 // ended: the watcher sees no use
-	}
-	end := bytes.LastIndexByte(stat, ')')
-	if end < 0 {
-		return 0
-	}
-	// After "(comm)": state is field 3 of the line, utime 14 and stime 15.
-	f := strings.Fields(string(stat[end+1:]))
+	f := statFields(strconv.Itoa(b.pid))
 	if len(f) < 13 {
-		return 0
+		return 0 // ended: the watcher sees no use
 	}
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
@@ -606,9 +606,9 @@ func (s *renderSession) watchCPU(b *browser, stop <-chan struct{}, done chan<- s
 // deprioritise lowers the browser's CPU priority to the lowest (nice 19), every thread of
 // every process of it (Linux sets a nice value per thread), so other crawls' pages get the
 // CPU first. An unprivileged process cannot raise it back: the browser is retired when its
-// page ends (release), unless restorePriority could. Only while other crawls render (watchCPU): alone, a crawl's heavy
-// page keeps its priority, as there is no one to yield to, and a browser at nice 19 on a
-// busy machine is slow even to die.
+// page ends (release), unless restorePriority could. Only while other crawls render
+// (watchCPU): alone, a crawl's heavy page keeps its priority, as there is no one to yield
+// to, and a browser at nice 19 on a busy machine is slow even to die.
 func (b *browser) deprioritise() {
 	b.slow.Store(true)
 	b.setNice(19)
@@ -630,12 +630,10 @@ func threadsAtNice(pids []int, n int) bool {
 	for _, pid := range pids {
 		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
 		for _, task := range tasks {
-			stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/stat")
-			if err != nil {
+			fields := statFields(strconv.Itoa(pid) + "/task/" + task.Name())
+			if fields == nil {
 				continue // ended meanwhile
 			}
-			_, rest, _ := strings.Cut(string(stat), ") ")
-			fields := strings.Fields(rest) // from field 3 (state) on; nice is field 19
 			if len(fields) < 17 || fields[16] != strconv.Itoa(n) {
 				return false
 			}

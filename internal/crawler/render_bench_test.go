@@ -115,13 +115,7 @@ func samplePeak(b testing.TB) (stop func() memPeak, cpu func() time.Duration) {
 func familyTicks() map[int]int64 {
 	out := map[int]int64{}
 	for _, pid := range family() {
-		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(raw)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state ppid ... utime(12) stime(13)
-		if len(f) > 13 {
+		if f := statFields(strconv.Itoa(pid)); len(f) > 13 {
 			u, _ := strconv.ParseInt(f[11], 10, 64)
 			st, _ := strconv.ParseInt(f[12], 10, 64)
 			out[pid] = u + st

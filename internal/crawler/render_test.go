@@ -1,7 +1,6 @@
 package crawler
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -334,16 +333,7 @@ func childBrowsers() []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		end := bytes.LastIndexByte(stat, ')')
-		if end < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[end+1:]))
-		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(os.Getpid()) {
+		if f := statFields(e.Name()); len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(os.Getpid()) {
 			pid, _ := strconv.Atoi(e.Name())
 			pids = append(pids, pid)
 		}

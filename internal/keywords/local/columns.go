@@ -201,7 +201,7 @@ func (p *Provider) WarmColumns(ctx context.Context) error {
 			Scan(&v.sets, &fresh, &v.data); err != nil || !fresh {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT country, language, sum(keywords)::int, sum(octet_length(norms) + 1)::int - 1
+		rows, err := tx.Query(ctx, `SELECT country, language, `+dictSizes+`
 			FROM keyword_set_keywords GROUP BY country, language ORDER BY 3 DESC`)
 		if err != nil {
 			return err
@@ -335,8 +335,7 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 			return err
 		}
 		var n, text int
-		// The texts' size as joined: the chunks and a NUL between each two.
-		err := tx.QueryRow(ctx, `SELECT sum(keywords)::int, sum(octet_length(norms) + 1)::int - 1
+		err := tx.QueryRow(ctx, `SELECT `+dictSizes+`
 			FROM keyword_set_keywords WHERE country = $1 AND language = $2 HAVING count(*) > 0`,
 			m.country, m.language).Scan(&n, &text)
 		if err == nil && columnBytes(n, text) > budget {
@@ -639,6 +638,10 @@ func eachID(b *roaring.Bitmap, f func(id uint32)) {
 		}
 	}
 }
+
+// dictSizes are, over a market's rows of keyword_set_keywords, its keywords and the size
+// of their texts as readDict joins them: the chunks and a NUL between each two.
+const dictSizes = `sum(keywords)::int, sum(octet_length(norms) + 1)::int - 1`
 
 // readDict reads market m's keyword texts from keyword_set_keywords, its chunks in order
 // joined by a NUL, size bytes in all.
