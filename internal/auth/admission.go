@@ -35,8 +35,9 @@ import (
 const leaseTTL = time.Second
 
 // leaseFill is how many of an account's requests, counted in time at its recent rate, a
-// lease is sized for: a busy account takes a lease about four times a second.
-const leaseFill = 250 * time.Millisecond
+// lease is sized for: a busy account takes a lease about twice a second, half the time a
+// replica may use it (leaseTTL).
+const leaseFill = 500 * time.Millisecond
 
 // leaseShare caps a lease at 1/leaseShare of the limit (at least one slot), so one replica
 // does not take what other replicas' requests need.
