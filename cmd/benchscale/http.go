@@ -212,6 +212,9 @@ func startHTTP(ctx context.Context, o httpOptions, dsn string) (s *httpStack, er
 		"LOG_LEVEL=warn",
 		"SHUTDOWN_TIMEOUT=5s",
 	}
+	if columnsMB >= 0 {
+		env = append(env, "KEYWORD_COLUMNS_MB="+strconv.Itoa(columnsMB))
+	}
 	for _, p := range []struct{ name, bin string }{{"worker", o.worker}, {"api", o.api}} {
 		c, err := s.start(p.name, p.bin, env)
 		if err != nil {
@@ -309,6 +312,7 @@ func (s *httpStack) stop(failed bool) {
 	}
 	for _, c := range s.procs {
 		if !c.exited() {
+			fmt.Fprintf(os.Stderr, "%s peak RSS %d MB\n", c.name, peakRSS(c.cmd.Process.Pid)>>20)
 			_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
 		}
 	}

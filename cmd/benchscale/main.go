@@ -87,6 +87,7 @@ func run(ctx context.Context) error {
 	flag.StringVar(&reuse, "reuse", "", "time the answers of this kept database (same sizes and seed) without generating or importing")
 	flag.StringVar(&only, "only", "", "ask only the questions whose kind contains this")
 	flag.BoolVar(&askQuestions, "questions", true, "time the answers after the imports")
+	flag.IntVar(&columnsMB, "columns-mb", -1, "the keyword columns' memory budget in MiB, in process and in the worker (KEYWORD_COLUMNS_MB; -1: the default)")
 	flag.BoolVar(&paging, "paging", true, "page through every gap of the big domain, 1,000 a page")
 	flag.BoolVar(&compress, "gzip", true, "write the data files gzip-compressed")
 	flag.BoolVar(&overHTTP, "http", false, "also time every question (but the paging) through HTTP: bin/api and bin/worker started on each database")
@@ -234,7 +235,11 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 	if err := pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT (domain, keyword_norm)) FROM domain_rankings`).Scan(&res.domainRows, &res.distinct); err != nil {
 		return res, err
 	}
-	b := &report.Builder{Keywords: local.New(pool), Clock: clock.Real{},
+	var opts []local.Option
+	if columnsMB >= 0 {
+		opts = append(opts, local.WithColumnsBudget(int64(columnsMB)<<20))
+	}
+	b := &report.Builder{Keywords: local.New(pool, opts...), Clock: clock.Real{},
 		Crawler: crawler.New(crawler.Config{Timeout: time.Millisecond, RequestTimeout: time.Millisecond}),
 		Cursors: report.NewCursors([]byte("benchscale cursor key, 32 bytes or more"))}
 	ctx = report.WithAccount(ctx, "benchscale")
@@ -264,6 +269,7 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 			}
 		}
 	}
+	fmt.Fprintf(os.Stderr, "in-process answers: peak RSS %d MB\n", peakRSS(os.Getpid())>>20)
 	if paging && strings.Contains(pagingKind, only) {
 		if err := pageAll(ctx, b, &res, "site0300.example", d.domains[0]); err != nil {
 			return res, err
@@ -327,6 +333,10 @@ var (
 // the big domain is paged through (-paging).
 var askQuestions, paging = true, true
 
+// columnsMB is the keyword columns' budget in MiB (-columns-mb) of the in-process answers
+// and of the worker (-http); -1 keeps the service's default.
+var columnsMB = -1
+
 // ctl runs the ctl binary against the bench database and measures it.
 func ctl(ctx context.Context, bin, dsn string, args ...string) (phase, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -361,14 +371,8 @@ func watchPeakRSS(pid int) func() int64 {
 		t := time.NewTicker(10 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
-				for _, line := range strings.Split(string(b), "\n") {
-					if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-						if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil && kb*1024 > peak.Load() {
-							peak.Store(kb * 1024)
-						}
-					}
-				}
+			if b := peakRSS(pid); b > peak.Load() {
+				peak.Store(b)
 			}
 			select {
 			case <-done:
@@ -493,4 +497,20 @@ func pct(t []time.Duration, p int) time.Duration {
 	}
 	i := (p*len(t) + 99) / 100
 	return t[max(i, 1)-1]
+}
+
+// peakRSS is the process's peak resident set (VmHWM) in bytes, 0 when it cannot be read.
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return 0
 }

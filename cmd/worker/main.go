@@ -61,7 +61,11 @@ func run(ctx context.Context) error {
 	var inflight jobs.InFlight
 	mux.Use(inflight.Middleware)
 	worker.Maintenance(a).Register(mux)
-	analysis := &jobs.Analysis{Jobs: a.Jobs, Runner: worker.ReportBuilder(ctx, a), MaxAttempts: cfg.JobMaxAttempts, Log: log, Metrics: a.Metrics,
+	runner, err := worker.ReportBuilder(ctx, a)
+	if err != nil {
+		return err
+	}
+	analysis := &jobs.Analysis{Jobs: a.Jobs, Runner: runner, MaxAttempts: cfg.JobMaxAttempts, Log: log, Metrics: a.Metrics,
 		Lifetime: ctx}
 	analysis.Register(mux)
 	defer analysis.Wait() // hand-back retries end with ctx; they use the pool a.Close closes

@@ -33,7 +33,9 @@ func TestCloseEndsEveryGoroutine(t *testing.T) {
 	if _, err := api.Deps(a); err != nil {
 		t.Fatal(err)
 	}
-	worker.ReportBuilder(t.Context(), a)
+	if _, err := worker.ReportBuilder(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
 	worker.ScheduleCallbacks(a)
 	a.Close()
 }

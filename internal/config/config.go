@@ -8,6 +8,7 @@ import (
 	"net/mail"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,10 +63,13 @@ type Config struct {
 	KeywordProvider string
 	KeywordCacheTTL time.Duration
 	// KeywordColumnsMB is the local provider's memory budget for keyword columns (0: off).
-	KeywordColumnsMB   int
-	DataForSEOLogin    string
-	DataForSEOPassword string
-	DataForSEOBaseURL  string
+	KeywordColumnsMB int
+	// KeywordMarketDatabases are the markets whose keyword data lives in a database of its
+	// own (the local provider), each once; every other market's is in DATABASE_URL's.
+	KeywordMarketDatabases []MarketDatabase
+	DataForSEOLogin        string
+	DataForSEOPassword     string
+	DataForSEOBaseURL      string
 	// DataForSEOFillMissing asks search_intent and bulk_keyword_difficulty for the intent
 	// and difficulty a Labs answer left out (one extra call each, at most).
 	DataForSEOFillMissing bool
@@ -150,6 +154,7 @@ var vars = []struct {
 	{"KEYWORD_PROVIDER", "local", false},
 	{"KEYWORD_CACHE_TTL", "24h", false},
 	{"KEYWORD_COLUMNS_MB", "256", false},
+	{"KEYWORD_MARKET_DATABASES", "", true},
 	{"DATAFORSEO_LOGIN", "", true},
 	{"DATAFORSEO_PASSWORD", "", true},
 	{"DATAFORSEO_BASE_URL", "https://api.dataforseo.com", false},
@@ -326,6 +331,7 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		}
 	}
 	errs = append(errs, c.redisTopology(get)...)
+	errs = append(errs, c.marketDatabases(get("KEYWORD_MARKET_DATABASES"))...)
 	if !contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel))
 	}
@@ -468,4 +474,45 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// MarketDatabase is a market (lower-case country and language codes) whose keyword data
+// lives in the PostgreSQL database URL names.
+type MarketDatabase struct{ Country, Language, URL string }
+
+// marketCode is a two-letter country or language code.
+var marketCode = regexp.MustCompile(`^[a-z]{2}$`)
+
+// marketDatabases reads KEYWORD_MARKET_DATABASES: space-separated country/language=URL
+// entries (a URL holds no space, and may hold commas: several hosts).
+func (c *Config) marketDatabases(v string) []error {
+	const name = "KEYWORD_MARKET_DATABASES"
+	var errs []error
+	seen := map[string]bool{}
+	for _, entry := range strings.Fields(v) {
+		market, dsn, _ := strings.Cut(entry, "=")
+		country, language, _ := strings.Cut(strings.ToLower(market), "/")
+		u, err := url.Parse(dsn)
+		switch {
+		case !marketCode.MatchString(country) || !marketCode.MatchString(language):
+			errs = append(errs, fmt.Errorf("%s: %q does not start with a market like us/en=", name, redactEntry(entry)))
+		case err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "":
+			errs = append(errs, fmt.Errorf("%s: market %s: want a postgres:// URL", name, market))
+		case seen[country+"/"+language]:
+			errs = append(errs, fmt.Errorf("%s: market %s is named twice", name, market))
+		default:
+			seen[country+"/"+language] = true
+			c.KeywordMarketDatabases = append(c.KeywordMarketDatabases, MarketDatabase{Country: country, Language: language, URL: dsn})
+		}
+	}
+	return errs
+}
+
+// redactEntry is a KEYWORD_MARKET_DATABASES entry fit for an error: what precedes its URL,
+// never the URL (it may hold a password).
+func redactEntry(entry string) string {
+	if market, _, found := strings.Cut(entry, "="); found {
+		return market + "=…"
+	}
+	return "an entry with no '='"
 }

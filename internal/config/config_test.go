@@ -140,3 +140,20 @@ func TestMetricsAddrSetEmptyTurnsMetricsOff(t *testing.T) {
 		t.Fatalf("other empty variables: %+v %v, want their defaults", cfg, err)
 	}
 }
+
+func TestKeywordMarketDatabases(t *testing.T) {
+	c, err := Load(env(map[string]string{"KEYWORD_MARKET_DATABASES": " GB/en=postgres://kw-gb/keywords  de/de=postgresql://a,b/kw?sslmode=require "}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MarketDatabase{{"gb", "en", "postgres://kw-gb/keywords"}, {"de", "de", "postgresql://a,b/kw?sslmode=require"}}
+	if len(c.KeywordMarketDatabases) != 2 || c.KeywordMarketDatabases[0] != want[0] || c.KeywordMarketDatabases[1] != want[1] {
+		t.Fatalf("market databases %+v", c.KeywordMarketDatabases)
+	}
+	for _, bad := range []string{"gb=postgres://kw/x", "gbr/en=postgres://kw/x", "gb/en=mysql://kw/x", "gb/en=",
+		"gb/en=postgres://a/x gb/EN=postgres://b/x", "postgres://kw/x"} {
+		if _, err := Load(env(map[string]string{"KEYWORD_MARKET_DATABASES": bad})); err == nil || !strings.Contains(err.Error(), "KEYWORD_MARKET_DATABASES") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

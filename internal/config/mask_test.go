@@ -16,6 +16,9 @@ func TestConnectionStringPasswordsNeverShown(t *testing.T) {
 		{"DATABASE_MIGRATE_URL": "postgres://x:hun%zzter2@db/app?password=hunter2"},
 		{"REDIS_URL": "host=cache password=hunter2"},
 		{"SMTP_URL": "http://mailer:hunter2@smtp.example"},
+		{"KEYWORD_MARKET_DATABASES": "gb/en=mysql://x:hunter2@db/kw"},
+		{"KEYWORD_MARKET_DATABASES": "postgres://x:hunter2@db/kw"},
+		{"KEYWORD_MARKET_DATABASES": "gbr/en=postgres://x:hunter2@db/kw"},
 	} {
 		_, err := Load(env(v))
 		if err == nil {

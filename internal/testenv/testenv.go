@@ -319,3 +319,22 @@ func RedisURL(t testing.TB) string {
 	o := RedisOptions(t)
 	return fmt.Sprintf("redis://%s/%d", o.Addr, o.DB)
 }
+
+// NewDatabaseDSN names a database of its own on the test server, not created (the code under
+// test creates it), and drops it when the test ends.
+func NewDatabaseDSN(t testing.TB) string {
+	t.Helper()
+	buf := make([]byte, 6)
+	_, _ = rand.Read(buf)
+	name := "contentapi_test_" + hex.EncodeToString(buf)
+	cfg, _ := pgx.ParseConfig(ServerDSN())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if c, err := pgx.Connect(ctx, ServerDSN()); err == nil {
+			_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	})
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+}

@@ -5,10 +5,12 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contentapi/contentapi/internal/app"
 	"github.com/contentapi/contentapi/internal/config"
@@ -16,6 +18,7 @@ import (
 	"github.com/contentapi/contentapi/internal/keywords/cache"
 	"github.com/contentapi/contentapi/internal/keywords/dataforseo"
 	"github.com/contentapi/contentapi/internal/keywords/local"
+	"github.com/contentapi/contentapi/internal/postgres"
 	"github.com/contentapi/contentapi/internal/report"
 	"github.com/contentapi/contentapi/jobs"
 )
@@ -23,29 +26,30 @@ import (
 // ReportBuilder is the worker's runner of analyses: the configured keyword provider behind
 // the Redis answer cache, the App's crawler, and the job store's audit snapshots. It
 // registers the cache's counters in Metrics, so it is built once, by the worker. The local
-// provider's keyword columns are kept loaded until ctx ends or the App closes.
-func ReportBuilder(ctx context.Context, a *app.App) *report.Builder {
-	return &report.Builder{Keywords: keywordProvider(ctx, a), Crawler: a.Crawler, Clock: a.Clock,
+// provider's keyword columns are kept loaded until ctx ends or the App closes. It fails
+// when a market's own keyword database (KEYWORD_MARKET_DATABASES) cannot be set up.
+func ReportBuilder(ctx context.Context, a *app.App) (*report.Builder, error) {
+	kp, err := keywordProvider(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return &report.Builder{Keywords: kp, Crawler: a.Crawler, Clock: a.Clock,
 		ThinWords: a.Config.ThinContentWords, History: jobs.AuditHistory{Jobs: a.Jobs},
-		Cursors: a.Cursors}
+		Cursors: a.Cursors}, nil
 }
 
 // keywordProvider builds the configured keyword data source behind the Redis answer cache.
-func keywordProvider(ctx context.Context, a *app.App) keywords.Provider {
+func keywordProvider(ctx context.Context, a *app.App) (keywords.Provider, error) {
 	cfg := a.Config
 	var p keywords.Provider
 	switch cfg.KeywordProvider {
 	case "dataforseo":
 		p = dataforseo.New(DataForSEOConfig(cfg, a.Log))
 	default:
-		lp := local.New(a.Pool, local.WithColumnsBudget(int64(cfg.KeywordColumnsMB)<<20))
-		warm, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			lp.KeepColumnsWarm(warm, columnsWarmInterval, func(err error) { a.Log.Warn("keyword columns: warm", "err", err) })
-		}()
-		a.OnClose(func() { stop(); <-done }) // before the pool closes
+		lp, err := localProvider(ctx, a)
+		if err != nil {
+			return nil, err
+		}
 		p = lp
 	}
 	c := cache.New(p, a.Redis, cfg.KeywordCacheTTL, cache.WithLogger(a.Log))
@@ -54,7 +58,54 @@ func keywordProvider(ctx context.Context, a *app.App) keywords.Provider {
 		func() float64 { return float64(c.Hits()) })
 	a.Metrics.CounterFunc("contentapi_keyword_provider_calls_total", "Calls that reached the keyword provider (cache misses).", labels,
 		func() float64 { return float64(c.Misses()) })
-	return c
+	return c, nil
+}
+
+// localProvider is the local provider over DATABASE_URL's keyword tables, or, with
+// KEYWORD_MARKET_DATABASES, a router sending the markets listed there to local providers
+// over their own databases (created and migrated here when missing) and every other market
+// to DATABASE_URL's. The keyword columns' budget is shared out evenly between the
+// databases, so that the worker's memory does not grow with them.
+func localProvider(ctx context.Context, a *app.App) (keywords.Provider, error) {
+	cfg := a.Config
+	urls := []string{""} // "": the App's own pool
+	pools := map[string]*pgxpool.Pool{"": a.Pool}
+	for _, md := range cfg.KeywordMarketDatabases {
+		if _, ok := pools[md.URL]; ok {
+			continue
+		}
+		if _, err := postgres.Setup(ctx, md.URL); err != nil {
+			return nil, fmt.Errorf("keyword database of %s/%s: %w", md.Country, md.Language, err)
+		}
+		pool, err := postgres.Connect(ctx, md.URL)
+		if err != nil {
+			return nil, fmt.Errorf("keyword database of %s/%s: %w", md.Country, md.Language, err)
+		}
+		a.OnClose(pool.Close) // after the columns' warm loops, registered below, have stopped
+		urls = append(urls, md.URL)
+		pools[md.URL] = pool
+	}
+	budget := int64(cfg.KeywordColumnsMB) << 20 / int64(len(urls))
+	providers := map[string]*local.Provider{}
+	for _, u := range urls {
+		lp := local.New(pools[u], local.WithColumnsBudget(budget))
+		warm, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			lp.KeepColumnsWarm(warm, columnsWarmInterval, func(err error) { a.Log.Warn("keyword columns: warm", "err", err) })
+		}()
+		a.OnClose(func() { stop(); <-done }) // before the pool closes
+		providers[u] = lp
+	}
+	if len(urls) == 1 {
+		return providers[""], nil
+	}
+	byMarket := map[keywords.Market]keywords.Provider{}
+	for _, md := range cfg.KeywordMarketDatabases {
+		byMarket[keywords.Market{Country: md.Country, Language: md.Language}] = providers[md.URL]
+	}
+	return keywords.NewMarkets(providers[""], byMarket), nil
 }
 
 // columnsWarmInterval is how often the worker looks for keyword data newer than its keyword

@@ -3,16 +3,25 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contentapi/contentapi/internal/app/apptest"
 	"github.com/contentapi/contentapi/internal/app/worker"
 	"github.com/contentapi/contentapi/internal/config"
 	"github.com/contentapi/contentapi/internal/keywords"
 	"github.com/contentapi/contentapi/internal/keywords/dataforseo"
+	"github.com/contentapi/contentapi/internal/keywords/importer"
+	"github.com/contentapi/contentapi/internal/keywords/local"
+	"github.com/contentapi/contentapi/internal/postgres"
+	"github.com/contentapi/contentapi/internal/testenv"
 )
 
 // TestDataForSEOFillWired builds the worker's DataForSEO client from the configuration and
@@ -61,5 +70,83 @@ func TestDataForSEOFillWired(t *testing.T) {
 		if tc.calls == 3 && (!strings.Contains(got, dataforseo.PathSearchIntent) || !strings.Contains(got, dataforseo.PathBulkKeywordDifficulty)) {
 			t.Errorf("fill-ins not called: %s", got)
 		}
+	}
+}
+
+// TestMarketDatabases: with KEYWORD_MARKET_DATABASES the worker creates and migrates a
+// market's own database, sends that market's questions there and every other market's to
+// DATABASE_URL's, and an import into either moves the answers the (cached) provider gives.
+func TestMarketDatabases(t *testing.T) {
+	ctx := context.Background()
+	mainPool := testenv.Postgres(t)
+	shardDSN := testenv.NewDatabaseDSN(t) // named, not created: the worker creates it
+	a := apptest.New(t, apptest.Options{Pool: mainPool, Env: map[string]string{
+		"KEYWORD_MARKET_DATABASES": "GB/en=" + shardDSN, "KEYWORD_CACHE_TTL": "1h"}})
+	b, err := worker.ReportBuilder(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard, err := postgres.Connect(ctx, shardDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(shard.Close)
+
+	load := func(pool *pgxpool.Pool, country, rows string) {
+		t.Helper()
+		file := "domain,keyword,position,search volume\n" + rows
+		if _, err := importer.ImportRankings(ctx, pool, strings.NewReader(file), importer.Options{Country: country, Language: "en"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rankings := func(p keywords.Provider, country string) []string {
+		t.Helper()
+		list, err := p.Rankings(ctx, keywords.RankingsRequest{Domain: "shop.example", Country: country, Language: "en", Page: keywords.Page{Limit: 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range list.Rankings {
+			out = append(out, fmt.Sprintf("%s@%d", r.Keyword.Keyword, r.Position))
+		}
+		return out
+	}
+	load(mainPool, "us", "shop.example,espresso machine,3,1000\nshop.example,milk frother,7,300\n")
+	load(shard, "gb", "shop.example,kettle,2,800\n")
+	check := func(step string, us, gb []string) {
+		t.Helper()
+		for _, c := range []struct {
+			country string
+			want    []string
+		}{{"us", us}, {"gb", gb}} {
+			if got := rankings(b.Keywords, c.country); !slices.Equal(got, c.want) {
+				t.Errorf("%s: %s/en rankings %v, want %v", step, c.country, got, c.want)
+			}
+		}
+	}
+	check("first", []string{"espresso machine@3", "milk frother@7"}, []string{"kettle@2"})
+	// Each market's data stays in its own database.
+	if got := rankings(local.New(mainPool), "gb"); len(got) != 0 {
+		t.Errorf("DATABASE_URL's database holds gb/en rankings %v", got)
+	}
+	if got := rankings(local.New(shard), "us"); len(got) != 0 {
+		t.Errorf("the gb/en database holds us/en rankings %v", got)
+	}
+	// An import into the market's database moves the cached answers (the router's data
+	// version is every database's).
+	load(shard, "gb", "shop.example,kettle,1,800\nshop.example,teapot,4,200\n")
+	check("after the gb import", []string{"espresso machine@3", "milk frother@7"}, []string{"kettle@1", "teapot@4"})
+	load(mainPool, "us", "shop.example,espresso machine,2,1000\n")
+	check("after the us import", []string{"espresso machine@2", "milk frother@7"}, []string{"kettle@1", "teapot@4"})
+}
+
+// TestMarketDatabasesRefused: a market database that cannot be set up stops the worker's
+// start with an error naming the market.
+func TestMarketDatabasesRefused(t *testing.T) {
+	a := apptest.New(t, apptest.Options{Env: map[string]string{
+		"KEYWORD_MARKET_DATABASES": "de/de=postgres://nobody@127.0.0.1:1/nowhere?sslmode=disable&connect_timeout=2"}})
+	_, err := worker.ReportBuilder(context.Background(), a)
+	if err == nil || !strings.Contains(err.Error(), "de/de") {
+		t.Fatalf("ReportBuilder: %v, want an error naming de/de", err)
 	}
 }
