@@ -128,7 +128,7 @@ func (d *Dashboard) renderJob(c *fiber.Ctx, status int, j job.Job, sh shareData)
 // hasCSV reports whether results of the kind download as CSV.
 func hasCSV(kind string) bool {
 	a, ok := report.Lookup(kind)
-	return ok && a.CSV
+	return ok && a.Rows != nil
 }
 
 func indent(raw json.RawMessage) string {

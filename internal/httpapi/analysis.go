@@ -271,7 +271,7 @@ func (s *server) jobAnswer(c *fiber.Ctx, j job.Job) error {
 		if described {
 			c.Set(HeaderDataSource, am.DataSource)
 		}
-		if spec, ok := report.Lookup(j.Kind); ok && spec.CSV && wantsCSV(c) {
+		if spec, ok := report.Lookup(j.Kind); ok && spec.Rows != nil && wantsCSV(c) {
 			body, err := report.CSV(j.Kind, j.Result)
 			if err != nil {
 				return err

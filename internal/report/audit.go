@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/contentapi/contentapi/internal/analysis"
@@ -440,4 +441,43 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// CSVRows are the answer's rows for CSV, the header first.
+func (res AuditResult) CSVRows() [][]string {
+	var rows [][]string
+	thin := map[string]bool{}
+	for _, t := range res.ThinContent {
+		thin[t.URL] = true
+	}
+	cannibal := map[string][]string{}
+	for _, c := range res.CannibalizationRisks {
+		for _, u := range c.URLs {
+			cannibal[u] = append(cannibal[u], c.Keyword)
+		}
+	}
+	issues := pageIssues(res.Issues)
+	rows = append(rows, []string{"url", "status", "title", "word_count", "meta_description", "thin", "noindex",
+		"cannibalization_keywords", "depth", "source", "rendered_title", "rendered_word_count", "render_error", "issues"})
+	for _, p := range res.Pages {
+		row := []string{p.URL, strconv.Itoa(p.Status), p.Title, strconv.Itoa(p.WordCount), p.MetaDescription,
+			strconv.FormatBool(thin[p.URL]), strconv.FormatBool(p.Noindex), strings.Join(cannibal[p.URL], "; "),
+			intCell(p.Depth), p.Source, "", "", ""}
+		if rd := p.Rendered; rd != nil && rd.Error != "" {
+			row[12] = rd.Error
+		} else if rd != nil {
+			row[10], row[11] = rd.Title, strconv.Itoa(rd.WordCount)
+		}
+		rows = append(rows, append(row, strings.Join(issues[p.URL], "; ")))
+	}
+	for _, e := range res.Errors {
+		status := ""
+		if e.Status != nil {
+			status = strconv.Itoa(*e.Status)
+		}
+		row := make([]string, 14)
+		row[0], row[1], row[13] = e.URL, status, strings.Join(issues[e.URL], "; ")
+		rows = append(rows, row)
+	}
+	return rows
 }

@@ -42,7 +42,9 @@ type Analysis struct {
 	// recommendations than asked costs less). A call reserves the price of its limit.
 	ItemBlock, ItemCost int
 	Summary             string // what it does, for the service information document
-	CSV                 bool   // its rows can be returned as CSV (see CSV)
+	// Rows, when set, returns an empty answer of the analysis to decode a stored one into:
+	// its rows can be returned as CSV (see CSV).
+	Rows func() Tabular
 	// NewRequest returns an empty request, for the API to decode a body into and the worker
 	// a stored request.
 	NewRequest func() Request
@@ -54,7 +56,7 @@ type Analysis struct {
 // Catalog lists the analyses; one entry per endpoint.
 var Catalog = []Analysis{
 	{
-		Kind: KindResearch, Method: http.MethodPost, Path: "/v1/keywords/research", Cost: 5, PageRows: 100, CSV: true,
+		Kind: KindResearch, Method: http.MethodPost, Path: "/v1/keywords/research", Cost: 5, PageRows: 100, Rows: func() Tabular { return &ResearchResult{} },
 		Summary:    "Keyword research with clusters, paged by cursor",
 		NewRequest: func() Request { return &ResearchRequest{} },
 		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
@@ -62,7 +64,7 @@ var Catalog = []Analysis{
 		},
 	},
 	{
-		Kind: KindGaps, Method: http.MethodPost, Path: "/v1/keywords/gaps", Cost: 10, PageRows: 200, CSV: true,
+		Kind: KindGaps, Method: http.MethodPost, Path: "/v1/keywords/gaps", Cost: 10, PageRows: 200, Rows: func() Tabular { return &GapsResult{} },
 		Summary:    "Competitor keyword gaps",
 		NewRequest: func() Request { return &GapsRequest{} },
 		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
@@ -70,7 +72,7 @@ var Catalog = []Analysis{
 		},
 	},
 	{
-		Kind: KindRankings, Method: http.MethodPost, Path: "/v1/keywords/rankings", Cost: 5, PageRows: 200, CSV: true,
+		Kind: KindRankings, Method: http.MethodPost, Path: "/v1/keywords/rankings", Cost: 5, PageRows: 200, Rows: func() Tabular { return &RankingsResult{} },
 		Summary:    "A domain's rankings with estimated traffic",
 		NewRequest: func() Request { return &RankingsRequest{} },
 		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
@@ -78,7 +80,7 @@ var Catalog = []Analysis{
 		},
 	},
 	{
-		Kind: KindCompetitors, Method: http.MethodPost, Path: "/v1/keywords/competitors", Cost: 10, PageRows: 100, CSV: true,
+		Kind: KindCompetitors, Method: http.MethodPost, Path: "/v1/keywords/competitors", Cost: 10, PageRows: 100, Rows: func() Tabular { return &CompetitorsResult{} },
 		Summary:    "Competitor discovery: domains sharing the most ranked keywords",
 		NewRequest: func() Request { return &CompetitorsRequest{} },
 		Run: func(ctx context.Context, b *Builder, req Request, _ string) (any, error) {
@@ -86,7 +88,7 @@ var Catalog = []Analysis{
 		},
 	},
 	{
-		Kind: KindAudit, Method: http.MethodPost, Path: "/v1/content/audit", Cost: 15, RenderCost: 30, CSV: true,
+		Kind: KindAudit, Method: http.MethodPost, Path: "/v1/content/audit", Cost: 15, RenderCost: 30, Rows: func() Tabular { return &AuditResult{} },
 		Summary:    "Crawl and audit a site's content",
 		NewRequest: func() Request { return &AuditRequest{} },
 		Run: func(ctx context.Context, b *Builder, req Request, jobID string) (any, error) {

@@ -120,3 +120,14 @@ func (b *Builder) Competitors(ctx context.Context, r CompetitorsRequest) (Compet
 	res.settle(KindCompetitors, &r, len(res.Competitors))
 	return res, nil
 }
+
+// CSVRows are the answer's rows for CSV, the header first.
+func (res CompetitorsResult) CSVRows() [][]string {
+	var rows [][]string
+	rows = append(rows, []string{"domain", "shared_keywords", "avg_position", "domain_avg_position", "total_keywords"})
+	for _, c := range res.Competitors {
+		rows = append(rows, []string{c.Domain, intCell(c.SharedKeywords), floatCell(c.AvgPosition),
+			floatCell(c.DomainAvgPosition), intCell(c.TotalKeywords)})
+	}
+	return rows
+}

@@ -3,6 +3,8 @@ package report
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strconv"
 
 	"github.com/contentapi/contentapi/internal/keywords"
 )
@@ -103,4 +105,30 @@ func competitorKeys(competitors []string) []string {
 		keyed[i] = stripWWW(c)
 	}
 	return keyed
+}
+
+// CSVRows are the answer's rows for CSV, the header first.
+func (res GapsResult) CSVRows() [][]string {
+	var rows [][]string
+	head := []string{"keyword", "search_volume", "keyword_difficulty"}
+	comps := append([]string(nil), res.Competitors...)
+	sort.Strings(comps)
+	for _, c := range comps {
+		head = append(head, "position_"+c)
+	}
+	head = append(head, "trend")
+	rows = append(rows, head)
+	for _, g := range res.Gaps {
+		row := []string{g.Keyword, intCell(g.SearchVolume), floatCell(g.Difficulty)}
+		for _, c := range comps {
+			if p, ok := g.CompetitorPositions[c]; ok {
+				row = append(row, strconv.Itoa(p))
+			} else {
+				row = append(row, "")
+			}
+		}
+		row = append(row, stringCell(g.Trend))
+		rows = append(rows, row)
+	}
+	return rows
 }

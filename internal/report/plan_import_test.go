@@ -3,13 +3,13 @@ package report
 import (
 	"context"
 	"fmt"
-	"github.com/contentapi/contentapi/internal/apperr"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/contentapi/contentapi/internal/analysis"
+	"github.com/contentapi/contentapi/internal/apperr"
 	"github.com/contentapi/contentapi/internal/keywords/importer"
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/apperr"
@@ -180,4 +181,20 @@ func noRankingData(domain, country, language string) error {
 	return apperr.New(apperr.NoData, "This service holds no ranking data for %q in %s/%s. Check the spelling of the "+
 		"domain, choose the market it ranks in, or have the operator import its rankings with `ctl import rankings FILE.csv`. "+
 		"Nothing was charged.", domain, country, language)
+}
+
+// CSVRows are the answer's rows for CSV, the header first.
+func (res RankingsResult) CSVRows() [][]string {
+	var rows [][]string
+	rows = append(rows, []string{"keyword", "position", "url", "search_volume", "keyword_difficulty", "cpc", "search_intent", "estimated_traffic",
+		"search_intent_inferred"})
+	for _, k := range res.Rankings {
+		u := ""
+		if k.URL != nil {
+			u = *k.URL
+		}
+		rows = append(rows, []string{k.Keyword, strconv.Itoa(k.Position), u, intCell(k.SearchVolume), floatCell(k.Difficulty),
+			floatCell(k.CPC), k.SearchIntent, intCell(k.EstimatedTraffic), strconv.FormatBool(k.SearchIntentInferred)})
+	}
+	return rows
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -297,4 +298,19 @@ func round1(p *float64) *float64 {
 	}
 	v := float64(int64(*p*10+0.5)) / 10
 	return &v
+}
+
+// CSVRows are the answer's rows for CSV, the header first.
+func (res ResearchResult) CSVRows() [][]string {
+	var rows [][]string
+	rows = append(rows, []string{"cluster_name", "keyword", "search_volume", "keyword_difficulty", "cpc", "search_intent", "opportunity_score",
+		"search_intent_inferred", "trend"})
+	for _, c := range res.Clusters {
+		for _, k := range c.Keywords {
+			rows = append(rows, []string{c.ClusterName, k.Keyword, intCell(k.SearchVolume), floatCell(k.Difficulty),
+				floatCell(k.CPC), k.SearchIntent, intCell(k.OpportunityScore), strconv.FormatBool(k.SearchIntentInferred),
+				stringCell(k.Trend)})
+		}
+	}
+	return rows
 }
