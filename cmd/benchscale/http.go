@@ -215,6 +215,9 @@ func startHTTP(ctx context.Context, o httpOptions, dsn string) (s *httpStack, er
 	if columnsMB >= 0 {
 		env = append(env, "KEYWORD_COLUMNS_MB="+strconv.Itoa(columnsMB))
 	}
+	if workerMemLimit != "" {
+		env = append(env, "GOMEMLIMIT="+workerMemLimit)
+	}
 	for _, p := range []struct{ name, bin string }{{"worker", o.worker}, {"api", o.api}} {
 		c, err := s.start(p.name, p.bin, env)
 		if err != nil {

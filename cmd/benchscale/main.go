@@ -87,6 +87,7 @@ func run(ctx context.Context) error {
 	flag.StringVar(&reuse, "reuse", "", "time the answers of this kept database (same sizes and seed) without generating or importing")
 	flag.StringVar(&only, "only", "", "ask only the questions whose kind contains this")
 	flag.BoolVar(&askQuestions, "questions", true, "time the answers after the imports")
+	flag.StringVar(&workerMemLimit, "gomemlimit", "", "GOMEMLIMIT of the api and worker (-http), e.g. 900MiB")
 	flag.IntVar(&columnsMB, "columns-mb", -1, "the keyword columns' memory budget in MiB, in process and in the worker (KEYWORD_COLUMNS_MB; -1: the default)")
 	flag.BoolVar(&paging, "paging", true, "page through every gap of the big domain, 1,000 a page")
 	flag.BoolVar(&compress, "gzip", true, "write the data files gzip-compressed")
@@ -336,6 +337,10 @@ var askQuestions, paging = true, true
 // columnsMB is the keyword columns' budget in MiB (-columns-mb) of the in-process answers
 // and of the worker (-http); -1 keeps the service's default.
 var columnsMB = -1
+
+// workerMemLimit is the Go runtime's soft memory limit (GOMEMLIMIT) of the api and worker
+// (-gomemlimit); "" sets none.
+var workerMemLimit string
 
 // ctl runs the ctl binary against the bench database and measures it.
 func ctl(ctx context.Context, bin, dsn string, args ...string) (phase, error) {

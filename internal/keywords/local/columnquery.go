@@ -47,7 +47,7 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 
 	e := gapEval{c: c, order: q.order}
 	if _, ok := q.filters.Ranges[keywords.FieldCompetitorPosition]; ok || q.ordersBy(keywords.FieldCompetitorPosition) {
-		e.cpos = densePositions(len(c.norms), comps...)
+		e.cpos = densePositions(c.norms.len(), comps...)
 	}
 	filter := newRowFilter(q.filters)
 	var after *colRow
@@ -143,7 +143,7 @@ func (e *gapEval) value(id uint32, f keywords.Field) float64 {
 }
 
 func (e *gapEval) row(id uint32) colRow {
-	r := colRow{key: e.c.norms[id]}
+	r := colRow{key: e.c.norms.at(int(id))}
 	for i, o := range e.order {
 		r.values[i] = e.value(id, o.Field)
 	}
@@ -197,7 +197,7 @@ func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk mar
 	}
 	cand := s.ids.Clone()
 	c.matchWords(cand, f)
-	e := rankEval{c: c, order: order, pos: densePositions(len(c.norms), s)}
+	e := rankEval{c: c, order: order, pos: densePositions(c.norms.len(), s)}
 	filter := newRowFilter(f)
 	if counted {
 		counts = make([]int, 1+len(keywords.Bands))
@@ -285,7 +285,7 @@ func (e *rankEval) value(id uint32, f keywords.Field) float64 {
 }
 
 func (e *rankEval) row(id uint32) colRow {
-	r := colRow{key: e.c.norms[id]}
+	r := colRow{key: e.c.norms.at(int(id))}
 	for i, o := range e.order {
 		r.values[i] = e.sortValue(id, o)
 	}
@@ -334,7 +334,7 @@ func (c *marketColumns) competitorsOnColumns(ctx context.Context, tx pgx.Tx, mk 
 	}
 	cand := own.ids.Clone()
 	c.matchWords(cand, f)
-	e := rankEval{c: c, pos: densePositions(len(c.norms), own)}
+	e := rankEval{c: c, pos: densePositions(c.norms.len(), own)}
 	if filter := newRowFilter(f); len(filter.fields) > 0 || filter.anyOf {
 		kept := make([]uint32, 0, cand.GetCardinality())
 		eachID(cand, func(id uint32) {

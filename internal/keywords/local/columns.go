@@ -1,16 +1,19 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/jackc/pgx/v5"
@@ -98,7 +101,7 @@ func (s *columnStore) cacheBytes() uint64 { return uint64(max(s.budget/8, 4<<20)
 // are NaN; intent 0 is unknown.
 type marketColumns struct {
 	bytes  int64 // the columns' size
-	norms  []string
+	norms  keyTexts
 	volume []float64
 	diff   []float64
 	cpc    []float64
@@ -318,7 +321,7 @@ var (
 )
 
 // columnBytes is the size of the columns of n keywords whose texts take text bytes.
-func columnBytes(n, text int) int64 { return int64(text) + int64(n)*(16+3*8+1) }
+func columnBytes(n, text int) int64 { return int64(text) + int64(n)*(4+3*8+1) }
 
 func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion, budget int64, cacheBytes uint64) (*marketColumns, error) {
 	c := &marketColumns{sets: newByteCache[*domainSet](cacheBytes), words: newByteCache[*roaring.Bitmap](cacheBytes)}
@@ -348,19 +351,18 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			// Sets built before migration 00038 (or 00043): the keywords are grouped from the rankings.
-			if c.norms, err = collectKeys(tx.Query(ctx, columnsKeywordsSQL, m.country, m.language)); err != nil {
+			keys, err := collectKeys(tx.Query(ctx, columnsKeywordsSQL, m.country, m.language))
+			if err != nil {
 				return err
 			}
+			c.norms = keyTextsOf(keys)
 		case err != nil:
 			return err
 		case len(dict) > 0:
-			c.norms = strings.Split(string(dict), "\x00") // one copy, sliced
+			c.norms = splitKeyTexts(dict)
 		}
-		n = len(c.norms)
-		if c.bytes = columnBytes(n, len(dict)); len(dict) == 0 {
-			c.bytes = columnBytes(n, 0) + int64(n)*24 // the fallback's strings, each its own
-		}
-		if c.bytes > budget {
+		n = c.norms.len()
+		if c.bytes = columnBytes(n, len(c.norms.text)); c.bytes > budget {
 			return errColumnsTooBig
 		}
 		c.volume, c.diff, c.cpc, c.intent = make([]float64, n), make([]float64, n), make([]float64, n), make([]uint8, n)
@@ -376,7 +378,7 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 		var volume, diff, cpc *float64
 		var intent *string
 		_, err = pgx.ForEachRow(rows, []any{&norm, &volume, &diff, &cpc, &intent}, func() error {
-			id, found := slices.BinarySearch(c.norms, norm)
+			id, found := c.norms.find(norm)
 			if !found { // a keyword nobody ranks for
 				return nil
 			}
@@ -421,7 +423,7 @@ func (c *marketColumns) set(ctx context.Context, tx pgx.Tx, m market, domain str
 		if err := s.ids.UnmarshalBinary(ids); err != nil {
 			return nil, false, err
 		}
-		if !s.ids.IsEmpty() && int(s.ids.Maximum()) >= len(c.norms) {
+		if !s.ids.IsEmpty() && int(s.ids.Maximum()) >= c.norms.len() {
 			return nil, false, fmt.Errorf("local: the keyword set of %s numbers keywords its columns do not hold", domain)
 		}
 		if positions != nil {
@@ -448,8 +450,8 @@ func (c *marketColumns) word(w string) *roaring.Bitmap {
 		return b
 	}
 	b := roaring.New()
-	for id, n := range c.norms {
-		if hasWord(n, w) {
+	for id := range c.norms.len() {
+		if hasWord(c.norms.at(id), w) {
 			b.Add(uint32(id))
 		}
 	}
@@ -661,4 +663,67 @@ func readDict(ctx context.Context, tx pgx.Tx, m market, size int) ([]byte, error
 		return nil
 	})
 	return dict, err
+}
+
+// keyTexts are a market's normalised keywords in id order (which is their byte order): the
+// texts back to back in one allocation and where each ends, so that the columns hold no
+// pointer per keyword (10M string headers were 160 MB the collector had to scan).
+type keyTexts struct {
+	text []byte
+	ends []uint32 // keyword i is text[ends[i-1]:ends[i]] (from 0 for the first)
+}
+
+// splitKeyTexts takes the texts of dict, NUL-separated as readDict joins them, keeping dict
+// as their storage.
+func splitKeyTexts(dict []byte) keyTexts {
+	k := keyTexts{ends: make([]uint32, 0, bytes.Count(dict, []byte{0})+1)}
+	w := 0
+	for rest := dict; ; {
+		i := bytes.IndexByte(rest, 0)
+		if i < 0 {
+			i = len(rest)
+		}
+		w += copy(dict[w:], rest[:i]) // closes up over the NULs, in place
+		k.ends = append(k.ends, uint32(w))
+		if i == len(rest) {
+			break
+		}
+		rest = rest[i+1:]
+	}
+	k.text = dict[:w]
+	return k
+}
+
+// keyTextsOf stores keys, which must be sorted, as keyTexts.
+func keyTextsOf(keys []string) keyTexts {
+	size := 0
+	for _, key := range keys {
+		size += len(key)
+	}
+	k := keyTexts{text: make([]byte, 0, size), ends: make([]uint32, len(keys))}
+	for i, key := range keys {
+		k.text = append(k.text, key...)
+		k.ends[i] = uint32(len(k.text))
+	}
+	return k
+}
+
+func (k keyTexts) len() int { return len(k.ends) }
+
+// at is keyword i's text: a view of the storage, which is never written after the load.
+func (k keyTexts) at(i int) string {
+	start := uint32(0)
+	if i > 0 {
+		start = k.ends[i-1]
+	}
+	if start == k.ends[i] {
+		return ""
+	}
+	return unsafe.String(&k.text[start], int(k.ends[i]-start))
+}
+
+// find is the id of the keyword norm, by binary search.
+func (k keyTexts) find(norm string) (int, bool) {
+	i := sort.Search(k.len(), func(i int) bool { return k.at(i) >= norm })
+	return i, i < k.len() && k.at(i) == norm
 }

@@ -86,3 +86,27 @@ func TestPositionList(t *testing.T) {
 		}
 	}
 }
+
+// The keyword texts read back from their chunks are the keywords, each at its id, and a
+// keyword is found at its id.
+func TestKeyTexts(t *testing.T) {
+	keys := []string{"a", "ab", "b cold brew", "kettle", "z"}
+	for _, k := range []keyTexts{splitKeyTexts([]byte(strings.Join(keys, "\x00"))), keyTextsOf(keys)} {
+		if k.len() != len(keys) {
+			t.Fatalf("%d keywords, want %d", k.len(), len(keys))
+		}
+		for i, key := range keys {
+			if k.at(i) != key {
+				t.Errorf("keyword %d is %q, want %q", i, k.at(i), key)
+			}
+			if id, ok := k.find(key); !ok || id != i {
+				t.Errorf("find(%q) = %d, %v", key, id, ok)
+			}
+		}
+		for _, missing := range []string{"", "aa", "c", "zz"} {
+			if _, ok := k.find(missing); ok {
+				t.Errorf("find(%q) found it", missing)
+			}
+		}
+	}
+}
