@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -36,6 +37,9 @@ func run(ctx context.Context) error {
 	}
 	log := app.NewLogger(os.Stdout, cfg.LogLevel)
 	log.Info("starting worker", "config", app.Describe(os.Getenv))
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(worker.MemoryLimit(cfg))
+	}
 	redisOpt, err := app.AsynqRedis(cfg)
 	if err != nil {
 		return err

@@ -153,7 +153,7 @@ var vars = []struct {
 	{"METRICS_ADDR", ":9091", false},
 	{"KEYWORD_PROVIDER", "local", false},
 	{"KEYWORD_CACHE_TTL", "24h", false},
-	{"KEYWORD_COLUMNS_MB", "256", false},
+	{"KEYWORD_COLUMNS_MB", "640", false},
 	{"KEYWORD_MARKET_DATABASES", "", true},
 	{"DATAFORSEO_LOGIN", "", true},
 	{"DATAFORSEO_PASSWORD", "", true},
