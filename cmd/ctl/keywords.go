@@ -18,9 +18,9 @@ import (
 )
 
 // importMemoryLimit is the Go heap an import keeps to unless GOMEMLIMIT says otherwise: a
-// soft limit, at which the collector runs more often rather than the heap doubling past
-// what the keyword-set build holds (at 30M rankings about 130 MB live, and the process
-// peaked at 276 MB without it). A live heap above it only costs collector time.
+// soft limit, at which the collector runs more often rather than letting the heap grow to
+// twice what the keyword-set build holds (docs/keyword-data-at-scale.md has the figures).
+// A live heap above it only costs collector time.
 const importMemoryLimit = 176 << 20
 
 // importFile loads a CSV file (plain or gzip) of keyword metrics or rankings and reports

@@ -111,7 +111,7 @@ func localProvider(ctx context.Context, a *app.App) (keywords.Provider, error) {
 // MemoryLimit is the soft limit the worker keeps its Go heap to when GOMEMLIMIT is not set:
 // the keyword columns' budget, a quarter more for the decoded keyword sets and word matches
 // kept beside them, and 128 MiB for the rest. Without it the collector lets the heap grow to
-// twice what is live: with a 10M-keyword market loaded the worker peaked at 1.6 GB.
+// twice what is live, columns included.
 func MemoryLimit(cfg *config.Config) int64 {
 	return (int64(cfg.KeywordColumnsMB)*5/4 + 128) << 20
 }
