@@ -105,6 +105,15 @@ func get[T any](c *chrome, name string, a chromedp.Action[T]) T {
 // compared with its own viewport always fits.
 func (c *chrome) page(name string) {
 	c.t.Helper()
+	// A page that reloads itself (a running job's) is held still while it is checked, and
+	// reloaded after: on a loaded machine the checks outlast its reload time.
+	held := get(c, name+" hold", chromedp.Evaluate[bool](`(() => {
+		if (!document.body.hasAttribute("data-refresh")) return false;
+		for (let id = setTimeout(() => {}, 0); id > 0; id--) clearTimeout(id);
+		return true })()`))
+	if held {
+		defer c.do(name+" reload", chromedp.Reload())
+	}
 	png := get(c, name+" screenshot", chromedp.FullScreenshot(100))
 	c.shots = append(c.shots, shot{name, png})
 	fits := fmt.Sprintf(`document.documentElement.scrollWidth <= %d && window.innerWidth <= %d`, c.width, c.width)
