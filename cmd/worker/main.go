@@ -37,8 +37,8 @@ func run(ctx context.Context) error {
 	}
 	log := app.NewLogger(os.Stdout, cfg.LogLevel)
 	log.Info("starting worker", "config", app.Describe(os.Getenv))
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(worker.MemoryLimit(cfg))
+	if limit, ok := worker.MemoryLimit(cfg); ok && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit)
 	}
 	redisOpt, err := app.AsynqRedis(cfg)
 	if err != nil {

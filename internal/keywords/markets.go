@@ -1,8 +1,11 @@
 package keywords
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -37,16 +40,7 @@ func NewMarkets(def Provider, byMarket map[Market]Provider) *Markets {
 }
 
 func sortedMarkets(byMarket map[Market]Provider) []Market {
-	keys := make([]Market, 0, len(byMarket))
-	for k := range byMarket {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ { // a handful of markets: insertion sort
-		for j := i; j > 0 && keys[j].String() < keys[j-1].String(); j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
+	return slices.SortedFunc(maps.Keys(byMarket), func(a, b Market) int { return cmp.Compare(a.String(), b.String()) })
 }
 
 // For is the provider holding the market.

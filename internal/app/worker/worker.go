@@ -74,10 +74,7 @@ func localProvider(ctx context.Context, a *app.App) (keywords.Provider, error) {
 		if _, ok := pools[md.URL]; ok {
 			continue
 		}
-		if _, err := postgres.Setup(ctx, md.URL); err != nil {
-			return nil, fmt.Errorf("keyword database of %s/%s: %w", md.Country, md.Language, err)
-		}
-		pool, err := postgres.Connect(ctx, md.URL)
+		pool, err := marketDatabase(ctx, md.URL)
 		if err != nil {
 			return nil, fmt.Errorf("keyword database of %s/%s: %w", md.Country, md.Language, err)
 		}
@@ -108,12 +105,24 @@ func localProvider(ctx context.Context, a *app.App) (keywords.Provider, error) {
 	return keywords.NewMarkets(providers[""], byMarket), nil
 }
 
+// marketDatabase creates and migrates the database at url when it needs it, and connects.
+func marketDatabase(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	if _, err := postgres.Setup(ctx, url); err != nil {
+		return nil, err
+	}
+	return postgres.Connect(ctx, url)
+}
+
 // MemoryLimit is the soft limit the worker keeps its Go heap to when GOMEMLIMIT is not set:
 // the keyword columns' budget, a quarter more for the decoded keyword sets and word matches
 // kept beside them, and 128 MiB for the rest. Without it the collector lets the heap grow to
-// twice what is live, columns included.
-func MemoryLimit(cfg *config.Config) int64 {
-	return (int64(cfg.KeywordColumnsMB)*5/4 + 128) << 20
+// twice what is live, columns included. ok is false where no columns are kept (DataForSEO,
+// or a budget of 0): the heap then holds no large live part for a limit to keep in check.
+func MemoryLimit(cfg *config.Config) (limit int64, ok bool) {
+	if cfg.KeywordProvider != "local" || cfg.KeywordColumnsMB == 0 {
+		return 0, false
+	}
+	return (int64(cfg.KeywordColumnsMB)*5/4 + 128) << 20, true
 }
 
 // columnsWarmInterval is how often the worker looks for keyword data newer than its keyword
