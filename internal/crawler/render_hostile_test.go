@@ -504,7 +504,9 @@ s.src = "/wait" + ".js?`+p[1:]+`"; document.head.appendChild(s)</script>`))
 		done <- res
 	}()
 	var waiting []string
-	for timeout := time.After(20 * time.Second); inFlight.Load() < 2; {
+	// A minute: the second page may wait for a browser starting on a machine other packages
+	// load (Chromium's start took over 14 s there); without the share it waits for ever.
+	for timeout := time.After(time.Minute); inFlight.Load() < 2; {
 		select {
 		case p := <-asked:
 			waiting = append(waiting, p)
