@@ -54,7 +54,10 @@ test: ## run all tests against the local PostgreSQL and Redis (installs the pinn
 	@# The race pass runs beside the rest (whose wall time is mostly internal/httpapi's
 	@# single package); its output is printed after, so the two do not interleave. The Go
 	@# client is a module of its own (client/go.mod), outside ./...: its tests run after.
+	@# The workers the tests start share keyword columns through files in a directory of
+	@# the run's own, not the user's cache (KEYWORD_COLUMNS_DIR).
 	@mkdir -p $(BIN); \
+	export KEYWORD_COLUMNS_DIR=$$(mktemp -d); trap 'rm -rf "$$KEYWORD_COLUMNS_DIR"' EXIT; \
 	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS) > $(BIN)/test-race.log 2>&1 & race=$$!; \
 	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vxF -f <($(GO) list $(RACE_PKGS))); plain=$$?; \
 	(cd client && $(GO) test -count=1 -timeout 5m ./...); own=$$?; \

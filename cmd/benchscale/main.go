@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/crawler"
@@ -63,6 +64,9 @@ type result struct {
 	answers              map[string]string
 	reimport             phase
 	floorRK              phase // raw COPY of the rankings file (copyFloor)
+	// columnsDB and columnsFile are the times to have the keyword columns of every market
+	// ready: read from the database and written to a column file, then mapped from it.
+	columnsDB, columnsFile time.Duration
 	domainRows, distinct int
 }
 
@@ -240,7 +244,11 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 	if columnsMB >= 0 {
 		opts = append(opts, local.WithColumnsBudget(int64(columnsMB)<<20))
 	}
-	b := &report.Builder{Keywords: local.New(pool, opts...), Clock: clock.Real{},
+	kp, err := timeColumns(ctx, pool, opts, &res)
+	if err != nil {
+		return res, err
+	}
+	b := &report.Builder{Keywords: kp, Clock: clock.Real{},
 		Crawler: crawler.New(crawler.Config{Timeout: time.Millisecond, RequestTimeout: time.Millisecond}),
 		Cursors: report.NewCursors([]byte("benchscale cursor key, 32 bytes or more"))}
 	ctx = report.WithAccount(ctx, "benchscale")
@@ -277,6 +285,36 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 		}
 	}
 	return res, nil
+}
+
+// timeColumns times the keyword columns made ready twice over a column directory of its
+// own: by a provider that reads them from the database and writes their files, then by
+// one that maps those files (as a second worker of a machine does). It returns the second,
+// which answers the in-process questions.
+func timeColumns(ctx context.Context, pool *pgxpool.Pool, opts []local.Option, res *result) (*local.Provider, error) {
+	dir, err := os.MkdirTemp("", "benchscale-columns")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir) // the mapping outlives the file's name
+	var warned error
+	opts = append(slices.Clip(opts), local.WithColumnFiles(dir, func(err error) { warned = errors.Join(warned, err) }))
+	var p *local.Provider
+	for _, took := range []*time.Duration{&res.columnsDB, &res.columnsFile} {
+		p = local.New(pool, opts...)
+		t0 := time.Now()
+		if err := p.WarmColumns(ctx); err != nil {
+			return nil, err
+		}
+		*took = time.Since(t0)
+	}
+	if warned != nil {
+		return nil, warned
+	}
+	db, file := local.ColumnLoadCounts()
+	fmt.Fprintf(os.Stderr, "keyword columns: %d market(s) read from the database in %s, %d mapped from their files in %s\n",
+		db, res.columnsDB.Round(time.Millisecond), file, res.columnsFile.Round(time.Millisecond))
+	return p, nil
 }
 
 // pagingKind names the timings of pageAll.
@@ -441,6 +479,9 @@ func printResults(results []result) {
 	row("raw COPY of the rankings file rows/s", func(r result) string { return rate(r.floorRK) })
 	row("import rankings, share of raw COPY rows/s", func(r result) string {
 		return fmt.Sprintf("%.0f%%", 100*r.floorRK.elapsed.Seconds()/r.importRK.elapsed.Seconds())
+	})
+	row("keyword columns ready: database / file", func(r result) string {
+		return fmt.Sprintf("%.1fs / %.0fms", r.columnsDB.Seconds(), float64(r.columnsFile.Microseconds())/1000)
 	})
 	row("ranking rows / distinct kw+domain", func(r result) string { return fmt.Sprintf("%d / %d", r.domainRows, r.distinct) })
 	kinds := []string{}

@@ -8,6 +8,7 @@ import (
 	"net/mail"
 	"net/netip"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -64,6 +65,9 @@ type Config struct {
 	KeywordCacheTTL time.Duration
 	// KeywordColumnsMB is the local provider's memory budget for keyword columns (0: off).
 	KeywordColumnsMB int
+	// KeywordColumnsDir is where the workers of a machine share the keyword columns through
+	// files: "" for the user's cache directory, "off" for none.
+	KeywordColumnsDir string
 	// KeywordMarketDatabases are the markets whose keyword data lives in a database of its
 	// own (the local provider), each once; every other market's is in DATABASE_URL's.
 	KeywordMarketDatabases []MarketDatabase
@@ -154,6 +158,7 @@ var vars = []struct {
 	{"KEYWORD_PROVIDER", "local", false},
 	{"KEYWORD_CACHE_TTL", "24h", false},
 	{"KEYWORD_COLUMNS_MB", "640", false},
+	{"KEYWORD_COLUMNS_DIR", "", false},
 	{"KEYWORD_MARKET_DATABASES", "", true},
 	{"DATAFORSEO_LOGIN", "", true},
 	{"DATAFORSEO_PASSWORD", "", true},
@@ -271,6 +276,7 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		KeywordProvider:         strings.ToLower(get("KEYWORD_PROVIDER")),
 		KeywordCacheTTL:         dur("KEYWORD_CACHE_TTL", 0),
 		KeywordColumnsMB:        integer("KEYWORD_COLUMNS_MB", 0, 1<<20),
+		KeywordColumnsDir:       get("KEYWORD_COLUMNS_DIR"),
 		DataForSEOLogin:         get("DATAFORSEO_LOGIN"),
 		DataForSEOPassword:      get("DATAFORSEO_PASSWORD"),
 		DataForSEOBaseURL:       absURL("DATAFORSEO_BASE_URL", "http", "https"),
@@ -308,6 +314,9 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 	}
 	if u, err := url.Parse(c.DashboardURL); err == nil && u.Path != "/dashboard" {
 		errs = append(errs, fmt.Errorf("DASHBOARD_URL=%q: the API serves the dashboard at /dashboard; want that path, like https://api.example.com/dashboard", c.DashboardURL))
+	}
+	if d := c.KeywordColumnsDir; d != "" && d != "off" && !filepath.IsAbs(d) {
+		errs = append(errs, fmt.Errorf("KEYWORD_COLUMNS_DIR=%q: want an absolute path, or off", d))
 	}
 	if _, err := mail.ParseAddress(c.SMTPFrom); err != nil {
 		errs = append(errs, fmt.Errorf("SMTP_FROM=%q: want an address like ContentAPI <no-reply@example.com>", c.SMTPFrom))

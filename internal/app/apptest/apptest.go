@@ -60,8 +60,10 @@ func New(t testing.TB, o Options) *app.App {
 			"STRIPE_PRICE_PRO_MONTHLY": billingtest.PriceProMonthly, "STRIPE_PRICE_PRO_ANNUAL": billingtest.PriceProAnnual,
 			"STRIPE_PRICE_SCALE_MONTHLY": billingtest.PriceScaleMonthly, "STRIPE_PRICE_SCALE_ANNUAL": billingtest.PriceScaleAnnual}
 	}
+	// The keyword columns' files in the test's own directory, not the user's cache.
+	columns := map[string]string{"KEYWORD_COLUMNS_DIR": t.TempDir()}
 	cfg, err := config.Load(func(name string) string {
-		for _, m := range []map[string]string{o.Env, stripe, env} {
+		for _, m := range []map[string]string{o.Env, stripe, columns, env} {
 			if v, ok := m[name]; ok {
 				return v
 			}

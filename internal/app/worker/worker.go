@@ -4,12 +4,17 @@
 package worker
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contentapi/contentapi/internal/app"
@@ -51,6 +56,14 @@ func keywordProvider(ctx context.Context, a *app.App) (keywords.Provider, error)
 			return nil, err
 		}
 		p = lp
+		for _, from := range []string{"database", "file"} {
+			a.Metrics.CounterFunc("contentapi_keyword_column_loads_total",
+				"Markets' keyword columns read from the database, or mapped from a column file another load wrote.",
+				map[string]string{"from": from}, func() float64 {
+					db, file := local.ColumnLoadCounts()
+					return float64(map[string]int64{"database": db, "file": file}[from])
+				})
+		}
 	}
 	c := cache.New(p, a.Redis, cfg.KeywordCacheTTL, cache.WithLogger(a.Log))
 	labels := map[string]string{"provider": p.Name()}
@@ -83,9 +96,16 @@ func localProvider(ctx context.Context, a *app.App) (keywords.Provider, error) {
 		pools[md.URL] = pool
 	}
 	budget := int64(cfg.KeywordColumnsMB) << 20 / int64(len(urls))
+	base := columnsDir(cfg, a.Log)
 	providers := map[string]*local.Provider{}
 	for _, u := range urls {
-		lp := local.New(pools[u], local.WithColumnsBudget(budget))
+		opts := []local.Option{local.WithColumnsBudget(budget)}
+		if dir, err := databaseColumnsDir(base, cmp.Or(u, cfg.DatabaseURL)); err != nil {
+			a.Log.Warn("keyword columns: no column files, each worker loads its own", "err", err)
+		} else if dir != "" {
+			opts = append(opts, local.WithColumnFiles(dir, func(err error) { a.Log.Warn("keyword columns: file", "err", err) }))
+		}
+		lp := local.New(pools[u], opts...)
 		warm, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {
@@ -103,6 +123,40 @@ func localProvider(ctx context.Context, a *app.App) (keywords.Provider, error) {
 		byMarket[keywords.Market{Country: md.Country, Language: md.Language}] = providers[md.URL]
 	}
 	return keywords.NewMarkets(providers[""], byMarket), nil
+}
+
+// columnsDir is the directory the worker shares keyword columns through with the other
+// workers of its machine (KEYWORD_COLUMNS_DIR, by default under the user's cache
+// directory), "" for none.
+func columnsDir(cfg *config.Config, log *slog.Logger) string {
+	switch cfg.KeywordColumnsDir {
+	case "off":
+		return ""
+	case "":
+		base, err := os.UserCacheDir()
+		if err != nil {
+			log.Warn("keyword columns: no cache directory for column files, each worker loads its own", "err", err)
+			return ""
+		}
+		return filepath.Join(base, "contentapi", "keyword-columns")
+	}
+	return cfg.KeywordColumnsDir
+}
+
+// databaseColumnsDir is the directory of the column files of the database at url under
+// base, created if missing: one per database (its address, without credentials), so that
+// the files of a market held by two databases do not replace each other.
+func databaseColumnsDir(base, url string) (string, error) {
+	if base == "" {
+		return "", nil
+	}
+	pc, err := pgconn.ParseConfig(url)
+	if err != nil {
+		return "", err
+	}
+	id := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%s\x00%s", pc.Host, pc.Port, pc.Database, pc.User))
+	dir := filepath.Join(base, fmt.Sprintf("%x", id[:8]))
+	return dir, os.MkdirAll(dir, 0o700)
 }
 
 // marketDatabase creates and migrates the database at url when it needs it, and connects.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -150,3 +153,64 @@ func TestMarketDatabasesRefused(t *testing.T) {
 		t.Fatalf("ReportBuilder: %v, want an error naming de/de", err)
 	}
 }
+
+// TestColumnFilesBetweenWorkers: two workers on one machine share a market's keyword
+// columns through KEYWORD_COLUMNS_DIR: the first reads them from the database and writes
+// the file, the second maps it instead of reading them again, and both answer alike.
+// KEYWORD_COLUMNS_DIR=off writes no file.
+func TestColumnFilesBetweenWorkers(t *testing.T) {
+	ctx := context.Background()
+	pool := testenv.Postgres(t)
+	file := "domain,keyword,position,search volume\n" +
+		"shop.example,espresso machine,3,1000\nshop.example,milk frother,7,300\nshop.example,cold brew,12,90\nrival.example,cold brew,2,90\n"
+	if _, err := importer.ImportRankings(ctx, pool, strings.NewReader(file), importer.Options{Country: "us", Language: "en"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// A filtered question: answered from the columns.
+	req := keywords.RankingsRequest{Domain: "shop.example", Country: "us", Language: "en", Page: keywords.Page{Limit: 10},
+		Filters: keywords.Filters{Ranges: map[keywords.Field]keywords.Range{keywords.FieldSearchVolume: {Min: ptr(100.0)}}}}
+	ask := func(columnsDir string) (keywords.RankingList, int64, int64) {
+		t.Helper()
+		db, files := local.ColumnLoadCounts() // before the worker's warm-up loads them
+		a := apptest.New(t, apptest.Options{Pool: pool, Env: map[string]string{"KEYWORD_COLUMNS_DIR": columnsDir, "KEYWORD_CACHE_TTL": "0s"}})
+		b, err := worker.ReportBuilder(ctx, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := b.Keywords.Rankings(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db2, files2 := local.ColumnLoadCounts()
+		return l, db2 - db, files2 - files
+	}
+	cols := func() []string {
+		names, err := filepath.Glob(filepath.Join(dir, "*", "us-en-*.cols"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	first, db, files := ask(dir)
+	if first.Total != 2 || db != 1 || files != 0 {
+		t.Fatalf("first worker: total %d, %d loads from the database, %d files mapped; want 2, 1, 0", first.Total, db, files)
+	}
+	if n := cols(); len(n) != 1 {
+		t.Fatalf("column files %v, want one", n)
+	}
+	second, db, files := ask(dir)
+	if !reflect.DeepEqual(second, first) || db != 0 || files != 1 {
+		t.Fatalf("second worker: %+v (want %+v), %d loads from the database, %d files mapped; want 0, 1", second, first, db, files)
+	}
+	off := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", off) // where the default would write
+	if _, db, files := ask("off"); db != 1 || files != 0 {
+		t.Fatalf("KEYWORD_COLUMNS_DIR=off: %d loads from the database, %d files mapped; want 1, 0", db, files)
+	}
+	if entries, _ := os.ReadDir(off); len(entries) != 0 {
+		t.Fatalf("KEYWORD_COLUMNS_DIR=off wrote %v", entries)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -79,7 +79,9 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 		}
 	})
 	for _, r := range top.sorted() {
-		row := pageRow{key: r.key, values: make([]*float64, len(q.order))}
+		// The key is copied out of the columns, which may be a file's mapping that goes
+		// when the columns are let go.
+		row := pageRow{key: strings.Clone(r.key), values: make([]*float64, len(q.order))}
 		for i, o := range q.order {
 			if v := r.values[i]; o.Field != keywords.FieldKeyword && !math.IsNaN(v) {
 				row.values[i] = &v
@@ -238,8 +240,9 @@ func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk mar
 	if len(rows) > limit {
 		rows, more = rows[:limit], true
 	}
-	for _, r := range rows {
-		keys = append(keys, r.key)
+	for i := range rows {
+		rows[i].key = strings.Clone(rows[i].key) // out of the columns, as in gapsOnColumns
+		keys = append(keys, rows[i].key)
 	}
 	if len(rows) > 0 {
 		r := rows[len(rows)-1]

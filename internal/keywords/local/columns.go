@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -45,7 +46,11 @@ import (
 // markets share a budget (KEYWORD_COLUMNS_MB, DefaultColumnsBudget): past it the least
 // recently used market is dropped, and a market larger than the whole budget is answered
 // in SQL. Each market's decoded keyword sets, and again its word matches, may take an
-// eighth of the budget more.
+// eighth of the budget more. With a directory for column files (WithColumnFiles,
+// columnfile.go), the columns are a read-only mapping of a file the workers of a machine
+// share, not a copy in each worker's heap; they are held (acquire, release) by each
+// question using them, and unmapped when the store has dropped them and the last question
+// is done.
 
 // DefaultColumnsBudget is the columns' memory budget when none is configured.
 const DefaultColumnsBudget = 640 << 20
@@ -58,6 +63,13 @@ func WithColumnsBudget(bytes int64) Option {
 	return func(p *Provider) { p.cols.budget = bytes }
 }
 
+// WithColumnFiles shares the keyword columns through files in dir (columnfile.go), which
+// must exist; warn, if not nil, is told of the files that could not be written or read
+// (the columns are then loaded, or kept, in the heap).
+func WithColumnFiles(dir string, warn func(error)) Option {
+	return func(p *Provider) { p.cols.files = columnFiles{dir: dir, warn: warn} }
+}
+
 // columnsLoadTimeout bounds a load, which runs detached from the question that started it
 // (the others waiting for it must not fail with that question's cancellation).
 const columnsLoadTimeout = 2 * time.Minute
@@ -65,15 +77,21 @@ const columnsLoadTimeout = 2 * time.Minute
 // columnsOff turns the columns off (tests answering in SQL to compare); columnAnswers
 // counts the answers the columns gave.
 var (
-	columnsOff    bool
-	columnAnswers atomic.Int64
-	columnLoads   atomic.Int64
+	columnsOff      bool
+	columnAnswers   atomic.Int64
+	columnLoads     atomic.Int64 // from the database
+	columnFileOpens atomic.Int64 // from a column file another load wrote
 )
+
+// ColumnLoadCounts is how many times this process has read a market's keyword columns from
+// the database, and mapped them from a column file another load wrote.
+func ColumnLoadCounts() (database, file int64) { return columnLoads.Load(), columnFileOpens.Load() }
 
 // columnsVersion is the data a market's columns were read from.
 type columnsVersion struct {
-	sets int64 // keyword_sets_state.built
-	data int64 // keyword_data_state.generation: any write to the rankings or keywords
+	sets  int64    // keyword_sets_state.built
+	data  int64    // keyword_data_state.generation: any write to the rankings or keywords
+	token [16]byte // keyword_data_state.token, drawn anew with each generation
 }
 
 type market struct{ country, language string }
@@ -81,6 +99,7 @@ type market struct{ country, language string }
 // columnStore holds the markets' columns.
 type columnStore struct {
 	budget  int64 // bytes
+	files   columnFiles
 	mu      sync.Mutex
 	markets map[market]*columnsEntry
 	clock   int64 // use counter, for dropping the least recently used
@@ -92,6 +111,7 @@ type columnsEntry struct {
 	cols    *marketColumns
 	err     error
 	used    int64
+	dropped bool // the store's hold of cols let go
 }
 
 // cacheBytes bounds a market's decoded sets, and again its word matches.
@@ -100,7 +120,9 @@ func (s *columnStore) cacheBytes() uint64 { return uint64(max(s.budget/8, 4<<20)
 // marketColumns is one market's ranked keywords, index = keyword-set id. Unknown metrics
 // are NaN; intent 0 is unknown.
 type marketColumns struct {
-	bytes  int64 // the columns' size
+	bytes  int64        // the columns' size
+	mapped []byte       // the column file the columns are views of, nil when they are in the heap
+	refs   atomic.Int64 // the store's hold and the questions' (acquire); unmapped at 0
 	norms  keyTexts
 	volume []float64
 	diff   []float64
@@ -176,12 +198,38 @@ func (p *Provider) columns(ctx context.Context, tx pgx.Tx, country, language str
 	}
 	var v columnsVersion
 	var fresh bool
-	err := tx.QueryRow(ctx, `SELECT s.built, s.generation = s.built, b.generation FROM keyword_sets_state s, keyword_data_state b`).
-		Scan(&v.sets, &fresh, &v.data)
+	err := tx.QueryRow(ctx, `SELECT s.built, s.generation = s.built, b.generation, b.token FROM keyword_sets_state s, keyword_data_state b`).
+		Scan(&v.sets, &fresh, &v.data, &v.token)
 	if err != nil || !fresh {
 		return nil, err
 	}
-	return p.cols.get(ctx, p.pool, market{country, language}, v)
+	c, err := p.cols.get(ctx, p.pool, market{country, language}, v)
+	if c == nil || err != nil || !c.acquire() { // dropped since: SQL answers
+		return nil, err
+	}
+	return c, nil
+}
+
+// acquire holds the columns for a question until it calls release: mapped columns are
+// unmapped only when the store has dropped them and no question holds them. It is false
+// for columns already let go.
+func (c *marketColumns) acquire() bool {
+	for {
+		n := c.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if c.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// release lets go of a hold (acquire's, or the store's when it drops the columns).
+func (c *marketColumns) release() {
+	if c.refs.Add(-1) == 0 && c.mapped != nil {
+		_ = unmapFile(c.mapped)
+	}
 }
 
 // WarmColumns loads the keyword columns of the data as it stands, the biggest markets first
@@ -200,8 +248,8 @@ func (p *Provider) WarmColumns(ctx context.Context) error {
 	var fresh bool
 	var markets []sized
 	err := inSnapshot(ctx, p.pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT s.built, s.generation = s.built, b.generation FROM keyword_sets_state s, keyword_data_state b`).
-			Scan(&v.sets, &fresh, &v.data); err != nil || !fresh {
+		if err := tx.QueryRow(ctx, `SELECT s.built, s.generation = s.built, b.generation, b.token FROM keyword_sets_state s, keyword_data_state b`).
+			Scan(&v.sets, &fresh, &v.data, &v.token); err != nil || !fresh {
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT country, language, `+dictSizes+`
@@ -255,22 +303,24 @@ func (s *columnStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v c
 	s.clock++
 	e := s.markets[m]
 	if e == nil || e.version != v {
+		if e != nil {
+			e.drop()
+		}
 		e = &columnsEntry{version: v, ready: make(chan struct{})}
 		s.markets[m] = e
 		go func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), columnsLoadTimeout)
 			defer cancel()
-			cols, err := loadColumns(ctx, pool, m, v, s.budget, s.cacheBytes())
-			if err == nil {
-				columnLoads.Add(1)
-			}
+			cols, err := s.load(ctx, pool, m, v)
 			s.mu.Lock()
 			e.cols, e.err = cols, err
 			switch {
+			case s.markets[m] != e: // replaced while it loaded
+				e.drop()
 			case err == nil:
 				s.evict(e)
 			case errors.Is(err, errColumnsTooBig): // kept: SQL answers at this version
-			case s.markets[m] == e: // the next question tries again
+			default: // the next question tries again
 				delete(s.markets, m)
 			}
 			s.mu.Unlock()
@@ -310,7 +360,66 @@ func (s *columnStore) evict(keep *columnsEntry) {
 			return
 		}
 		delete(s.markets, oldest)
+		lru.drop()
 	}
+}
+
+// drop lets go of the store's hold of the entry's columns, once (s.mu held).
+func (e *columnsEntry) drop() {
+	if e.cols != nil && !e.dropped {
+		e.dropped = true
+		e.cols.release()
+	}
+}
+
+// load reads market m's columns at version v: from its column file when there is one,
+// else from the database, then written to the file (and mapped from it) when the store
+// has a directory. Another worker loading the same version meanwhile is waited for.
+func (s *columnStore) load(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion) (*marketColumns, error) {
+	path, ok := s.files.path(m, v)
+	if !ok {
+		return s.loadFromDatabase(ctx, pool, m, v)
+	}
+	lock, err := lockFile(ctx, path+".lock")
+	if err != nil {
+		s.files.report(fmt.Errorf("local: column file: lock: %w", err))
+		return s.loadFromDatabase(ctx, pool, m, v)
+	}
+	defer lock.Close()
+	c, err := openColumnFile(path, m, v, s.budget, s.cacheBytes())
+	switch {
+	case err == nil:
+		columnFileOpens.Add(1)
+		return c, nil
+	case errors.Is(err, errColumnsTooBig):
+		return nil, err
+	case !errors.Is(err, os.ErrNotExist):
+		s.files.report(err)
+	}
+	c, err = s.loadFromDatabase(ctx, pool, m, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeColumnFile(path, c, m, v); err != nil {
+		s.files.report(fmt.Errorf("local: column file: write %s: %w", path, err))
+		return c, nil
+	}
+	s.files.report(removeOlderColumnFiles(s.files.dir, m, path))
+	mc, err := openColumnFile(path, m, v, s.budget, s.cacheBytes())
+	if err != nil {
+		s.files.report(err)
+		return c, nil
+	}
+	return mc, nil // the heap's copy goes with the collector
+}
+
+func (s *columnStore) loadFromDatabase(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion) (*marketColumns, error) {
+	c, err := loadColumns(ctx, pool, m, v, s.budget, s.cacheBytes())
+	if err == nil {
+		columnLoads.Add(1)
+		c.refs.Store(1)
+	}
+	return c, err
 }
 
 // errColumnsMoved is a load that found the data changed since the question's snapshot;
@@ -327,8 +436,8 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 	c := &marketColumns{sets: newByteCache[*domainSet](cacheBytes), words: newByteCache[*roaring.Bitmap](cacheBytes)}
 	err := inSnapshot(ctx, pool, func(tx pgx.Tx) error {
 		var now columnsVersion
-		if err := tx.QueryRow(ctx, `SELECT s.built, b.generation FROM keyword_sets_state s, keyword_data_state b`).
-			Scan(&now.sets, &now.data); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT s.built, b.generation, b.token FROM keyword_sets_state s, keyword_data_state b`).
+			Scan(&now.sets, &now.data, &now.token); err != nil {
 			return err
 		}
 		if now != v {

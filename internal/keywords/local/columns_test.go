@@ -82,7 +82,11 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 	pagingFixture(t, pool)
 	pagedMarket(t)
 	ctx := context.Background()
-	p := local.New(pool)
+	// Three providers: the columns in the heap, in a column file this process writes, and
+	// in one it finds written.
+	dir := t.TempDir()
+	warn := func(err error) { t.Errorf("column file: %v", err) }
+	heap, written, found := local.New(pool), local.New(pool, local.WithColumnFiles(dir, warn)), local.New(pool, local.WithColumnFiles(dir, warn))
 	// Each market's keyword texts in many chunks, as at ten million keywords.
 	local.SmallDictChunks(t, 256)
 	if err := local.BuildKeywordSets(ctx, pool); err != nil {
@@ -99,18 +103,19 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 		Next  string
 		Rows  any
 	}
-	// ask pages through a question to its end, on the columns or (columnsOff) in SQL.
-	ask := func(t *testing.T, columns bool, f func(after string) (answer, error)) []answer {
+	// ask pages through a question to its end with p, on the columns or (columnsOff) in SQL.
+	ask := func(t *testing.T, name string, p *local.Provider, f func(p *local.Provider, after string) (answer, error)) []answer {
 		t.Helper()
 		var out []answer
-		t.Run(map[bool]string{true: "columns", false: "sql"}[columns], func(t *testing.T) {
+		columns := name != "sql"
+		t.Run(name, func(t *testing.T) {
 			if !columns {
 				local.ColumnsOff(t)
 			}
 			before := local.ColumnAnswers()
 			after := ""
 			for range 1000 {
-				a, err := f(after)
+				a, err := f(p, after)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -126,6 +131,20 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 		})
 		return out
 	}
+	// same asks in SQL and on each provider's columns and compares the answers.
+	same := func(t *testing.T, f func(p *local.Provider, after string) (answer, error)) {
+		t.Helper()
+		sql := ask(t, "sql", heap, f)
+		for _, c := range []struct {
+			name string
+			p    *local.Provider
+		}{{"columns", heap}, {"column file written", written}, {"column file found", found}} {
+			if cols := ask(t, c.name, c.p, f); !reflect.DeepEqual(sql, cols) {
+				t.Fatalf("%s differ from SQL:\n sql %+v\ncols %+v", c.name, sql, cols)
+			}
+		}
+	}
+	loads, opens := local.ColumnLoads(), local.ColumnFileOpens()
 	gapFields := []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC, keywords.FieldCompetitorPosition}
 	rankFields := []keywords.Field{keywords.FieldSearchVolume, keywords.FieldDifficulty, keywords.FieldCPC, keywords.FieldPosition, keywords.FieldTraffic}
 	for i := range 48 {
@@ -133,17 +152,13 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 		if i%2 == 0 {
 			filters, order := randomQuery(r, gapFields, []string{"alpha", "beta", "gamma", "omega"})
 			comps := [][]string{{"comp1.example"}, {"comp2.example", "comp1.example"}, {"comp2.example", "nobody.example"}}[r.IntN(3)]
-			q := func(after string) (answer, error) {
+			q := func(p *local.Provider, after string) (answer, error) {
 				l, err := p.Gaps(ctx, keywords.GapsRequest{Domain: "ours.example", Competitors: comps, Country: "pg", Language: "en",
 					Limit: limit, Filters: filters, Order: order, After: after})
 				return answer{Total: l.Total, Next: l.Next, Rows: l.Gaps}, err
 			}
 			name := fmt.Sprintf("gaps %v %+v %v limit %d", comps, filters, order, limit)
-			t.Run(name, func(t *testing.T) {
-				if sql, cols := ask(t, false, q), ask(t, true, q); !reflect.DeepEqual(sql, cols) {
-					t.Fatalf("columns differ from SQL:\n sql %+v\ncols %+v", sql, cols)
-				}
-			})
+			t.Run(name, func(t *testing.T) { same(t, q) })
 			continue
 		}
 		if i%4 == 1 { // competitor discovery, filtered (unfiltered is the keyword sets' own path)
@@ -153,30 +168,27 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 				filters.Include = []string{"red"}
 			}
 			domain := []string{"big.example", "mid.example", "tiny.example"}[r.IntN(3)]
-			q := func(after string) (answer, error) {
+			q := func(p *local.Provider, after string) (answer, error) {
 				l, err := p.Competitors(ctx, keywords.CompetitorsRequest{Domain: domain, Country: "au", Language: "en",
 					Filters: filters, Page: keywords.Page{Limit: 2, After: after}})
 				return answer{Total: l.Total, Next: l.Next, Rows: l.Competitors}, err
 			}
-			t.Run(fmt.Sprintf("competitors %s %+v", domain, filters), func(t *testing.T) {
-				if sql, cols := ask(t, false, q), ask(t, true, q); !reflect.DeepEqual(sql, cols) {
-					t.Fatalf("columns differ from SQL:\n sql %+v\ncols %+v", sql, cols)
-				}
-			})
+			t.Run(fmt.Sprintf("competitors %s %+v", domain, filters), func(t *testing.T) { same(t, q) })
 			continue
 		}
 		filters, order := randomQuery(r, rankFields, []string{"red", "grinder", "cheap", "best"})
 		domain := []string{"big.example", "tiny.example", "nobody.example"}[r.IntN(3)]
-		q := func(after string) (answer, error) {
+		q := func(p *local.Provider, after string) (answer, error) {
 			l, err := p.Rankings(ctx, keywords.RankingsRequest{Domain: domain, Country: "au", Language: "en",
 				Filters: filters, Order: order, Page: keywords.Page{Limit: limit, After: after}})
 			return answer{Total: l.Total, Bands: l.Bands, Next: l.Next, Rows: l.Rankings}, err
 		}
-		t.Run(fmt.Sprintf("rankings %s %+v %v limit %d", domain, filters, order, limit), func(t *testing.T) {
-			if sql, cols := ask(t, false, q), ask(t, true, q); !reflect.DeepEqual(sql, cols) {
-				t.Fatalf("columns differ from SQL:\n sql %+v\ncols %+v", sql, cols)
-			}
-		})
+		t.Run(fmt.Sprintf("rankings %s %+v %v limit %d", domain, filters, order, limit), func(t *testing.T) { same(t, q) })
+	}
+	// Each market's columns were loaded twice from the database (the heap provider's, the
+	// file writer's) and mapped from the file by the finder.
+	if n, m := local.ColumnLoads()-loads, local.ColumnFileOpens()-opens; n != 4 || m != 2 {
+		t.Errorf("%d loads from the database and %d column files mapped for two markets, want 4 and 2", n, m)
 	}
 }
 

@@ -135,6 +135,7 @@ func (p *Provider) Competitors(ctx context.Context, req keywords.CompetitorsRequ
 		} else if cols, err := p.columns(ctx, tx, country, language); err != nil {
 			return err
 		} else if cols != nil {
+			defer cols.release()
 			var ok bool
 			if all, page, ok, err = cols.competitorsOnColumns(ctx, tx, market{country, language}, domain, req.Filters, after, req.Page.Limit); err != nil || ok {
 				if ok {

@@ -61,3 +61,6 @@ func SmallDictChunks(t *testing.T, n int) {
 	t.Cleanup(func() { dictChunk = old })
 	dictChunk = n
 }
+
+// ColumnFileOpens is how many times keyword columns were mapped from a column file.
+func ColumnFileOpens() int64 { return columnFileOpens.Load() }

@@ -95,6 +95,7 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 		}
 		onColumns := false
 		if cols != nil {
+			defer cols.release()
 			if page, total, onColumns, err = cols.gapsOnColumns(ctx, tx, m, q, req.Limit); err != nil {
 				return err
 			}

@@ -198,6 +198,7 @@ func (p *Provider) rankingsOnColumns(ctx context.Context, tx pgx.Tx, req keyword
 	if err != nil || cols == nil {
 		return false, err
 	}
+	defer cols.release()
 	var after []any
 	if req.Page.After != "" {
 		if after, err = decodeToken(keys, req.Page.After); err != nil {
