@@ -57,17 +57,17 @@ type size struct{ keywords, rankings, big int }
 // result is what one size of one shape measured.
 type result struct {
 	size
-	shape                string
-	importKW, importRK   phase
-	timings              map[string][]time.Duration
-	httpTimings          map[string][]time.Duration // -http: the same questions through the API
-	answers              map[string]string
-	reimport             phase
-	floorRK              phase // raw COPY of the rankings file (copyFloor)
+	shape              string
+	importKW, importRK phase
+	timings            map[string][]time.Duration
+	httpTimings        map[string][]time.Duration // -http: the same questions through the API
+	answers            map[string]string
+	reimport           phase
+	floorRK            phase // raw COPY of the rankings file (copyFloor)
 	// columnsDB and columnsFile are the times to have the keyword columns of every market
 	// ready: read from the database and written to a column file, then mapped from it.
 	columnsDB, columnsFile time.Duration
-	domainRows, distinct int
+	domainRows, distinct   int
 }
 
 // phase is one ctl run.
