@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -367,21 +368,28 @@ func (c *marketColumns) competitorsOnColumns(ctx context.Context, tx pgx.Tx, mk 
 	var total int
 	complete := true
 	// shared counts the keywords of cand the set holds (its positions in id order) where the
-	// competitor's position passes cRange, with the sums of both positions.
+	// competitor's position passes cRange, with the sums of both positions. It walks every
+	// id of the set (a competitor's set may hold millions), so cand is asked as a bit per
+	// id, and the ids are read a block at a time.
+	inCand := denseBits(c.norms.len(), cand)
+	var block [512]uint32
 	shared := func(s *roaring.Bitmap, ps []byte) (n, sum, ownSum int) {
-		it := s.Iterator()
-		for i := 0; it.HasNext(); i++ {
-			id := it.Next()
-			if !cand.Contains(id) {
-				continue
+		it := s.ManyIterator()
+		for i := 0; ; {
+			got := it.NextMany(block[:])
+			if got == 0 {
+				return n, sum, ownSum
 			}
-			p := int(binary.LittleEndian.Uint16(ps[2*i:]))
-			if cRange != nil && !cRange.pass(float64(p)) {
-				continue
+			for _, id := range block[:got] {
+				if inCand[id>>6]&(1<<(id&63)) != 0 {
+					p := int(binary.LittleEndian.Uint16(ps[2*i:]))
+					if cRange == nil || cRange.pass(float64(p)) {
+						n, sum, ownSum = n+1, sum+p, ownSum+int(e.pos[id])
+					}
+				}
+				i++
 			}
-			n, sum, ownSum = n+1, sum+p, ownSum+int(e.pos[id])
 		}
-		return n, sum, ownSum
 	}
 	_, err = pgx.ForEachRow(rows, []any{&d, &ids, &positions, &total}, func() error {
 		if positions == nil || capped(positions) {
@@ -392,11 +400,17 @@ func (c *marketColumns) competitorsOnColumns(ctx context.Context, tx pgx.Tx, mk 
 		if err := s.UnmarshalBinary(ids); err != nil {
 			return err
 		}
+		if !s.IsEmpty() && int(s.Maximum()) >= c.norms.len() {
+			return fmt.Errorf("local: the keyword set of %s numbers keywords its columns do not hold", d)
+		}
 		if cRange == nil {
 			if n := cand.AndCardinality(s); n > 0 {
 				all = append(all, keywords.Competitor{Domain: d, Shared: int(n)})
 				others[d] = other{s, slices.Clone(positions), total}
 			}
+			return nil
+		}
+		if !cand.Intersects(s) {
 			return nil
 		}
 		if n, sum, ownSum := shared(s, positions); n > 0 {
@@ -418,6 +432,13 @@ func (c *marketColumns) competitorsOnColumns(ctx context.Context, tx pgx.Tx, mk 
 		}
 	}
 	return all, page, true, nil
+}
+
+// denseBits is the ids of b as a bitset over n ids (bit id%64 of word id/64).
+func denseBits(n int, b *roaring.Bitmap) []uint64 {
+	bits := make([]uint64, (n+63)/64)
+	eachID(b, func(id uint32) { bits[id>>6] |= 1 << (id & 63) })
+	return bits
 }
 
 // capped reports whether a set's positions (16 bits each, little-endian) hold one the
