@@ -125,6 +125,10 @@ type RankedRequest struct {
 	// PositionsOnly says the caller reads only each keyword and its position (research's
 	// positions): a provider then fills no missing metric, which costs calls.
 	PositionsOnly bool `json:",omitempty"`
+	// Keywords, when not empty, asks a KeywordRanked provider for the rankings of these
+	// keywords only (compared as it normalises keywords): research's positions for the
+	// ideas it answers, without reading every ranking of a domain that may hold millions.
+	Keywords []string `json:",omitempty"`
 }
 
 // RankingsRequest asks for one page of the keywords a domain ranks for, filtered and
@@ -369,6 +373,14 @@ func (e *ProviderError) Is(target error) bool {
 type SeedMinimum interface {
 	// MinSeedChars is the fewest characters (runes) a seed keyword must have; 0: any.
 	MinSeedChars() int
+}
+
+// KeywordRanked is implemented by providers whose Ranked reads only RankedRequest.Keywords'
+// rankings when they are given (the local provider: a key probe each). A provider that
+// answers Ranked with one priced call whatever is asked (DataForSEO) is not one: its
+// callers ask for all the rankings once, an answer the cache keeps for every page.
+type KeywordRanked interface {
+	RanksKeywords() bool
 }
 
 // Competitors are the competitor domains of a question about domain as keyword data is keyed

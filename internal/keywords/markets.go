@@ -22,7 +22,7 @@ func (m Market) String() string { return m.Country + "/" + m.Language }
 type Markets struct {
 	Default  Provider
 	ByMarket map[Market]Provider
-	// order lists Default and the others once each, for DataVersion.
+	// order lists Default and the others once each, for DataVersion and RanksKeywords.
 	order []Provider
 }
 
@@ -111,6 +111,16 @@ func (m *Markets) LabelTrends(ctx context.Context, country, language string, ks 
 		return l.LabelTrends(ctx, country, language, ks)
 	}
 	return nil
+}
+
+// RanksKeywords is true when every provider it routes to ranks keywords (KeywordRanked).
+func (m *Markets) RanksKeywords() bool {
+	for _, p := range m.order {
+		if k, ok := p.(KeywordRanked); !ok || !k.RanksKeywords() {
+			return false
+		}
+	}
+	return true
 }
 
 // MinSeedChars is Default's, when it has one.

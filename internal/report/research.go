@@ -3,12 +3,11 @@ package report
 import (
 	"context"
 	"fmt"
+	"golang.org/x/sync/errgroup"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/apperr"
@@ -133,10 +132,11 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 	if err != nil {
 		return ResearchResult{}, err
 	}
-	readRanked := func(ctx context.Context) (err error) {
-		// Research reads the rankings' keywords and positions only (seeds, scores, labels).
+	// readRanked reads the domain's rankings of the keywords only (all of them when nil):
+	// research reads their keywords and positions only (seeds, scores, labels).
+	readRanked := func(ctx context.Context, only []string) (err error) {
 		ranked, err = b.Keywords.Ranked(ctx, keywords.RankedRequest{Domain: stripWWW(r.Domain), Country: r.Country, Language: r.Language,
-			PositionsOnly: true})
+			PositionsOnly: true, Keywords: only})
 		if err != nil {
 			return fmt.Errorf("ranked keywords: %w", err)
 		}
@@ -154,8 +154,21 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 		}
 		return nil
 	}
-	if topic == "" && len(seeds) == 0 {
-		if err := readRanked(ctx); err != nil {
+	byIdeas := topic != "" || len(seeds) > 0
+	kr, ok := b.Keywords.(keywords.KeywordRanked)
+	probe := ok && kr.RanksKeywords() // the ideas' rankings only, read after them
+	if byIdeas && !probe {
+		// One call for all the rankings (priced per call, cached for every page), beside
+		// the ideas'.
+		eg, ctx := errgroup.WithContext(ctx)
+		eg.Go(func() error { return readRanked(ctx, nil) })
+		eg.Go(func() error { return readIdeas(ctx) })
+		if err := eg.Wait(); err != nil {
+			return ResearchResult{}, err
+		}
+	}
+	if !byIdeas {
+		if err := readRanked(ctx, nil); err != nil {
 			return ResearchResult{}, err
 		}
 		best := bestRankings(ranked)
@@ -169,11 +182,8 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 		if err := readIdeas(ctx); err != nil {
 			return ResearchResult{}, err
 		}
-	} else {
-		eg, ctx := errgroup.WithContext(ctx)
-		eg.Go(func() error { return readRanked(ctx) })
-		eg.Go(func() error { return readIdeas(ctx) })
-		if err := eg.Wait(); err != nil {
+	} else if probe {
+		if err := readIdeas(ctx); err != nil {
 			return ResearchResult{}, err
 		}
 	}
@@ -211,6 +221,16 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 	if list.Estimated {
 		warnings = append(warnings, fmt.Sprintf("total is an upper bound: %s counts the keywords it matched, "+
 			"among them those left out as not about the topic.", providerLabel(b.Keywords.Name())))
+	}
+	if byIdeas && probe && len(ideas) > 0 {
+		// The positions of the answer's ideas only: a domain may rank for millions.
+		only := make([]string, len(ideas))
+		for i, k := range ideas {
+			only[i] = k.Keyword
+		}
+		if err := readRanked(ctx, only); err != nil {
+			return ResearchResult{}, err
+		}
 	}
 	pos := positions(ranked)
 	clusters := analysis.ClusterKeywords(ideas, analysis.ClusterOptions{Language: r.Language})

@@ -155,6 +155,12 @@ func (p *Provider) MinSeedChars() int {
 	return 0
 }
 
+// RanksKeywords is the wrapped provider's, when it is a keywords.KeywordRanked; else false.
+func (p *Provider) RanksKeywords() bool {
+	k, ok := p.next.(keywords.KeywordRanked)
+	return ok && k.RanksKeywords()
+}
+
 // Key returns the Redis key of a request to the named provider's method; version, when not
 // empty, is the provider's data version (keywords.Versioned), which the key then names
 // after the provider.

@@ -83,8 +83,16 @@ WHERE r.domain = $1 AND r.country = $2 AND r.language = $3
 ORDER BY r.position, k.search_volume DESC NULLS LAST, r.keyword_norm
 LIMIT $4`
 
-// Ranked returns the keywords the domain ranks for, best position first; Limit 0 returns
-// all of them. A keyword the domain ranks for with several URLs comes once per URL. Metrics the keyword table does not have stay nil.
+// RanksKeywords reports that Ranked reads only RankedRequest.Keywords' rankings when given:
+// the provider is a keywords.KeywordRanked.
+func (p *Provider) RanksKeywords() bool { return true }
+
+// rankedForSQL is rankedSQL for the keywords $5 only: a probe of the rankings' key each.
+var rankedForSQL = strings.Replace(rankedSQL, "WHERE r.domain = $1 AND r.country = $2 AND r.language = $3",
+	"WHERE r.domain = $1 AND r.country = $2 AND r.language = $3\n  AND r.keyword_norm = ANY (SELECT keyword_normalize(k) FROM unnest($5::text[]) AS k)", 1)
+
+// Ranked returns the keywords the domain ranks for (of req.Keywords, when set), best
+// position first; Limit 0 returns all of them. A keyword the domain ranks for with several URLs comes once per URL. Metrics the keyword table does not have stay nil.
 func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]keywords.Ranking, error) {
 	country, language := Market(req.Country, req.Language)
 	out := []keywords.Ranking{}
@@ -96,7 +104,11 @@ func (p *Provider) Ranked(ctx context.Context, req keywords.RankedRequest) ([]ke
 	if req.Limit > 0 {
 		limit = &req.Limit
 	}
-	rows, err := p.pool.Query(ctx, rankedSQL, domain, country, language, limit)
+	sql, args := rankedSQL, []any{domain, country, language, limit}
+	if len(req.Keywords) > 0 {
+		sql, args = rankedForSQL, append(args, req.Keywords)
+	}
+	rows, err := p.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("local: ranked: %w", err)
 	}

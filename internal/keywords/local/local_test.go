@@ -3,6 +3,8 @@ package local_test
 import (
 	"context"
 	"maps"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -204,6 +206,36 @@ func TestRanked(t *testing.T) {
 	all, err := p.Ranked(ctx, keywords.RankedRequest{Domain: "coffee-sample.example"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Asked for some keywords (as written by a user: case and spaces, one it does not rank
+	// for), the rankings of those keywords: the full list's, in its order.
+	r := rand.New(rand.NewPCG(44, 2))
+	for range 20 {
+		var asked []string
+		want := map[string]bool{}
+		for _, k := range all {
+			if r.IntN(4) == 0 {
+				asked = append(asked, "  "+strings.ToUpper(k.Keyword.Keyword)+" ")
+				want[k.Keyword.Keyword] = true
+			}
+		}
+		asked = append(asked, "a keyword nobody ranks for")
+		some, err := p.Ranked(ctx, keywords.RankedRequest{Domain: "coffee-sample.example", Keywords: asked})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var expect []keywords.Ranking
+		for _, k := range all {
+			if want[k.Keyword.Keyword] {
+				expect = append(expect, k)
+			}
+		}
+		if len(expect) == 0 {
+			continue
+		}
+		if !reflect.DeepEqual(some, expect) {
+			t.Fatalf("rankings of %d keywords: %d rankings, want %d: %+v", len(asked), len(some), len(expect), some)
+		}
 	}
 	var n int
 	if err := db(t).QueryRow(ctx, `SELECT count(*) FROM domain_rankings WHERE domain = 'coffee-sample.example'`).Scan(&n); err != nil {
