@@ -1,12 +1,15 @@
 package local
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/contentapi/contentapi/internal/keywords"
 )
@@ -275,4 +278,152 @@ func (q gapQuery) sortValues() string {
 		parts = append(parts, col)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// gapSetSQL is the set of gaps, g(keyword_norm, cpos): the keywords a competitor ($comps)
+// ranks for and the domain ($domain) does not, with the competitors' best position. The
+// words of q's filters, which need only the key, apply to the rankings before grouping.
+func gapSetSQL(a *sqlArgs, m gapMarket, q gapQuery) string {
+	c, l := a.add(m.country), a.add(m.language)
+	words := ""
+	if w := q.wordFilters(a, "r.keyword_norm"); w != "" {
+		words = " AND " + w
+	}
+	return `SELECT r.keyword_norm, min(r.position) AS cpos FROM domain_rankings r
+    WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + words + `
+      AND NOT EXISTS (
+          SELECT 1 FROM domain_rankings d
+          WHERE d.domain = ` + a.add(m.domain) + ` AND d.country = ` + c + ` AND d.language = ` + l + `
+            AND d.keyword_norm = r.keyword_norm)
+    GROUP BY r.keyword_norm`
+}
+
+// metricsJoin joins a gap to its metrics.
+func metricsJoin(a *sqlArgs, m gapMarket) string {
+	return `LEFT JOIN keyword_metrics k ON k.keyword_norm = g.keyword_norm AND k.country = ` + a.add(m.country) +
+		` AND k.language = ` + a.add(m.language)
+}
+
+// generalPage sorts out the page from every gap passing the filters; counted adds their
+// number to each row (a window count over the same pass).
+func generalPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, limit int, counted bool) ([]pageRow, error) {
+	values := q.sortValues()
+	if counted {
+		values += ", count(*) OVER ()"
+	}
+	var a sqlArgs
+	sql := `WITH g AS MATERIALIZED (` + gapSetSQL(&a, m, q) + `)
+SELECT g.keyword_norm, ` + values + ` FROM g ` + metricsJoin(&a, m) + `
+WHERE ` + q.allFilters(&a) + ` AND ` + q.keyset(&a) + `
+ORDER BY ` + q.orderBy()
+	if q.metricFiltered() {
+		// A filter on the metrics passes only gaps with a metrics row: start from the
+		// metrics, so the planner can begin with the rows the filter selects (an index
+		// range on the volume) and probe the rankings, rather than walk every ranking of
+		// the competitors. The gaps passing the filters are gathered first (MATERIALIZED: the page's LIMIT
+		// must not lead the planner into probing the rankings row by row in sort order,
+		// when every passing gap is read anyway), then sorted; the competitors' best
+		// position is read only when the order needs it.
+		a = sqlArgs{}
+		cond := gapCondition(&a, m, q)
+		cpos := "NULL::int"
+		if q.ordersBy(keywords.FieldCompetitorPosition) {
+			cpos = `(SELECT min(r.position) FROM domain_rankings r
+        WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = k.country AND r.language = k.language
+          AND r.keyword_norm = k.keyword_norm)`
+		}
+		sql = `WITH f AS MATERIALIZED (
+    SELECT k.keyword_norm, k.search_volume, k.keyword_difficulty, k.cpc, ` + cpos + ` AS cpos
+    FROM keyword_metrics k WHERE ` + cond + `)
+SELECT g.keyword_norm, ` + values + ` FROM f k
+CROSS JOIN LATERAL (SELECT k.keyword_norm, k.cpos) g
+WHERE ` + q.keyset(&a) + `
+ORDER BY ` + q.orderBy()
+	}
+	if limit > 0 {
+		sql += ` LIMIT ` + a.add(limit+1)
+	}
+	rows, err := tx.Query(ctx, sql, a.list...)
+	return collectPage(rows, err, counted)
+}
+
+// walkMetric reads the keyword table in the order of the query's first key, a metric with
+// an index (walkIndexes), from the page's position, and keeps the first n keywords that are
+// gaps passing the filters: with many gaps, few keywords are read. Ties of the first key
+// are ordered by the other keys as they come (an incremental sort). After a position the
+// walk is three ordered parts, each an index range: the rest of the position's value of
+// the first key, the values after it, the unknown ones.
+func walkMetric(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, n int) (pgx.Rows, error) {
+	var a sqlArgs
+	cond := gapCondition(&a, m, q)
+	first := q.order[0]
+	col := walkIndexes[first]
+	order := q.orderBy()
+	order = col + " " + strings.SplitN(order, " ", 2)[1] // the raw column leads: its index gives the order
+	part := func(bound string) string {
+		return `(SELECT g.keyword_norm, ` + q.sortValues() + ` FROM keyword_metrics k
+CROSS JOIN LATERAL (SELECT k.keyword_norm) g
+WHERE ` + bound + ` AND ` + cond + `
+ORDER BY ` + order + `
+LIMIT ` + a.add(n) + `::bigint)`
+	}
+	var sql string
+	if q.after == nil {
+		sql = part("true")
+	} else {
+		rest := gapQuery{filters: q.filters, order: q.order[1:],
+			after: &gapPosition{Values: q.after.Values[1:], Key: q.after.Key}}
+		var v string
+		if first.Field == keywords.FieldSearchVolume { // compared as bigint, so the index serves
+			v = a.add(int64(*q.after.Values[0])) + "::bigint"
+		} else {
+			v = a.add(*q.after.Values[0]) + "::float8"
+		}
+		beyond := col + " > " + v
+		if first.Desc {
+			beyond = col + " < " + v
+		}
+		sql = `SELECT * FROM (` + part(col+` = `+v+` AND `+rest.keyset(&a)) + `
+UNION ALL ` + part(beyond) + `
+UNION ALL ` + part(col+` IS NULL`) + `) w
+ORDER BY ` + q.outerOrder() + ` LIMIT ` + a.add(n) + `::bigint`
+	}
+	return tx.Query(ctx, sql, a.list...)
+}
+
+// gapCondition is the SQL of "keyword_metrics row k is a gap passing q's filters": a named
+// competitor ranks for it (with its best position in the range), the domain does not.
+func gapCondition(a *sqlArgs, m gapMarket, q gapQuery) string {
+	c, l := a.add(m.country), a.add(m.language)
+	comps, dom := a.add(m.competitors), a.add(m.domain)
+	cond := `k.country = ` + c + ` AND k.language = ` + l + `
+  AND EXISTS (
+      SELECT 1 FROM domain_rankings r
+      WHERE r.domain = ANY(` + comps + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
+        AND r.keyword_norm = k.keyword_norm` + positionBound(a, q) + `)
+  AND NOT EXISTS (
+      SELECT 1 FROM domain_rankings d
+      WHERE d.domain = ` + dom + ` AND d.country = ` + c + ` AND d.language = ` + l + `
+        AND d.keyword_norm = k.keyword_norm)`
+	if r, ok := q.filters.Ranges[keywords.FieldCompetitorPosition]; ok && r.Min != nil {
+		cond += `
+  AND NOT EXISTS (
+      SELECT 1 FROM domain_rankings r
+      WHERE r.domain = ANY(` + comps + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
+        AND r.keyword_norm = k.keyword_norm AND r.position < ` + a.add(*r.Min) + `::float8)`
+	}
+	if f := q.metricFilters(a, "k.keyword_norm"); f != "" {
+		cond += "\n  AND " + f
+	}
+	return cond
+}
+
+// positionBound is the walk's bound on a competitor's position: some named competitor
+// ranks at most the range's max.
+func positionBound(a *sqlArgs, q gapQuery) string {
+	r, ok := q.filters.Ranges[keywords.FieldCompetitorPosition]
+	if !ok || r.Max == nil {
+		return ""
+	}
+	return ` AND r.position <= ` + a.add(*r.Max) + `::float8`
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -87,51 +86,21 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 		if out.Unranked, err = unranked(ctx, tx, country, language, competitors); err != nil {
 			return err
 		}
-		total := 0
 		var page []pageRow
-		cols, err := p.columns(ctx, tx, country, language)
-		if err != nil {
-			return err
-		}
-		onColumns := false
-		if cols != nil {
-			defer cols.release()
-			if page, total, onColumns, err = cols.gapsOnColumns(ctx, tx, m, q, req.Limit); err != nil {
-				return err
+		total := 0
+		for _, s := range p.planGaps(m, q, req.Limit) {
+			var ok bool
+			if page, total, ok, err = s.answer(ctx, tx); err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
 			}
-			if onColumns {
-				columnAnswers.Add(1)
-				if q.after != nil {
-					total = q.after.Total // counted on the first page
-				}
+			if ok {
+				break
 			}
 		}
-		switch {
-		case onColumns:
-		case q.after != nil:
-			total = q.after.Total // counted on the first page
-		case q.filters.Empty():
-			var fresh bool
-			total, fresh, err = countBySets(ctx, tx, country, language, domain, competitors)
-			if err == nil && !fresh {
-				total, err = p.countGaps(ctx, tx, country, language, domain, competitors)
-			}
-		default:
-			// The first page of a filtered question: one pass over the gaps passing the
-			// filters counts them and sorts out the page.
-			if page, err = generalPage(ctx, tx, m, q, req.Limit, true); err == nil && len(page) > 0 {
-				total = page[0].total
-			}
-		}
-		if err != nil || total == 0 {
-			return err
+		if total == 0 {
+			return nil
 		}
 		out.Total = total
-		if page == nil && !onColumns {
-			if page, err = p.gapPage(ctx, tx, m, q, req.Limit, total); err != nil {
-				return err
-			}
-		}
 		if req.Limit > 0 && len(page) > req.Limit {
 			page = page[:req.Limit]
 			last := page[len(page)-1]
@@ -150,34 +119,85 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 	return out, nil
 }
 
+// gapStrategy is one way of answering a gaps question in a snapshot: the page (limit+1
+// rows when there are more, with their sort values) and how many gaps pass the filters.
+// ok is false when the strategy does not apply; the next one is tried.
+type gapStrategy struct {
+	name   string
+	answer func(ctx context.Context, tx pgx.Tx) (page []pageRow, total int, ok bool, err error)
+}
+
+// planGaps lists the strategies for the question, tried in this order until one answers:
+//
+//   - columns: the market's keyword columns are loaded for the snapshot's data: one pass
+//     over the competitors' keyword sets in memory filters, counts and sorts (any page;
+//     a later page keeps the total its cursor carries);
+//   - cursor: a later page: the total its cursor carries, the page by pageAfter;
+//   - sets: an unfiltered first page: the total by the keyword sets' operations (a count
+//     of the rankings when the sets are stale), the page by pageAfter;
+//   - one pass: a filtered first page: one pass over the gaps passing the filters counts
+//     them and sorts out the page.
+//
+// pageAfter (gapPage) walks the keyword table in the order's metric index when the gaps are
+// many and the walk's page is exact, and otherwise sorts every gap passing the filters.
+func (p *Provider) planGaps(m gapMarket, q gapQuery, limit int) []gapStrategy {
+	pageAfter := func(ctx context.Context, tx pgx.Tx, total int) ([]pageRow, int, bool, error) {
+		if total == 0 {
+			return nil, 0, true, nil
+		}
+		page, err := p.gapPage(ctx, tx, m, q, limit, total)
+		return page, total, true, err
+	}
+	return []gapStrategy{
+		{"columns", func(ctx context.Context, tx pgx.Tx) ([]pageRow, int, bool, error) {
+			cols, err := p.columns(ctx, tx, m.country, m.language)
+			if err != nil || cols == nil {
+				return nil, 0, false, err
+			}
+			defer cols.release()
+			page, total, ok, err := cols.gapsOnColumns(ctx, tx, m, q, limit)
+			if err != nil || !ok {
+				return nil, 0, false, err
+			}
+			columnAnswers.Add(1)
+			if q.after != nil {
+				total = q.after.Total // counted on the first page
+			}
+			return page, total, true, nil
+		}},
+		{"cursor", func(ctx context.Context, tx pgx.Tx) ([]pageRow, int, bool, error) {
+			if q.after == nil {
+				return nil, 0, false, nil
+			}
+			return pageAfter(ctx, tx, q.after.Total) // counted on the first page
+		}},
+		{"sets", func(ctx context.Context, tx pgx.Tx) ([]pageRow, int, bool, error) {
+			if !q.filters.Empty() {
+				return nil, 0, false, nil
+			}
+			total, fresh, err := countBySets(ctx, tx, m.country, m.language, m.domain, m.competitors)
+			if err == nil && !fresh {
+				total, err = p.countGaps(ctx, tx, m.country, m.language, m.domain, m.competitors)
+			}
+			if err != nil {
+				return nil, 0, false, err
+			}
+			return pageAfter(ctx, tx, total)
+		}},
+		{"one pass", func(ctx context.Context, tx pgx.Tx) ([]pageRow, int, bool, error) {
+			page, err := generalPage(ctx, tx, m, q, limit, true)
+			if err != nil || len(page) == 0 {
+				return nil, 0, true, err
+			}
+			return page, page[0].total, true, nil
+		}},
+	}
+}
+
 // gapMarket is who a gaps question compares, in which market.
 type gapMarket struct {
 	country, language, domain string
 	competitors               []string
-}
-
-// gapSetSQL is the set of gaps, g(keyword_norm, cpos): the keywords a competitor ($comps)
-// ranks for and the domain ($domain) does not, with the competitors' best position. The
-// words of q's filters, which need only the key, apply to the rankings before grouping.
-func gapSetSQL(a *sqlArgs, m gapMarket, q gapQuery) string {
-	c, l := a.add(m.country), a.add(m.language)
-	words := ""
-	if w := q.wordFilters(a, "r.keyword_norm"); w != "" {
-		words = " AND " + w
-	}
-	return `SELECT r.keyword_norm, min(r.position) AS cpos FROM domain_rankings r
-    WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + words + `
-      AND NOT EXISTS (
-          SELECT 1 FROM domain_rankings d
-          WHERE d.domain = ` + a.add(m.domain) + ` AND d.country = ` + c + ` AND d.language = ` + l + `
-            AND d.keyword_norm = r.keyword_norm)
-    GROUP BY r.keyword_norm`
-}
-
-// metricsJoin joins a gap to its metrics.
-func metricsJoin(a *sqlArgs, m gapMarket) string {
-	return `LEFT JOIN keyword_metrics k ON k.keyword_norm = g.keyword_norm AND k.country = ` + a.add(m.country) +
-		` AND k.language = ` + a.add(m.language)
 }
 
 // pageRow is a gap of a page: its key and sort values, and (counted pages) the number of
@@ -296,136 +316,12 @@ func (p *Provider) gapPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQue
 	return generalPage(ctx, tx, m, q, limit, false)
 }
 
-// generalPage sorts out the page from every gap passing the filters; counted adds their
-// number to each row (a window count over the same pass).
-func generalPage(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, limit int, counted bool) ([]pageRow, error) {
-	values := q.sortValues()
-	if counted {
-		values += ", count(*) OVER ()"
-	}
-	var a sqlArgs
-	sql := `WITH g AS MATERIALIZED (` + gapSetSQL(&a, m, q) + `)
-SELECT g.keyword_norm, ` + values + ` FROM g ` + metricsJoin(&a, m) + `
-WHERE ` + q.allFilters(&a) + ` AND ` + q.keyset(&a) + `
-ORDER BY ` + q.orderBy()
-	if q.metricFiltered() {
-		// A filter on the metrics passes only gaps with a metrics row: start from the
-		// metrics, so the planner can begin with the rows the filter selects (an index
-		// range on the volume) and probe the rankings, rather than walk every ranking of
-		// the competitors. The gaps passing the filters are gathered first (MATERIALIZED: the page's LIMIT
-		// must not lead the planner into probing the rankings row by row in sort order,
-		// when every passing gap is read anyway), then sorted; the competitors' best
-		// position is read only when the order needs it.
-		a = sqlArgs{}
-		cond := gapCondition(&a, m, q)
-		cpos := "NULL::int"
-		if q.ordersBy(keywords.FieldCompetitorPosition) {
-			cpos = `(SELECT min(r.position) FROM domain_rankings r
-        WHERE r.domain = ANY(` + a.add(m.competitors) + `::text[]) AND r.country = k.country AND r.language = k.language
-          AND r.keyword_norm = k.keyword_norm)`
-		}
-		sql = `WITH f AS MATERIALIZED (
-    SELECT k.keyword_norm, k.search_volume, k.keyword_difficulty, k.cpc, ` + cpos + ` AS cpos
-    FROM keyword_metrics k WHERE ` + cond + `)
-SELECT g.keyword_norm, ` + values + ` FROM f k
-CROSS JOIN LATERAL (SELECT k.keyword_norm, k.cpos) g
-WHERE ` + q.keyset(&a) + `
-ORDER BY ` + q.orderBy()
-	}
-	if limit > 0 {
-		sql += ` LIMIT ` + a.add(limit+1)
-	}
-	rows, err := tx.Query(ctx, sql, a.list...)
-	return collectPage(rows, err, counted)
-}
-
-// walkMetric reads the keyword table in the order of the query's first key, a metric with
-// an index (walkIndexes), from the page's position, and keeps the first n keywords that are
-// gaps passing the filters: with many gaps, few keywords are read. Ties of the first key
-// are ordered by the other keys as they come (an incremental sort). After a position the
-// walk is three ordered parts, each an index range: the rest of the position's value of
-// the first key, the values after it, the unknown ones.
-func walkMetric(ctx context.Context, tx pgx.Tx, m gapMarket, q gapQuery, n int) (pgx.Rows, error) {
-	var a sqlArgs
-	cond := gapCondition(&a, m, q)
-	first := q.order[0]
-	col := walkIndexes[first]
-	order := q.orderBy()
-	order = col + " " + strings.SplitN(order, " ", 2)[1] // the raw column leads: its index gives the order
-	part := func(bound string) string {
-		return `(SELECT g.keyword_norm, ` + q.sortValues() + ` FROM keyword_metrics k
-CROSS JOIN LATERAL (SELECT k.keyword_norm) g
-WHERE ` + bound + ` AND ` + cond + `
-ORDER BY ` + order + `
-LIMIT ` + a.add(n) + `::bigint)`
-	}
-	var sql string
-	if q.after == nil {
-		sql = part("true")
-	} else {
-		rest := gapQuery{filters: q.filters, order: q.order[1:],
-			after: &gapPosition{Values: q.after.Values[1:], Key: q.after.Key}}
-		var v string
-		if first.Field == keywords.FieldSearchVolume { // compared as bigint, so the index serves
-			v = a.add(int64(*q.after.Values[0])) + "::bigint"
-		} else {
-			v = a.add(*q.after.Values[0]) + "::float8"
-		}
-		beyond := col + " > " + v
-		if first.Desc {
-			beyond = col + " < " + v
-		}
-		sql = `SELECT * FROM (` + part(col+` = `+v+` AND `+rest.keyset(&a)) + `
-UNION ALL ` + part(beyond) + `
-UNION ALL ` + part(col+` IS NULL`) + `) w
-ORDER BY ` + q.outerOrder() + ` LIMIT ` + a.add(n) + `::bigint`
-	}
-	return tx.Query(ctx, sql, a.list...)
-}
-
 // walkIndexes are the first keys a walk can follow, each an index of keyword_metrics
 // (migrations 00013 and 00029): the column, ordered NULLS LAST then by keyword.
 var walkIndexes = map[keywords.OrderKey]string{
 	{Field: keywords.FieldSearchVolume, Desc: true}: "k.search_volume",
 	{Field: keywords.FieldDifficulty}:               "k.keyword_difficulty",
 	{Field: keywords.FieldCPC, Desc: true}:          "k.cpc",
-}
-
-// gapCondition is the SQL of "keyword_metrics row k is a gap passing q's filters": a named
-// competitor ranks for it (with its best position in the range), the domain does not.
-func gapCondition(a *sqlArgs, m gapMarket, q gapQuery) string {
-	c, l := a.add(m.country), a.add(m.language)
-	comps, dom := a.add(m.competitors), a.add(m.domain)
-	cond := `k.country = ` + c + ` AND k.language = ` + l + `
-  AND EXISTS (
-      SELECT 1 FROM domain_rankings r
-      WHERE r.domain = ANY(` + comps + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
-        AND r.keyword_norm = k.keyword_norm` + positionBound(a, q) + `)
-  AND NOT EXISTS (
-      SELECT 1 FROM domain_rankings d
-      WHERE d.domain = ` + dom + ` AND d.country = ` + c + ` AND d.language = ` + l + `
-        AND d.keyword_norm = k.keyword_norm)`
-	if r, ok := q.filters.Ranges[keywords.FieldCompetitorPosition]; ok && r.Min != nil {
-		cond += `
-  AND NOT EXISTS (
-      SELECT 1 FROM domain_rankings r
-      WHERE r.domain = ANY(` + comps + `::text[]) AND r.country = ` + c + ` AND r.language = ` + l + `
-        AND r.keyword_norm = k.keyword_norm AND r.position < ` + a.add(*r.Min) + `::float8)`
-	}
-	if f := q.metricFilters(a, "k.keyword_norm"); f != "" {
-		cond += "\n  AND " + f
-	}
-	return cond
-}
-
-// positionBound is the walk's bound on a competitor's position: some named competitor
-// ranks at most the range's max.
-func positionBound(a *sqlArgs, q gapQuery) string {
-	r, ok := q.filters.Ranges[keywords.FieldCompetitorPosition]
-	if !ok || r.Max == nil {
-		return ""
-	}
-	return ` AND r.position <= ` + a.add(*r.Max) + `::float8`
 }
 
 func readGaps(ctx context.Context, tx pgx.Tx, country, language string, competitors, keys []string) ([]keywords.Gap, error) {
