@@ -1,7 +1,7 @@
 // Package report is the analyses the service sells (keyword research, gaps, content audit,
 // recommendations, content map): their catalogue (catalog.go: endpoint, price, request and
 // run function of each), their requests and the checks the API runs on them once
-// (request*.go), the builders that gather keyword data and crawls and turn them into answers
+// (requests.go, their field checks in validate.go), the builders that gather keyword data and crawls and turn them into answers
 // with the pure functions of package analysis (one file per analysis, gather.go for what the
 // plans share), and the answers' other forms: meta, NO_DATA advice and CSV (meta.go,
 // nodata.go, csv.go).
