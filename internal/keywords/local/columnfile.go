@@ -192,9 +192,11 @@ func header(m market, v columnsVersion, n, text int, sum hash.Hash32) columnHead
 var errColumnFile = errors.New("local: column file")
 
 // openColumnFile maps the file at path, which must hold market m's columns at version v,
-// checked whole, and returns columns that are views of it; os.ErrNotExist when there is no
-// such file.
-func openColumnFile(path string, m market, v columnsVersion, budget int64, cacheBytes uint64) (*marketColumns, error) {
+// and returns columns that are views of it; os.ErrNotExist when there is no such file.
+// summed checks the file's checksum, which reads every page of it: a file this process has
+// just written from the columns it holds is not summed, so that its pages are read only as
+// questions need them, not all at once while the heap still holds the columns too.
+func openColumnFile(path string, m market, v columnsVersion, budget int64, cacheBytes uint64, summed bool) (*marketColumns, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -231,9 +233,11 @@ func openColumnFile(path string, m market, v columnsVersion, budget int64, cache
 	}
 	c.mapped = b
 	c.refs.Store(1)
-	if sum := crc32.Checksum(b[columnHeaderSize:], castagnoli); sum != h.Sum {
-		c.release()
-		return nil, fmt.Errorf("%w %s: its checksum is %08x, its header says %08x", errColumnFile, path, sum, h.Sum)
+	if summed {
+		if sum := crc32.Checksum(b[columnHeaderSize:], castagnoli); sum != h.Sum {
+			c.release()
+			return nil, fmt.Errorf("%w %s: its checksum is %08x, its header says %08x", errColumnFile, path, sum, h.Sum)
+		}
 	}
 	c.volume, c.diff, c.cpc = viewOf[float64](b, l.volume, n), viewOf[float64](b, l.diff, n), viewOf[float64](b, l.cpc, n)
 	c.norms = keyTexts{ends: viewOf[uint32](b, l.ends, n), text: b[l.text:l.size:l.size]}

@@ -73,7 +73,7 @@ func TestColumnFileRoundTrip(t *testing.T) {
 		if err := writeColumnFile(path, want, m, v); err != nil {
 			t.Fatal(err)
 		}
-		got, err := openColumnFile(path, m, v, 1<<30, 1<<20)
+		got, err := openColumnFile(path, m, v, 1<<30, 1<<20, true)
 		if err != nil {
 			t.Fatalf("%d keywords: %v", n, err)
 		}
@@ -83,15 +83,15 @@ func TestColumnFileRoundTrip(t *testing.T) {
 	path, _ := columnFiles{dir: dir}.path(m, v)
 	for name, open := range map[string]func() error{
 		"another token": func() error {
-			_, err := openColumnFile(path, m, columnsVersion{sets: 7, data: 9, token: [16]byte{1, 2, 4}}, 1<<30, 1<<20)
+			_, err := openColumnFile(path, m, columnsVersion{sets: 7, data: 9, token: [16]byte{1, 2, 4}}, 1<<30, 1<<20, true)
 			return err
 		},
 		"another build": func() error {
-			_, err := openColumnFile(path, m, columnsVersion{sets: 8, data: 9, token: v.token}, 1<<30, 1<<20)
+			_, err := openColumnFile(path, m, columnsVersion{sets: 8, data: 9, token: v.token}, 1<<30, 1<<20, true)
 			return err
 		},
 		"another market": func() error {
-			_, err := openColumnFile(path, market{"us", "es"}, v, 1<<30, 1<<20)
+			_, err := openColumnFile(path, market{"us", "es"}, v, 1<<30, 1<<20, true)
 			return err
 		},
 	} {
@@ -99,7 +99,7 @@ func TestColumnFileRoundTrip(t *testing.T) {
 			t.Errorf("%s: %v, want a refusal", name, err)
 		}
 	}
-	if _, err := openColumnFile(path, m, v, 100, 1<<20); !errors.Is(err, errColumnsTooBig) {
+	if _, err := openColumnFile(path, m, v, 100, 1<<20, true); !errors.Is(err, errColumnsTooBig) {
 		t.Errorf("over the budget: %v", err)
 	}
 	whole, err := os.ReadFile(path)
@@ -116,7 +116,7 @@ func TestColumnFileRoundTrip(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if c, err := openColumnFile(path, m, v, 1<<30, 1<<20); !errors.Is(err, errColumnFile) {
+		if c, err := openColumnFile(path, m, v, 1<<30, 1<<20, true); !errors.Is(err, errColumnFile) {
 			t.Errorf("%s: %v, want a refusal", name, err)
 			if c != nil {
 				c.release()
@@ -129,10 +129,10 @@ func TestColumnFileRoundTrip(t *testing.T) {
 	if err := writeColumnFile(path, bad, m, v); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openColumnFile(path, m, v, 1<<30, 1<<20); !errors.Is(err, errColumnFile) {
+	if _, err := openColumnFile(path, m, v, 1<<30, 1<<20, true); !errors.Is(err, errColumnFile) {
 		t.Errorf("texts out of order: %v, want a refusal", err)
 	}
-	if _, err := openColumnFile(filepath.Join(dir, "none.cols"), m, v, 1<<30, 1<<20); !errors.Is(err, os.ErrNotExist) {
+	if _, err := openColumnFile(filepath.Join(dir, "none.cols"), m, v, 1<<30, 1<<20, true); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("no file: %v", err)
 	}
 	for _, m := range []market{{"../", "en"}, {"US", "en"}, {"us", "e"}} {
@@ -151,7 +151,7 @@ func TestColumnFileHolds(t *testing.T) {
 	if err := writeColumnFile(path, randomColumns(rand.New(rand.NewPCG(1, 2)), 50), m, v); err != nil {
 		t.Fatal(err)
 	}
-	c, err := openColumnFile(path, m, v, 1<<30, 1<<20)
+	c, err := openColumnFile(path, m, v, 1<<30, 1<<20, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -386,7 +387,7 @@ func (s *columnStore) load(ctx context.Context, pool *pgxpool.Pool, m market, v 
 		return s.loadFromDatabase(ctx, pool, m, v)
 	}
 	defer lock.Close()
-	c, err := openColumnFile(path, m, v, s.budget, s.cacheBytes())
+	c, err := openColumnFile(path, m, v, s.budget, s.cacheBytes(), true)
 	switch {
 	case err == nil:
 		columnFileOpens.Add(1)
@@ -405,12 +406,16 @@ func (s *columnStore) load(ctx context.Context, pool *pgxpool.Pool, m market, v 
 		return c, nil
 	}
 	s.files.report(removeOlderColumnFiles(s.files.dir, m, path))
-	mc, err := openColumnFile(path, m, v, s.budget, s.cacheBytes())
+	mc, err := openColumnFile(path, m, v, s.budget, s.cacheBytes(), false)
 	if err != nil {
 		s.files.report(err)
 		return c, nil
 	}
-	return mc, nil // the heap's copy goes with the collector
+	// The heap's copy (c, no longer used) goes now, and its memory back to the system,
+	// before questions read the mapping's pages: the worker's peak holds one copy of the
+	// columns, not two.
+	debug.FreeOSMemory()
+	return mc, nil
 }
 
 func (s *columnStore) loadFromDatabase(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion) (*marketColumns, error) {
