@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -260,15 +261,27 @@ func openColumnFile(path string, m market, v columnsVersion, budget int64, cache
 }
 
 // removeOlderColumnFiles removes market m's column files other than keep, and the lock
-// files beside them.
+// files beside them; and the temporary files of writes that a crash cut short (older than
+// a load may take).
 func removeOlderColumnFiles(dir string, m market, keep string) error {
 	names, err := filepath.Glob(filepath.Join(dir, m.country+"-"+m.language+"-*"))
 	if err != nil {
 		return err
 	}
+	temps, err := filepath.Glob(filepath.Join(dir, ".cols-*"))
+	if err != nil {
+		return err
+	}
+	for _, name := range temps {
+		if st, err := os.Stat(name); err == nil && time.Since(st.ModTime()) > 2*columnsLoadTimeout {
+			names = append(names, name)
+		}
+	}
 	var errs []error
 	for _, name := range names {
-		if name == keep || name == keep+".lock" || !(strings.HasSuffix(name, ".cols") || strings.HasSuffix(name, ".cols.lock")) {
+		base := filepath.Base(name)
+		if name == keep || name == keep+".lock" ||
+			!(strings.HasSuffix(name, ".cols") || strings.HasSuffix(name, ".cols.lock") || strings.HasPrefix(base, ".cols-")) {
 			continue
 		}
 		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {

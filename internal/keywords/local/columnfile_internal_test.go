@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // randomColumns are n keywords' columns with random texts (empty ones among them) and
@@ -168,5 +169,40 @@ func TestColumnFileHolds(t *testing.T) {
 	c.release()
 	if c.acquire() {
 		t.Fatal("columns let go by all were taken again")
+	}
+}
+
+// Writing a market's file removes that market's older files and their locks, and the
+// temporary files of writes cut short long ago; not another market's files, nor a write
+// in progress.
+func TestRemoveOlderColumnFiles(t *testing.T) {
+	dir := t.TempDir()
+	touch := func(name string, age time.Duration) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-age)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	keep := touch("us-en-bb-2.cols", 0)
+	kept := []string{keep, touch("us-en-bb-2.cols.lock", 0), touch("gb-en-aa-1.cols", time.Hour), touch(".cols-new", time.Second),
+		touch("us-en-notes.txt", time.Hour)}
+	gone := []string{touch("us-en-aa-1.cols", time.Hour), touch("us-en-aa-1.cols.lock", time.Hour), touch(".cols-old", time.Hour)}
+	if err := removeOlderColumnFiles(dir, market{"us", "en"}, keep); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", filepath.Base(p), err)
+		}
+	}
+	for _, p := range gone {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s kept", filepath.Base(p))
+		}
 	}
 }
