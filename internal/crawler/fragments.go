@@ -83,7 +83,7 @@ func (lc *linkCheck) brokenFragments(g *linkGraph, res *Result) {
 				slices.Contains(t.Facts.Limits, LimitTargets) || t.Facts.HasTarget(f.fragment) {
 				continue
 			}
-			k := key{f.target, f.fragment}
+			k := key(f)
 			sources[k] = append(sources[k], pageName(v.page))
 		}
 	}

@@ -107,7 +107,7 @@ func browserRunAnalysis(t *testing.T, width int) {
 		err = json.Unmarshal(ran.Request, &req)
 	}
 	if want := []string{"search_volume.desc", "keyword_difficulty.asc", "keyword.asc"}; err != nil || !slices.Equal(req.OrderBy, want) {
-		c.fail("job done", fmt.Errorf("the job's order_by %v (%v), want %v", req.OrderBy, err, want))
+		c.fail("job done", fmt.Errorf("the job's order_by %v (%v), want %v", req.OrderBy, err, want)) //nolint:errorlint // err may be nil
 	}
 
 	// Progress seen for sure: a job no worker takes stays queued; its page shows progress and

@@ -613,14 +613,14 @@ func prefill(fields []formField, request json.RawMessage) {
 					items = append(items, s)
 				}
 			}
-			switch {
-			case f.Input == "choices":
+			switch f.Input {
+			case "choices":
 				f.Chosen = items
-			case f.Input == "order":
+			case "order":
 				for j := range min(len(items), len(f.Keys)) {
 					f.Keys[j].Field, f.Keys[j].Dir, _ = strings.Cut(items[j], ".")
 				}
-			case f.Input == "textarea":
+			case "textarea":
 				f.Value = strings.Join(items, "\n")
 			default:
 				f.Value = strings.Join(items, " ")

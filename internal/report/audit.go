@@ -444,22 +444,22 @@ func nonNil[T any](s []T) []T {
 }
 
 // CSVRows are the answer's rows for CSV, the header first.
-func (res AuditResult) CSVRows() [][]string {
+func (r AuditResult) CSVRows() [][]string {
 	var rows [][]string
 	thin := map[string]bool{}
-	for _, t := range res.ThinContent {
+	for _, t := range r.ThinContent {
 		thin[t.URL] = true
 	}
 	cannibal := map[string][]string{}
-	for _, c := range res.CannibalizationRisks {
+	for _, c := range r.CannibalizationRisks {
 		for _, u := range c.URLs {
 			cannibal[u] = append(cannibal[u], c.Keyword)
 		}
 	}
-	issues := pageIssues(res.Issues)
+	issues := pageIssues(r.Issues)
 	rows = append(rows, []string{"url", "status", "title", "word_count", "meta_description", "thin", "noindex",
 		"cannibalization_keywords", "depth", "source", "rendered_title", "rendered_word_count", "render_error", "issues"})
-	for _, p := range res.Pages {
+	for _, p := range r.Pages {
 		row := []string{p.URL, strconv.Itoa(p.Status), p.Title, strconv.Itoa(p.WordCount), p.MetaDescription,
 			strconv.FormatBool(thin[p.URL]), strconv.FormatBool(p.Noindex), strings.Join(cannibal[p.URL], "; "),
 			intCell(p.Depth), p.Source, "", "", ""}
@@ -470,7 +470,7 @@ func (res AuditResult) CSVRows() [][]string {
 		}
 		rows = append(rows, append(row, strings.Join(issues[p.URL], "; ")))
 	}
-	for _, e := range res.Errors {
+	for _, e := range r.Errors {
 		status := ""
 		if e.Status != nil {
 			status = strconv.Itoa(*e.Status)
