@@ -3,11 +3,12 @@ package report
 import (
 	"context"
 	"fmt"
-	"golang.org/x/sync/errgroup"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/contentapi/contentapi/internal/analysis"
 	"github.com/contentapi/contentapi/internal/apperr"
@@ -154,20 +155,13 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 		}
 		return nil
 	}
-	byIdeas := topic != "" || len(seeds) > 0
+	// The ideas' rankings: after the ideas, those of the answer's only, from a provider
+	// that probes them (probe); else all of them, beside the ideas.
 	kr, ok := b.Keywords.(keywords.KeywordRanked)
-	probe := ok && kr.RanksKeywords() // the ideas' rankings only, read after them
-	if byIdeas && !probe {
-		// One call for all the rankings (priced per call, cached for every page), beside
-		// the ideas'.
-		eg, ctx := errgroup.WithContext(ctx)
-		eg.Go(func() error { return readRanked(ctx, nil) })
-		eg.Go(func() error { return readIdeas(ctx) })
-		if err := eg.Wait(); err != nil {
-			return ResearchResult{}, err
-		}
-	}
-	if !byIdeas {
+	probe := ok && kr.RanksKeywords()
+	fromRankings := topic == "" && len(seeds) == 0
+	switch {
+	case fromRankings:
 		if err := readRanked(ctx, nil); err != nil {
 			return ResearchResult{}, err
 		}
@@ -182,8 +176,16 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 		if err := readIdeas(ctx); err != nil {
 			return ResearchResult{}, err
 		}
-	} else if probe {
+	case probe:
 		if err := readIdeas(ctx); err != nil {
+			return ResearchResult{}, err
+		}
+	default:
+		// One call for all the rankings (priced per call, cached for every page).
+		eg, ctx := errgroup.WithContext(ctx)
+		eg.Go(func() error { return readRanked(ctx, nil) })
+		eg.Go(func() error { return readIdeas(ctx) })
+		if err := eg.Wait(); err != nil {
 			return ResearchResult{}, err
 		}
 	}
@@ -222,7 +224,7 @@ func (b *Builder) Research(ctx context.Context, r ResearchRequest) (ResearchResu
 		warnings = append(warnings, fmt.Sprintf("total is an upper bound: %s counts the keywords it matched, "+
 			"among them those left out as not about the topic.", providerLabel(b.Keywords.Name())))
 	}
-	if byIdeas && probe && len(ideas) > 0 {
+	if probe && !fromRankings && len(ideas) > 0 {
 		// The positions of the answer's ideas only: a domain may rank for millions.
 		only := make([]string, len(ideas))
 		for i, k := range ideas {

@@ -56,14 +56,12 @@ func keywordProvider(ctx context.Context, a *app.App) (keywords.Provider, error)
 			return nil, err
 		}
 		p = lp
-		for _, from := range []string{"database", "file"} {
-			a.Metrics.CounterFunc("contentapi_keyword_column_loads_total",
-				"Markets' keyword columns read from the database, or mapped from a column file another load wrote.",
-				map[string]string{"from": from}, func() float64 {
-					db, file := local.ColumnLoadCounts()
-					return float64(map[string]int64{"database": db, "file": file}[from])
-				})
-		}
+		const loads = "contentapi_keyword_column_loads_total"
+		const help = "Markets' keyword columns read from the database, or mapped from a column file another load wrote."
+		a.Metrics.CounterFunc(loads, help, map[string]string{"from": "database"},
+			func() float64 { db, _ := local.ColumnLoadCounts(); return float64(db) })
+		a.Metrics.CounterFunc(loads, help, map[string]string{"from": "file"},
+			func() float64 { _, file := local.ColumnLoadCounts(); return float64(file) })
 	}
 	c := cache.New(p, a.Redis, cfg.KeywordCacheTTL, cache.WithLogger(a.Log))
 	labels := map[string]string{"provider": p.Name()}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"hash/crc32"
 	"io"
 	"math"
@@ -15,8 +14,6 @@ import (
 	"strings"
 	"time"
 	"unsafe"
-
-	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // Column files: a market's keyword columns written once to a file that every worker of a
@@ -164,7 +161,7 @@ func writeColumnFile(path string, c *marketColumns, m market, v columnsVersion) 
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	h := header(m, v, n, text, sum)
+	h := header(m, v, n, text, sum.Sum32())
 	hb := make([]byte, columnHeaderSize)
 	if _, err := binary.Encode(hb, binary.NativeEndian, h); err != nil {
 		return err
@@ -181,8 +178,10 @@ func writeColumnFile(path string, c *marketColumns, m market, v columnsVersion) 
 	return os.Rename(tmp.Name(), path)
 }
 
-func header(m market, v columnsVersion, n, text int, sum hash.Hash32) columnHeader {
-	h := columnHeader{Order: byteOrderMark, Sum: sum.Sum32(), N: uint64(n), Text: uint64(text), Token: v.token, Sets: v.sets}
+// header is the header of a file of market m's columns at version v: n keywords, text bytes
+// of texts, sum the checksum of the arrays.
+func header(m market, v columnsVersion, n, text int, sum uint32) columnHeader {
+	h := columnHeader{Order: byteOrderMark, Sum: sum, N: uint64(n), Text: uint64(text), Token: v.token, Sets: v.sets}
 	copy(h.Magic[:], columnFileMagic)
 	copy(h.Country[:], m.country)
 	copy(h.Language[:], m.language)
@@ -214,8 +213,7 @@ func openColumnFile(path string, m market, v columnsVersion, budget int64, cache
 	if err := binary.Read(io.NewSectionReader(f, 0, columnHeaderSize), binary.NativeEndian, &h); err != nil {
 		return nil, err
 	}
-	want := header(m, v, int(min(h.N, math.MaxInt32)), int(min(h.Text, math.MaxUint32)), crc32.New(castagnoli))
-	want.Sum = h.Sum
+	want := header(m, v, int(min(h.N, math.MaxInt32)), int(min(h.Text, math.MaxUint32)), h.Sum)
 	if h != want || h.N > math.MaxInt32 || h.Text > math.MaxUint32 {
 		return nil, fmt.Errorf("%w %s: its header is not of this market and data", errColumnFile, path)
 	}
@@ -224,40 +222,46 @@ func openColumnFile(path string, m market, v columnsVersion, budget int64, cache
 	if int64(l.size) != st.Size() {
 		return nil, fmt.Errorf("%w %s: %d bytes, its header says %d", errColumnFile, path, st.Size(), l.size)
 	}
-	c := &marketColumns{bytes: columnBytes(n, text)}
-	if c.bytes > budget {
+	if columnBytes(n, text) > budget {
 		return nil, errColumnsTooBig
 	}
 	b, err := mapFile(f, l.size)
 	if err != nil {
 		return nil, err
 	}
-	c.mapped = b
+	ends := viewOf[uint32](b, l.ends, n)
+	if err := checkMapped(b, ends, text, h.Sum, summed); err != nil {
+		_ = unmapFile(b)
+		return nil, fmt.Errorf("%w %s: %w", errColumnFile, path, err)
+	}
+	c := newMarketColumns(cacheBytes)
+	c.bytes, c.mapped = columnBytes(n, text), b
+	c.volume, c.diff, c.cpc = viewOf[float64](b, l.volume, n), viewOf[float64](b, l.diff, n), viewOf[float64](b, l.cpc, n)
+	c.norms = keyTexts{ends: ends, text: b[l.text:l.size:l.size]}
+	c.intent = viewOf[uint8](b, l.intent, n)
 	c.refs.Store(1)
+	return c, nil
+}
+
+// checkMapped checks a mapped column file: its checksum when summed (every page read), and
+// that its texts' ends rise to the texts' length, so that no keyword reads past them.
+func checkMapped(b []byte, ends []uint32, text int, sum uint32, summed bool) error {
 	if summed {
-		if sum := crc32.Checksum(b[columnHeaderSize:], castagnoli); sum != h.Sum {
-			c.release()
-			return nil, fmt.Errorf("%w %s: its checksum is %08x, its header says %08x", errColumnFile, path, sum, h.Sum)
+		if got := crc32.Checksum(b[columnHeaderSize:], castagnoli); got != sum {
+			return fmt.Errorf("its checksum is %08x, its header says %08x", got, sum)
 		}
 	}
-	c.volume, c.diff, c.cpc = viewOf[float64](b, l.volume, n), viewOf[float64](b, l.diff, n), viewOf[float64](b, l.cpc, n)
-	c.norms = keyTexts{ends: viewOf[uint32](b, l.ends, n), text: b[l.text:l.size:l.size]}
-	c.intent = viewOf[uint8](b, l.intent, n)
-	// The texts' ends rise to the texts' length, so that no keyword reads past them.
 	prev := uint32(0)
-	for _, e := range c.norms.ends {
+	for _, e := range ends {
 		if e < prev {
-			c.release()
-			return nil, fmt.Errorf("%w %s: its keyword texts are out of order", errColumnFile, path)
+			return errors.New("its keyword texts are out of order")
 		}
 		prev = e
 	}
-	if n > 0 && int(prev) != text {
-		c.release()
-		return nil, fmt.Errorf("%w %s: its keyword texts end at %d of %d bytes", errColumnFile, path, prev, text)
+	if len(ends) > 0 && int(prev) != text {
+		return fmt.Errorf("its keyword texts end at %d of %d bytes", prev, text)
 	}
-	c.sets, c.words = newByteCache[*domainSet](cacheBytes), newByteCache[*roaring.Bitmap](cacheBytes)
-	return c, nil
+	return nil
 }
 
 // removeOlderColumnFiles removes market m's column files other than keep, and the lock

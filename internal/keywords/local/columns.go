@@ -134,6 +134,12 @@ type marketColumns struct {
 	words byteCache[*roaring.Bitmap] // the ids holding a word, by word
 }
 
+// newMarketColumns returns empty columns whose decoded sets and word matches may each take
+// cacheBytes.
+func newMarketColumns(cacheBytes uint64) *marketColumns {
+	return &marketColumns{sets: newByteCache[*domainSet](cacheBytes), words: newByteCache[*roaring.Bitmap](cacheBytes)}
+}
+
 // byteCache is a map bounded by the bytes of its values: past the bound it is emptied.
 type byteCache[V any] struct {
 	mu           sync.Mutex
@@ -438,7 +444,7 @@ var (
 func columnBytes(n, text int) int64 { return int64(text) + int64(n)*(4+3*8+1) }
 
 func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion, budget int64, cacheBytes uint64) (*marketColumns, error) {
-	c := &marketColumns{sets: newByteCache[*domainSet](cacheBytes), words: newByteCache[*roaring.Bitmap](cacheBytes)}
+	c := newMarketColumns(cacheBytes)
 	err := inSnapshot(ctx, pool, func(tx pgx.Tx) error {
 		var now columnsVersion
 		if err := tx.QueryRow(ctx, `SELECT s.built, b.generation, b.token FROM keyword_sets_state s, keyword_data_state b`).
