@@ -77,8 +77,13 @@ func newHandler(t *testing.T, pool *pgxpool.Pool, runner Runner) *handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &handler{Analysis: &Analysis{Jobs: svc, Runner: runner, MaxAttempts: cfg.MaxAttempts, Log: log},
-		logs: logs, account: reg.AccountID, job: j}
+	// A hand-back retried in the background ends with the test: the worker's lifetime ends
+	// and the retries are waited for, so none outlives the test (the package's leak check)
+	// however long a loaded machine took to answer it.
+	lifetime, stop := context.WithCancel(context.Background())
+	a := &Analysis{Jobs: svc, Runner: runner, MaxAttempts: cfg.MaxAttempts, Log: log, Lifetime: lifetime}
+	t.Cleanup(func() { stop(); a.Wait() })
+	return &handler{Analysis: a, logs: logs, account: reg.AccountID, job: j}
 }
 
 // deliver runs one delivery of the job's task, as asynq would.
