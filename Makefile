@@ -46,22 +46,25 @@ run: ## run API and worker against local PostgreSQL and Redis (creates and migra
 # billing) run under the race detector, the others without it.
 RACE_PKGS := ./internal/job/... ./internal/credits/... ./jobs/... ./internal/auth/... ./internal/billing/... ./internal/app/...
 
-# make test's packages run TEST_P at a time, these first: the longest (measured alone on two
-# cores: httpapi 111 s, most of it waiting on asynq's redelivery; crawler 74 s; faulttest 37 s;
-# dashboard 35 s; importer 29 s).
-TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) * 2 )))
+# make test's packages run TEST_P at a time (default: one per core, as go test does), these
+# first: the longest (measured alone on two cores: httpapi 111 s, most of it waiting on
+# asynq's redelivery; crawler 74 s; faulttest 37 s; dashboard 35 s; importer 29 s). Twice
+# the cores finished sooner here but overloaded the browser tests' bounds.
+TEST_P ?= $(shell nproc 2>/dev/null || echo 2)
 TEST_FIRST := ./internal/httpapi ./internal/crawler ./internal/dashboard ./internal/keywords/importer ./internal/faulttest ./deploy ./internal/keywords/local
 
+test: export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 test: ## run all tests against the local PostgreSQL and Redis (installs the pinned stripe-mock, and Chromium for the dashboard's browser test)
 	test -x "$$($(GO) env GOPATH)/bin/stripe-mock" || $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	$(GO) vet ./...
 	cd client && $(GO) vet ./...
 	@# The race pass runs beside the rest; its output is printed after, so the two do not
-	@# interleave. The rest run TEST_P packages at a time (twice the cores: much of the
-	@# suite waits on child processes, browsers' timeouts and outages), the longest first
-	@# (TEST_FIRST), so that none of them starts last and runs on alone. The Go client is a
-	@# module of its own (client/go.mod), outside ./...: its tests run after.
+	@# interleave. The rest run TEST_P packages at a time, the longest first (TEST_FIRST),
+	@# so that none of them starts last and runs on alone. The Go client is a module of its
+	@# own (client/go.mod), outside ./...: its tests run after. -trimpath (GOFLAGS, set above)
+	@# leaves the checkout's path out of the build: a fresh clone elsewhere reuses what an
+	@# earlier run on the machine compiled instead of compiling every package again.
 	@# The workers the tests start share keyword columns through files in a directory of
 	@# the run's own, not the user's cache (KEYWORD_COLUMNS_DIR).
 	@mkdir -p $(BIN); \
