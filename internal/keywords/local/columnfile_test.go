@@ -17,12 +17,8 @@ import (
 // time included) map it. A damaged file is reported, loaded again and rewritten; new data
 // gets a new file and the market's older one is removed.
 func TestColumnFilesShared(t *testing.T) {
-	pool := db(t)
-	pagingFixture(t, pool)
+	pool := setsFixture(t)
 	ctx := context.Background()
-	if err := local.BuildKeywordSets(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	var mu sync.Mutex
 	var warned []error

@@ -233,12 +233,8 @@ func TestColumnsLeaveHugePositionsToSQL(t *testing.T) {
 // A market whose columns would take more than the whole memory budget is answered in SQL,
 // the same answer; a budget of 0 turns the columns off.
 func TestColumnsBudget(t *testing.T) {
-	pool := db(t)
-	pagingFixture(t, pool)
+	pool := setsFixture(t)
 	ctx := context.Background()
-	if err := local.BuildKeywordSets(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
 	req := keywords.GapsRequest{Domain: "ours.example", Competitors: []string{"comp1.example"}, Country: "pg", Language: "en", Limit: 10,
 		Filters: keywords.Filters{Ranges: map[keywords.Field]keywords.Range{keywords.FieldSearchVolume: {Min: fptr(10)}}}}
 	want, err := local.New(pool).Gaps(ctx, req)
@@ -264,12 +260,8 @@ func TestColumnsBudget(t *testing.T) {
 // it, a question loads nothing; after a write and a rebuild of the sets, warming loads
 // again.
 func TestWarmColumns(t *testing.T) {
-	pool := db(t)
-	pagingFixture(t, pool)
+	pool := setsFixture(t)
 	ctx := context.Background()
-	if err := local.BuildKeywordSets(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
 	p := local.New(pool)
 	loads := local.ColumnLoads()
 	if err := p.WarmColumns(ctx); err != nil {

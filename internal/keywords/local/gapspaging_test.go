@@ -28,6 +28,18 @@ type pagingGap struct {
 	hasMetricsRows bool
 }
 
+// setsFixture is the package's database with the paging fixture stored and the keyword
+// sets built over it: what the column tests read.
+func setsFixture(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pool := db(t)
+	pagingFixture(t, pool)
+	if err := local.BuildKeywordSets(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
 // pagingFixture fills market pg/en with 600 keywords whose metrics take few values (many
 // ties, some unknown, some keywords without a metrics row), ranked by ours.example and two
 // competitors (some keywords with two URLs), and returns the gaps of ours against both.
