@@ -91,8 +91,10 @@ func TestRenderHostilePages(t *testing.T) {
 	oldCPU, oldAge := slowCPU, slowRender
 	slowCPU, slowRender = time.Hour, time.Hour
 	defer func() { slowCPU, slowRender = oldCPU, oldAge }()
-	// The pages that should render need seconds beside other packages on two cores.
-	c := renderCrawler(t, RenderConfig{Timeout: 5 * time.Second})
+	// The pages that never render hold a browser, most at full CPU, until their page time
+	// ends: a short one (2 s), the same test for a fraction of the CPU. The pages that should
+	// render need seconds beside other packages on two cores: they get 30 s (below).
+	c := renderCrawler(t, RenderConfig{Timeout: 2 * time.Second})
 	c.cfg.Timeout = time.Minute // the crawl's budget is not what ends these pages
 	var mu sync.Mutex
 	pages := map[string]*Rendered{}
@@ -214,7 +216,9 @@ func TestRenderHostileBesideBenign(t *testing.T) {
 	benign := benignSite(t)
 	// A page gets 5 s: a benign page renders in well under a second alone, but CI runs this
 	// beside other packages on two cores, with a hostile page's endless script holding one.
-	rc, crawlTimeout := RenderConfig{Timeout: 5 * time.Second}, 4*time.Second // rendered budget: 12 s
+	// The hostile crawl's budget is short (2 s, a rendered crawl's 6 s), since its pages hold
+	// both cores until it ends; the benign crawl beside it takes about a second.
+	rc, crawlTimeout := RenderConfig{Timeout: 5 * time.Second}, 2*time.Second // rendered budget: 6 s
 	if os.Getenv("RENDER_REAL_BUDGET") == "1" {
 		rc, crawlTimeout = RenderConfig{}, 60*time.Second
 	}
