@@ -57,8 +57,11 @@ test: export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 test: ## run all tests against the local PostgreSQL and Redis (installs the pinned stripe-mock, and Chromium for the dashboard's browser test)
 	test -x "$$($(GO) env GOPATH)/bin/stripe-mock" || $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
-	$(GO) vet ./...
-	cd client && $(GO) vet ./...
+	@# api, worker and ctl are built once, beside vet, for the tests that start them
+	@# (CONTENTAPI_TEST_BIN).
+	@mkdir -p $(BIN); $(GO) build -o $(BIN)/ ./cmd/... & built=$$!; \
+	$(GO) vet ./... && (cd client && $(GO) vet ./...); vetted=$$?; \
+	wait $$built && exit $$vetted
 	@# The race pass runs beside the rest; its output is printed after, so the two do not
 	@# interleave. The rest run TEST_P packages at a time, the longest first (TEST_FIRST),
 	@# so that none of them starts last and runs on alone. The Go client is a module of its
@@ -68,6 +71,7 @@ test: ## run all tests against the local PostgreSQL and Redis (installs the pinn
 	@# The workers the tests start share keyword columns through files in a directory of
 	@# the run's own, not the user's cache (KEYWORD_COLUMNS_DIR).
 	@mkdir -p $(BIN); \
+	export CONTENTAPI_TEST_BIN=$(abspath $(BIN)); \
 	export KEYWORD_COLUMNS_DIR=$$(mktemp -d); trap 'rm -rf "$$KEYWORD_COLUMNS_DIR"' EXIT; \
 	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS) > $(BIN)/test-race.log 2>&1 & race=$$!; \
 	$(GO) test -p $(TEST_P) -count=1 -timeout 15m $$($(GO) list $(TEST_FIRST)) \

@@ -30,6 +30,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/contentapi/contentapi/internal/testenv"
 )
 
 // pgBin holds the PostgreSQL server programs (Debian's layout).
@@ -37,43 +39,25 @@ const pgBin = "/usr/lib/postgresql/15/bin"
 
 var (
 	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-	buildTook time.Duration // how long the one build took, for the fault report
+	buildTook time.Duration // how long getting the binaries took, for the fault report
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // binaries are the built api, worker and ctl.
 type binaries struct{ api, worker, ctl string }
 
-// build compiles cmd/api, cmd/worker and cmd/ctl once for the whole test binary.
+// build returns cmd/api, cmd/worker and cmd/ctl built once for the whole test binary (or for
+// the whole run: testenv.Commands).
 func build(t *testing.T) binaries {
 	t.Helper()
 	buildOnce.Do(func() {
 		start := time.Now()
-		defer func() { buildTook = time.Since(start) }()
-		if binDir, buildErr = os.MkdirTemp("", "contentapi-faulttest-bin"); buildErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", binDir+string(filepath.Separator),
-			"github.com/contentapi/contentapi/cmd/api",
-			"github.com/contentapi/contentapi/cmd/worker",
-			"github.com/contentapi/contentapi/cmd/ctl").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
-		}
+		testenv.Commands(t)
+		buildTook = time.Since(start)
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binaries{filepath.Join(binDir, "api"), filepath.Join(binDir, "worker"), filepath.Join(binDir, "ctl")}
+	dir := testenv.Commands(t)
+	return binaries{filepath.Join(dir, "api"), filepath.Join(dir, "worker"), filepath.Join(dir, "ctl")}
 }
 
 // freePorts returns n distinct free loopback ports (all held open until all are found).

@@ -19,33 +19,9 @@ import (
 	"github.com/contentapi/contentapi/internal/testenv"
 )
 
-var (
-	workerBinOnce sync.Once
-	workerBin     string
-	workerBinErr  error
-)
-
-// buildWorker builds cmd/worker once for the package's crash tests.
-func buildWorker(t *testing.T) string {
-	t.Helper()
-	workerBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "contentapi-worker")
-		if err != nil {
-			workerBinErr = err
-			return
-		}
-		workerBin = filepath.Join(dir, "worker")
-		out, err := exec.Command("go", "build", "-o", workerBin, "github.com/contentapi/contentapi/cmd/worker").CombinedOutput()
-		if err != nil {
-			workerBinErr = err
-			t.Logf("go build: %s", out)
-		}
-	})
-	if workerBinErr != nil {
-		t.Fatalf("build worker: %v", workerBinErr)
-	}
-	return workerBin
-}
+// buildWorker returns cmd/worker built once for the package's crash tests (or for the whole
+// run: testenv.Commands).
+func buildWorker(t *testing.T) string { return filepath.Join(testenv.Commands(t), "worker") }
 
 // startWorkerProcess runs the real worker binary against the test database and Redis; env
 // entries override its settings.
