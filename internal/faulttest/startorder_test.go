@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // The api and the worker start in any order and before their servers: each waits, saying
@@ -38,11 +40,25 @@ func TestStartTogetherOnEmptyDatabase(t *testing.T) {
 
 // The worker started before the api, on a server without the database, waits (first for
 // the database, then for its schema) with /healthz up and /readyz 503, and runs jobs once
-// the api has migrated.
+// the api has migrated. The database is made (empty) between the two waits, as an operator
+// may make it: the api, which makes it too, migrates it in less than the worker's next
+// retry, and the worker would then find its schema at once.
 func TestWorkerStartsBeforeAPI(t *testing.T) {
 	s := newStack(t)
 	worker := s.run("worker", s.bins.worker)
-	s.waitLog(worker, `"msg":"waiting for `)
+	s.waitLog(worker, `"msg":"waiting for PostgreSQL"`)
+	s.checkNotReady(worker)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, s.pg.url("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = admin.Exec(ctx, "CREATE DATABASE contentapi")
+	_ = admin.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.waitLog(worker, `"msg":"waiting for the database schema`)
 	s.checkNotReady(worker)
 
 	api := s.run("api", s.bins.api)
