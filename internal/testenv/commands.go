@@ -1,11 +1,13 @@
 package testenv
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // CommandsEnv names a directory holding api, worker and ctl already built for this run
@@ -36,7 +38,10 @@ func Commands(t testing.TB) string {
 		mu.Lock()
 		cleanups = append(cleanups, func() { _ = os.RemoveAll(dir) })
 		mu.Unlock()
-		commandsOut, commandsErr = exec.Command("go", "build", "-o", commandsDir+string(filepath.Separator),
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		//nolint:gosec // the go tool, with a directory this process just made
+		commandsOut, commandsErr = exec.CommandContext(ctx, "go", "build", "-o", commandsDir+string(filepath.Separator),
 			"github.com/contentapi/contentapi/cmd/api",
 			"github.com/contentapi/contentapi/cmd/worker",
 			"github.com/contentapi/contentapi/cmd/ctl").CombinedOutput()
