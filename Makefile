@@ -47,13 +47,17 @@ run: ## run API and worker against local PostgreSQL and Redis (creates and migra
 RACE_PKGS := ./internal/job/... ./internal/credits/... ./jobs/... ./internal/auth/... ./internal/billing/... ./internal/app/...
 
 # make test's packages run TEST_P at a time (default: one per core, as go test does), these
-# first: the longest (measured alone on two cores: httpapi 111 s, a minute of it waiting on
-# asynq's redelivery; crawler 60 s; faulttest 37 s; dashboard 35 s; importer 29 s). More
-# than the cores finished sooner here but overloaded bounds of the browser and failover
-# tests (TestRenderHostilePages at twice the cores, TestSentinelFailoverUnderLoad at one
-# more).
+# first: the longest (in make test on two cores: crawler 72 s, httpapi 55 s without its
+# redelivery test, dashboard 46 s, faulttest 35 s, importer 31 s, openapi 18 s). More than
+# the cores finished sooner here but overloaded bounds of the browser and failover tests
+# (TestRenderHostilePages at twice the cores, TestSentinelFailoverUnderLoad at one more).
 TEST_P ?= $(shell nproc 2>/dev/null || echo 2)
-TEST_FIRST := ./internal/httpapi ./internal/crawler ./internal/dashboard ./internal/keywords/importer ./internal/faulttest ./deploy ./internal/keywords/local
+TEST_FIRST := ./internal/crawler ./internal/httpapi ./internal/dashboard ./internal/faulttest ./internal/keywords/importer ./internal/openapi ./internal/keywords/local ./deploy
+# Tests that mostly wait run in a go test of their own beside the rest, holding no slot of
+# TEST_P: the redelivery test idles a minute until asynq's recoverer hands a killed
+# worker's task on (the task's 30 s lease, then the recoverer's 30 s cutoff).
+TEST_ALONE := TestKilledWorkersJobTakenOverOnRedelivery
+TEST_ALONE_PKG := ./internal/httpapi
 
 test: export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 test: ## run all tests against the local PostgreSQL and Redis (installs the pinned stripe-mock, and Chromium for the dashboard's browser test)
@@ -76,12 +80,14 @@ test: ## run all tests against the local PostgreSQL and Redis (installs the pinn
 	export CONTENTAPI_TEST_BIN=$(abspath $(BIN)); \
 	export KEYWORD_COLUMNS_DIR=$$(mktemp -d); trap 'rm -rf "$$KEYWORD_COLUMNS_DIR"' EXIT; \
 	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS) > $(BIN)/test-race.log 2>&1 & race=$$!; \
-	$(GO) test -p $(TEST_P) -count=1 -timeout 15m $$($(GO) list $(TEST_FIRST)) \
+	$(GO) test -count=1 -timeout 15m -run '^($(TEST_ALONE))$$' $(TEST_ALONE_PKG) > $(BIN)/test-alone.log 2>&1 & alone=$$!; \
+	$(GO) test -p $(TEST_P) -count=1 -timeout 15m -skip '^($(TEST_ALONE))$$' $$($(GO) list $(TEST_FIRST)) \
 		$$($(GO) list ./... | grep -vxF -f <($(GO) list $(RACE_PKGS) $(TEST_FIRST))); plain=$$?; \
 	(cd client && $(GO) test -count=1 -timeout 5m ./...); own=$$?; \
-	wait $$race; raced=$$?; \
+	wait $$race; raced=$$?; wait $$alone; waited=$$?; \
 	echo "== under the race detector: $(RACE_PKGS)"; cat $(BIN)/test-race.log; \
-	exit $$(( plain != 0 || own != 0 || raced != 0 ))
+	echo "== beside the rest: $(TEST_ALONE) ($(TEST_ALONE_PKG))"; cat $(BIN)/test-alone.log; \
+	exit $$(( plain != 0 || own != 0 || raced != 0 || waited != 0 ))
 
 fault: ## the fault proof alone, verbose: real api/worker binaries, PostgreSQL and Redis killed for 10 s during 200 calls
 	$(GO) test -count=1 -v -timeout 10m -run 'TestFaultOutageDuringLoad' ./internal/faulttest/
