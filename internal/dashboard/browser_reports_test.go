@@ -297,7 +297,7 @@ func TestBrowserReports(t *testing.T) {
 	if len(cut) > 0 || !shown {
 		fresh.fail("print layout", fmt.Errorf("cut in print: %v; issue details shown: %v", cut, shown))
 	}
-	fresh.shots = append(fresh.shots, shot{"print layout", get(fresh, "print layout", chromedp.FullScreenshot(100))})
+	fresh.shot("print layout")
 	fresh.do("screen again", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
 		return err

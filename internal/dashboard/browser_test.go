@@ -29,8 +29,10 @@ func chromium(t *testing.T) string {
 }
 
 // chrome is a headless Chromium at a device's width (a phone's, 390 px, or a desktop's)
-// driving the dashboard, keeping a screenshot of each page it saw; on failure they are
-// written to a directory that is kept. Each page it checks is also checked with axe-core.
+// driving the dashboard. On failure it writes a screenshot of the page that failed to a
+// directory that is kept, and with DASHBOARD_SCREENSHOTS set, one of every page it saw
+// (taking them is a sixth of the browser tests' CPU time: off by default). Each page it
+// checks is also checked with axe-core.
 type chrome struct {
 	t     *testing.T
 	ctx   context.Context
@@ -97,7 +99,7 @@ func get[T any](c *chrome, name string, a chromedp.Action[T]) T {
 	return v
 }
 
-// page screenshots the page shown, for the record kept on failure, checks that it fits
+// page screenshots the page shown when DASHBOARD_SCREENSHOTS is set, checks that it fits
 // the device's width without scrolling sideways, and runs axe-core on it.
 //
 // The width is compared with the device's, not the window's: on a phone Chromium widens
@@ -114,8 +116,7 @@ func (c *chrome) page(name string) {
 	if held {
 		defer c.do(name+" reload", chromedp.Reload())
 	}
-	png := get(c, name+" screenshot", chromedp.FullScreenshot(100))
-	c.shots = append(c.shots, shot{name, png})
+	c.shot(name)
 	fits := fmt.Sprintf(`document.documentElement.scrollWidth <= %d && window.innerWidth <= %d`, c.width, c.width)
 	if !get(c, name+" width", chromedp.Evaluate[bool](fits)) {
 		wide := get(c, name+" width", chromedp.Evaluate[[]string](fmt.Sprintf(`Array.from(document.querySelectorAll("body *")).filter(e => e.getBoundingClientRect().right > %d || e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX == "visible").slice(0, 8).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).concat(["window " + window.innerWidth, "page " + document.documentElement.scrollWidth])`, c.width)))
@@ -138,7 +139,23 @@ func (c *chrome) fail(name string, err error) {
 	if derr != nil {
 		c.t.Fatalf("%s: %v (screenshots not saved: %v)", name, err, derr)
 	}
-	c.t.Fatalf("%s: %v (screenshots of each page in %s)", name, err, dir)
+	every := "; DASHBOARD_SCREENSHOTS=dir keeps every page's"
+	if everyShot {
+		every = ", and of each page before it"
+	}
+	c.t.Fatalf("%s: %v (the failed page's screenshot in %s%s)", name, err, dir, every)
+}
+
+// everyShot is whether the browser tests keep a screenshot of every page
+// (DASHBOARD_SCREENSHOTS), not only of the one that failed.
+var everyShot = os.Getenv("DASHBOARD_SCREENSHOTS") != ""
+
+// shot keeps a screenshot of the page shown, under name, when DASHBOARD_SCREENSHOTS is set.
+func (c *chrome) shot(name string) {
+	c.t.Helper()
+	if everyShot {
+		c.shots = append(c.shots, shot{name, get(c, name+" screenshot", chromedp.FullScreenshot(100))})
+	}
 }
 
 // save writes the screenshots to dir, numbered in the order they were taken.
