@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/contentapi/contentapi/internal/app"
@@ -191,8 +192,11 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 
 	// Every job ends. A task sent to the old master just before it died may not have
 	// reached the replica: the worker's sweep sends it again, as in production once the
-	// enqueue grace has passed (the test's clock is moved past it).
-	deadline := time.Now().Add(30 * time.Second)
+	// enqueue grace has passed (the test's clock is moved past it). A task the new master
+	// still holds under the job's task id (taken, or waiting out a retry's delay, when the
+	// old one died) cannot be sent again: asynq hands it on itself, a taken one 30 s after
+	// its 30 s lease ends. So a job may take a minute and more to end, and the bound is 90 s.
+	deadline := time.Now().Add(90 * time.Second)
 	var swept job.SweepResult
 	for {
 		var open int
@@ -204,7 +208,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d jobs still open 30 s after the load", open)
+			t.Fatalf("%d jobs still open 90 s after the load: %v", open, openJobs(t, ids))
 		}
 		st.Clock.Advance(jobCfg.EnqueueGrace)
 		r, err := st.Jobs.Sweep(ctx)
@@ -247,6 +251,22 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	}
 	t.Logf("jobs %v (the sweep sent %d again, resumed %d, refunded %d); credits settled %d", jobsBy,
 		swept.Resent, swept.Resumed, swept.Refunded, sumOf(settled))
+}
+
+// openJobs describes the accounts' jobs not ended: status, attempts, age and heartbeat.
+func openJobs(t *testing.T, ids []uuid.UUID) []string {
+	t.Helper()
+	rows, err := testPool(t).Query(context.Background(), `SELECT id::text || ' ' || status || ' attempts ' || attempts ||
+		' created ' || created_at || ' heartbeat ' || coalesce(heartbeat_at::text, 'none')
+		FROM jobs WHERE account_id = ANY($1) AND status IN ('queued', 'running')`, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return open
 }
 
 // redisFrom is sc with the API's and the worker's Redis clients made as the binaries make
