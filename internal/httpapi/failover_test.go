@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/contentapi/contentapi/internal/app"
@@ -254,16 +253,12 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 }
 
 // openJobs describes the accounts' jobs not ended: status, attempts, age and heartbeat.
-func openJobs(t *testing.T, ids []uuid.UUID) []string {
+func openJobs(t *testing.T, ids []uuid.UUID) string {
 	t.Helper()
-	rows, err := testPool(t).Query(context.Background(), `SELECT id::text || ' ' || status || ' attempts ' || attempts ||
-		' created ' || created_at || ' heartbeat ' || coalesce(heartbeat_at::text, 'none')
-		FROM jobs WHERE account_id = ANY($1) AND status IN ('queued', 'running')`, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	open, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
+	var open string
+	if err := testPool(t).QueryRow(context.Background(), `SELECT coalesce(string_agg(id::text || ' ' || status ||
+		' attempts ' || attempts || ' created ' || created_at || ' heartbeat ' || coalesce(heartbeat_at::text, 'none'), '; '), '')
+		FROM jobs WHERE account_id = ANY($1) AND status IN ('queued', 'running')`, ids).Scan(&open); err != nil {
 		t.Fatal(err)
 	}
 	return open

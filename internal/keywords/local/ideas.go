@@ -228,20 +228,17 @@ func lookupSQL(kind lookup, tiers []int) string {
 		if j > 0 {
 			b.WriteString("\n    UNION ALL ")
 		}
-		sim, cond := "similarity(keyword, $3)", ""
 		switch kind {
 		case fullTextLookup:
-			cond = vector + " @@ " + termQuery
+			fmt.Fprintf(&b, "(SELECT keyword_norm AS key, similarity(keyword, $3) AS sim, ts_rank(%s, %s) AS rank, %d AS tier FROM keyword_metrics WHERE country || language = $1 || $2 AND %s AND %s @@ %s)",
+				vector, termQuery, i, tierPredicate(i), vector, termQuery)
 		case wordLookup:
 			// The similarity is computed once a row: by the subquery (kept apart by its
 			// OFFSET), then filtered on; written in the filter and the select list, it was
 			// computed twice for every row returned (a sixth of a large look-up's time).
-			fmt.Fprintf(&b, "(SELECT key, sim, ts_rank(%s, %s) AS rank, %d AS tier FROM (SELECT keyword_norm AS key, keyword, language, %s AS sim FROM keyword_metrics WHERE country || language = $1 || $2 AND %s AND %s @@ $%d::tsquery OFFSET 0) s WHERE sim >= $5)",
-				vector, termQuery, i, sim, tierPredicate(i), vector, 6+j)
-			continue
+			fmt.Fprintf(&b, "(SELECT key, sim, ts_rank(%s, %s) AS rank, %d AS tier FROM (SELECT keyword_norm AS key, keyword, language, similarity(keyword, $3) AS sim FROM keyword_metrics WHERE country || language = $1 || $2 AND %s AND %s @@ $%d::tsquery OFFSET 0) s WHERE sim >= $5)",
+				vector, termQuery, i, tierPredicate(i), vector, 6+j)
 		}
-		fmt.Fprintf(&b, "(SELECT keyword_norm AS key, %s AS sim, ts_rank(%s, %s) AS rank, %d AS tier FROM keyword_metrics WHERE country || language = $1 || $2 AND %s AND %s)",
-			sim, vector, termQuery, i, tierPredicate(i), cond)
 	}
 	b.WriteString(") u LIMIT $4")
 	return b.String()
