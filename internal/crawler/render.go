@@ -1214,13 +1214,17 @@ func (j *renderJob) fetch(in *network.Request) (int, []*fetch.HeaderEntry, []byt
 	defer resp.Body.Close()
 	limit := min(s.maxResource, j.bytesLeft.Load())
 	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	// Every byte read counts against the page's, the answers refused or cut off included: a
+	// page whose next answer is larger than what it has left would otherwise have each of
+	// its requests sent and read up to that rest, for as long as its time lasts.
+	left := j.bytesLeft.Add(-int64(len(b)))
 	if err != nil {
 		return 0, nil, nil, err
 	}
 	if int64(len(b)) > limit {
-		return 0, nil, nil, fmt.Errorf("%w: %s: body larger than %d bytes (the page's requests may load %d in all)", errRefusedRequest, in.URL, s.maxResource, s.maxPage)
+		return 0, nil, nil, fmt.Errorf("%w: %s: body larger than %d bytes (the page's requests may load %d in all)", errRefusedRequest, in.URL, min(s.maxResource, limit), s.maxPage)
 	}
-	if j.bytesLeft.Add(-int64(len(b))) < 0 {
+	if left < 0 {
 		return 0, nil, nil, fmt.Errorf("%w: %s: the page's requests loaded more than %d bytes", errRefusedRequest, in.URL, s.maxPage)
 	}
 	var hdr []*fetch.HeaderEntry

@@ -209,6 +209,34 @@ func TestRenderResourceLimit(t *testing.T) {
 	}
 }
 
+// TestRenderPageBytesLimit: a page's requests load at most maxPageResources times
+// MaxBodyBytes in all. Once an answer is larger than what the page has left, what was read
+// of it is counted too, so the page's later requests are refused without being sent. (A
+// page reading answers one at a time makes this exact: with the refused answer uncounted,
+// each of its 40 requests was sent.)
+func TestRenderPageBytesLimit(t *testing.T) {
+	site := newTestSite(t)
+	const size = 1500
+	site.serve("/r", "text/plain", []byte(strings.Repeat("x", size)))
+	site.page("/", htmlPage("t", `<p id="out">start</p><script>(async () => { let n = 0;
+for (let i = 0; i < 40; i++) { try { await (await fetch("/r?" + i)).text(); n++ } catch (e) {} }
+document.getElementById("out").textContent = "got " + n })()</script>`))
+	c := renderCrawler(t, RenderConfig{})
+	c.cfg.MaxBodyBytes = 1000
+	res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := maxPageResources * 1000 / size // the answers the page's bytes hold
+	if r := res.Pages[0].Rendered; r == nil || r.Error != "" || r.WordCount != 2 {
+		t.Fatalf("rendered %+v, want the words got %d", r, whole)
+	}
+	// The whole answers, then the one read past the page's bytes: nothing after it.
+	if n := len(site.hitTimes("/r")); n != whole+1 {
+		t.Errorf("the page's requests reached the site %d times, want %d", n, whole+1)
+	}
+}
+
 // TestRenderRestartsAfterBrowserDeath: a browser that died (killed, or a page crashed its
 // single process) is started again by the next render; the crawl after it renders every
 // page.
