@@ -1,5 +1,6 @@
 // Package testenv gives tests real PostgreSQL and Redis: a fresh, migrated database per test
-// package on the machine's PostgreSQL and a private redis-server per test package, so
+// package on the machine's PostgreSQL (a copy of a migrated template database the server
+// keeps for the next run, see createMigrated) and a private redis-server per test package, so
 // packages tested in parallel never see each other's queues or keys and the machine's own
 // Redis is never flushed.
 package testenv
@@ -122,16 +123,16 @@ func PostgresDSN(t testing.TB) (*pgxpool.Pool, string) {
 		t.Fatalf("testenv: connect to PostgreSQL at %s: %v", ServerDSN(), err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+dbName); err != nil {
-		t.Fatalf("testenv: create database: %v", err)
-	}
 	cfg, _ := pgx.ParseConfig(ServerDSN())
-	dsn = fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, dbName)
-	p, err := postgres.Connect(ctx, dsn)
-	if err != nil {
+	dsnOf := func(db string) string {
+		return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, db)
+	}
+	if err := createMigrated(ctx, admin, dbName, templatePrefix+postgres.MigrationsDigest()[:16], dsnOf); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
-	if _, err := postgres.Migrate(ctx, p); err != nil {
+	dsn = dsnOf(dbName)
+	p, err := postgres.Connect(ctx, dsn)
+	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
 	pool = p
@@ -146,6 +147,90 @@ func PostgresDSN(t testing.TB) (*pgxpool.Pool, string) {
 		}
 	})
 	return pool, dsn
+}
+
+// templatePrefix names the migrated template databases createMigrated copies, one per set
+// of migrations (postgres.MigrationsDigest).
+const templatePrefix = "contentapi_test_template_"
+
+// createMigrated creates the database name as a copy of a template holding the embedded
+// migrations, building the template first when this server has none for them. Copying
+// takes a sixth of the CPU of migrating a new database (0.06 against 0.34 CPU-seconds,
+// PostgreSQL's included), and every test package needs one. Test processes of any
+// checkout serialise on a server-wide advisory lock (held only on admin's session): one
+// builds a template while the others wait, none copies a template being built or dropped,
+// and the template of other migrations (an older checkout's) is dropped when a new one is
+// built. The tests of the migrations themselves (internal/postgres) migrate databases of
+// their own.
+func createMigrated(ctx context.Context, admin *pgx.Conn, name, template string, dsnOf func(db string) string) error {
+	const lockKey = 0x636f6e74656e74 // "content"
+	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1)", lockKey); err != nil {
+		return fmt.Errorf("lock the template: %w", err)
+	}
+	defer admin.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", lockKey) //nolint:errcheck // the session ends with the test process
+	var exists bool
+	if err := admin.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)", template).Scan(&exists); err != nil {
+		return fmt.Errorf("find the template: %w", err)
+	}
+	if !exists {
+		if err := buildTemplate(ctx, admin, template, dsnOf); err != nil {
+			return err
+		}
+	}
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{template}.Sanitize()); err != nil {
+		return fmt.Errorf("create database from %s: %w", template, err)
+	}
+	return nil
+}
+
+// buildTemplate migrates a new database and renames it template, once no session is left
+// on it (a template with a session cannot be copied); then drops the other templates.
+func buildTemplate(ctx context.Context, admin *pgx.Conn, template string, dsnOf func(db string) string) error {
+	building := pgx.Identifier{template + "_building"}.Sanitize()
+	// A build a killed test process left half done.
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("drop a half-built template: %w", err)
+	}
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+building); err != nil {
+		return fmt.Errorf("create the template: %w", err)
+	}
+	p, err := postgres.Connect(ctx, dsnOf(template+"_building"))
+	if err != nil {
+		return err
+	}
+	_, err = postgres.Migrate(ctx, p)
+	p.Close()
+	if err != nil {
+		return err
+	}
+	// A closed pool's sessions end on the server a moment after; FORCE ends any left.
+	if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", template+"_building"); err != nil {
+		return fmt.Errorf("end the template's sessions: %w", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		_, err := admin.Exec(ctx, "ALTER DATABASE "+building+" RENAME TO "+pgx.Identifier{template}.Sanitize())
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("rename the template: %w", err)
+		}
+		time.Sleep(20 * time.Millisecond) // a terminated session still ending
+	}
+	rows, err := admin.Query(ctx, "SELECT datname FROM pg_database WHERE starts_with(datname, $1) AND datname <> $2", templatePrefix, template)
+	if err != nil {
+		return fmt.Errorf("list old templates: %w", err)
+	}
+	old, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("list old templates: %w", err)
+	}
+	for _, db := range old {
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{db}.Sanitize()+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("drop the old template %s: %w", db, err)
+		}
+	}
+	return nil
 }
 
 // RedisOptions returns options for the package's own Redis. By default each test package
