@@ -459,6 +459,44 @@ func TestRenderIdleStop(t *testing.T) {
 	crawlBenign(t, &bc, site)
 }
 
+// TestRenderMemoryWatch: a browser whose page grows past RenderConfig.MemoryMB is killed and
+// the page reported as over it; a browser rendering no page has its memory read once a
+// second, not every memoryPoll (a read walks the browser's page tables).
+func TestRenderMemoryWatch(t *testing.T) {
+	site := newTestSite(t)
+	ended := make(chan struct{})
+	t.Cleanup(func() { close(ended) }) // before the site's Close, which waits for the handler
+	site.mux.HandleFunc("/hold", func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-ended:
+		case <-r.Context().Done():
+		}
+	})
+	// Typed arrays live outside V8's heap, which its own cap bounds: only the watch stops
+	// them. The request never answered keeps the page rendering until its time is up.
+	site.page("/", htmlPage("grow", `<script>fetch("/hold"); const keep = [];
+setInterval(() => keep.push(new Uint8Array(16 << 20).fill(1)), 20)</script>`))
+	c := renderCrawler(t, RenderConfig{Timeout: 30 * time.Second})
+	if err := c.StartRenderer(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	browsers := len(c.renderer.liveDirs())
+	before := memoryReads.Load()
+	time.Sleep(1500 * time.Millisecond) // a rate is measured: reads over this long
+	if n := memoryReads.Load() - before; n > int64(3*browsers) {
+		t.Errorf("%d memory reads in 1.5 s of %d idle browsers, want at most 3 each", n, browsers)
+	}
+	c.cfg.Timeout = time.Minute
+	res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true, MaxPages: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("used more than %d MiB", DefaultRenderMemoryMB)
+	if r := res.Pages[0].Rendered; r == nil || !strings.Contains(r.Error, want) {
+		t.Fatalf("rendered %+v, want the browser killed: %s", r, want)
+	}
+}
+
 // liveDirs are the profile directories of the renderer's started browsers.
 func (r *Renderer) liveDirs() []string {
 	r.mu.Lock()
