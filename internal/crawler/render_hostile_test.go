@@ -289,6 +289,19 @@ func TestRenderHostileBesideBenign(t *testing.T) {
 	}
 }
 
+// hold serves path with an answer that never comes: the request waits until the page is
+// closed or the test ends (before the site's Close, which waits for the handler).
+func (s *testSite) hold(t *testing.T, path string) {
+	ended := make(chan struct{})
+	t.Cleanup(func() { close(ended) })
+	s.mux.HandleFunc(path, func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-ended:
+		case <-r.Context().Done():
+		}
+	})
+}
+
 // startHanging starts c's renderer and, in the background until the test ends, a crawl of
 // one page that holds a browser for its whole time; the channel closes when that crawl ends.
 // The page waits for a script the site never sends, which holds its browser as an endless
@@ -297,14 +310,7 @@ func TestRenderHostileBesideBenign(t *testing.T) {
 func startHanging(t *testing.T, c *Crawler) <-chan struct{} {
 	t.Helper()
 	hang := newTestSite(t)
-	ended := make(chan struct{})
-	t.Cleanup(func() { close(ended) }) // before the site's Close, which waits for the handler
-	hang.mux.HandleFunc("/never.js", func(_ http.ResponseWriter, r *http.Request) {
-		select {
-		case <-ended:
-		case <-r.Context().Done(): // the page was closed
-		}
-	})
+	hang.hold(t, "/never.js")
 	// The script's address is written by a script, so only a browser asks for it.
 	hang.page("/", htmlPage("held", `<script>const s = document.createElement("script");
 s.src = "/never" + ".js"; document.head.appendChild(s)</script>`))
@@ -464,14 +470,7 @@ func TestRenderIdleStop(t *testing.T) {
 // second, not every memoryPoll (a read walks the browser's page tables).
 func TestRenderMemoryWatch(t *testing.T) {
 	site := newTestSite(t)
-	ended := make(chan struct{})
-	t.Cleanup(func() { close(ended) }) // before the site's Close, which waits for the handler
-	site.mux.HandleFunc("/hold", func(_ http.ResponseWriter, r *http.Request) {
-		select {
-		case <-ended:
-		case <-r.Context().Done():
-		}
-	})
+	site.hold(t, "/hold")
 	// Typed arrays live outside V8's heap, which its own cap bounds: only the watch stops
 	// them. The request never answered keeps the page rendering until its time is up.
 	site.page("/", htmlPage("grow", `<script>fetch("/hold"); const keep = [];
