@@ -1237,7 +1237,7 @@ func (j *renderJob) fetch(in *network.Request) (int, []*fetch.HeaderEntry, []byt
 		return 0, nil, nil, err
 	}
 	if int64(len(b)) > limit {
-		return 0, nil, nil, fmt.Errorf("%w: %s: body larger than %d bytes (the page's requests may load %d in all)", errRefusedRequest, in.URL, min(s.maxResource, limit), s.maxPage)
+		return 0, nil, nil, fmt.Errorf("%w: %s: body larger than %d bytes (the page's requests may load %d in all)", errRefusedRequest, in.URL, limit, s.maxPage)
 	}
 	if left < 0 {
 		return 0, nil, nil, fmt.Errorf("%w: %s: the page's requests loaded more than %d bytes", errRefusedRequest, in.URL, s.maxPage)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -45,11 +44,7 @@ func TestTemplateReplacesOthers(t *testing.T) {
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{old}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
-	cfg := admin.Config()
-	dsnOf := func(db string) string {
-		return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, db)
-	}
-	if err := createMigrated(ctx, admin, copied, template, dsnOf); err != nil {
+	if err := createMigrated(ctx, admin, copied, template); err != nil {
 		t.Fatal(err)
 	}
 	var left []string
@@ -63,7 +58,7 @@ func TestTemplateReplacesOthers(t *testing.T) {
 	if len(left) != 1 || left[0] != template {
 		t.Errorf("templates left %v, want %s alone", left, template)
 	}
-	pool, err := postgres.Connect(ctx, dsnOf(copied))
+	pool, err := postgres.Connect(ctx, databaseDSN(admin, copied))
 	if err != nil {
 		t.Fatal(err)
 	}

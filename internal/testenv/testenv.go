@@ -123,14 +123,10 @@ func PostgresDSN(t testing.TB) (*pgxpool.Pool, string) {
 		t.Fatalf("testenv: connect to PostgreSQL at %s: %v", ServerDSN(), err)
 	}
 	defer admin.Close(ctx)
-	cfg, _ := pgx.ParseConfig(ServerDSN())
-	dsnOf := func(db string) string {
-		return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, db)
-	}
-	if err := createMigrated(ctx, admin, dbName, templatePrefix+postgres.MigrationsDigest()[:16], dsnOf); err != nil {
+	if err := createMigrated(ctx, admin, dbName, templatePrefix+postgres.MigrationsDigest()[:16]); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
-	dsn = dsnOf(dbName)
+	dsn = databaseDSN(admin, dbName)
 	p, err := postgres.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
@@ -162,7 +158,7 @@ const templatePrefix = "contentapi_test_template_"
 // and the template of other migrations (an older checkout's) is dropped when a new one is
 // built. The tests of the migrations themselves (internal/postgres) migrate databases of
 // their own.
-func createMigrated(ctx context.Context, admin *pgx.Conn, name, template string, dsnOf func(db string) string) error {
+func createMigrated(ctx context.Context, admin *pgx.Conn, name, template string) error {
 	const lockKey = 0x636f6e74656e74 // "content"
 	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1)", lockKey); err != nil {
 		return fmt.Errorf("lock the template: %w", err)
@@ -173,7 +169,7 @@ func createMigrated(ctx context.Context, admin *pgx.Conn, name, template string,
 		return fmt.Errorf("find the template: %w", err)
 	}
 	if !exists {
-		if err := buildTemplate(ctx, admin, template, dsnOf); err != nil {
+		if err := buildTemplate(ctx, admin, template); err != nil {
 			return err
 		}
 	}
@@ -183,18 +179,20 @@ func createMigrated(ctx context.Context, admin *pgx.Conn, name, template string,
 	return nil
 }
 
-// buildTemplate migrates a new database and renames it template, once no session is left
-// on it (a template with a session cannot be copied); then drops the other templates.
-func buildTemplate(ctx context.Context, admin *pgx.Conn, template string, dsnOf func(db string) string) error {
-	building := pgx.Identifier{template + "_building"}.Sanitize()
+// buildTemplate migrates a new database and renames it template, then drops the other
+// templates. The rename, like a copy, waits (up to 5 s, PostgreSQL's own wait) for the
+// sessions of the migration's closed pool to end: a template with a session cannot be
+// copied.
+func buildTemplate(ctx context.Context, admin *pgx.Conn, template string) error {
+	building := template + "_building"
 	// A build a killed test process left half done.
-	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)"); err != nil {
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{building}.Sanitize()+" WITH (FORCE)"); err != nil {
 		return fmt.Errorf("drop a half-built template: %w", err)
 	}
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+building); err != nil {
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{building}.Sanitize()); err != nil {
 		return fmt.Errorf("create the template: %w", err)
 	}
-	p, err := postgres.Connect(ctx, dsnOf(template+"_building"))
+	p, err := postgres.Connect(ctx, databaseDSN(admin, building))
 	if err != nil {
 		return err
 	}
@@ -203,19 +201,8 @@ func buildTemplate(ctx context.Context, admin *pgx.Conn, template string, dsnOf 
 	if err != nil {
 		return err
 	}
-	// A closed pool's sessions end on the server a moment after; FORCE ends any left.
-	if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", template+"_building"); err != nil {
-		return fmt.Errorf("end the template's sessions: %w", err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		_, err := admin.Exec(ctx, "ALTER DATABASE "+building+" RENAME TO "+pgx.Identifier{template}.Sanitize())
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("rename the template: %w", err)
-		}
-		time.Sleep(20 * time.Millisecond) // a terminated session still ending
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{building}.Sanitize()+" RENAME TO "+pgx.Identifier{template}.Sanitize()); err != nil {
+		return fmt.Errorf("rename the template: %w", err)
 	}
 	rows, err := admin.Query(ctx, "SELECT datname FROM pg_database WHERE starts_with(datname, $1) AND datname <> $2", templatePrefix, template)
 	if err != nil {
@@ -231,6 +218,12 @@ func buildTemplate(ctx context.Context, admin *pgx.Conn, template string, dsnOf 
 		}
 	}
 	return nil
+}
+
+// databaseDSN is the connection string of database db on admin's server, as admin's user.
+func databaseDSN(admin *pgx.Conn, db string) string {
+	cfg := admin.Config()
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, db)
 }
 
 // RedisOptions returns options for the package's own Redis. By default each test package
