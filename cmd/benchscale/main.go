@@ -100,6 +100,7 @@ func run(ctx context.Context) error {
 	flag.StringVar(&httpOpts.worker, "worker", "bin/worker", "the worker binary (-http)")
 	flag.StringVar(&httpOpts.redisServer, "redis-url", cmp.Or(os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379"),
 		"Redis server for -http (default $REDIS_URL); its database number is ignored: a free one (15 down to 1) is claimed")
+	filesDir := flag.String("files", "", "write the data files into this directory and keep them; files already there (same shape, sizes and seed) are used as they are")
 	shapes := flag.String("shapes", shapeSpread+","+shapeSkewed, "data-set shapes, comma-separated: spread, skewed")
 	flag.Parse()
 	httpOpts.ctl = *ctlBin
@@ -108,11 +109,13 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "benchscale")
-	if err != nil {
-		return err
+	dir := *filesDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "benchscale"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
 	}
-	defer os.RemoveAll(dir)
 	var results []result
 	for _, s := range sizes {
 		for _, shape := range strings.Split(*shapes, ",") {
@@ -169,13 +172,15 @@ func measure(ctx context.Context, s size, shape string, domains int, seed uint64
 	if reuse != "" {
 		return ask(ctx, res, d, mustDSN(serverDSN, reuse), rounds)
 	}
-	kwFile := filepath.Join(dir, fmt.Sprintf("keywords-%s-%d.csv.gz", shape, s.keywords))
-	rkFile := filepath.Join(dir, fmt.Sprintf("rankings-%s-%d.csv.gz", shape, s.rankings))
-	if err := d.writeKeywords(kwFile, seed); err != nil {
-		return res, err
-	}
-	if err := d.writeRankings(rkFile, seed); err != nil {
-		return res, err
+	kwFile := filepath.Join(dir, fmt.Sprintf("keywords-%s-%d-%d-%d.csv.gz", shape, s.keywords, domains, seed))
+	rkFile := filepath.Join(dir, fmt.Sprintf("rankings-%s-%d-%d-%d-%d.csv.gz", shape, s.rankings, s.big, domains, seed))
+	if !exists(kwFile) || !exists(rkFile) {
+		if err := d.writeKeywords(kwFile, seed); err != nil {
+			return res, err
+		}
+		if err := d.writeRankings(rkFile, seed); err != nil {
+			return res, err
+		}
 	}
 	fmt.Fprintf(os.Stderr, "generated in %v\n", time.Since(start).Round(time.Millisecond))
 
@@ -212,6 +217,12 @@ func measure(ctx context.Context, s size, shape string, domains int, seed uint64
 		return res, nil
 	}
 	return ask(ctx, res, d, dsn, rounds)
+}
+
+// exists reports whether a data file of an earlier run (-files) is there to use.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func mustDSN(server, name string) string {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/pgzip"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
@@ -51,15 +51,17 @@ func (l *recordLimit) Read(p []byte) (int, error) {
 func (l *recordLimit) reset() { l.n = 0 }
 
 // gunzip returns the decompressed stream of a gzip file (recognised by its magic bytes,
-// whatever its name), else r itself. klauspost/compress inflates about twice as fast as
-// compress/gzip, with the same API.
+// whatever its name), else r itself. klauspost/pgzip inflates with klauspost/compress's
+// decoder (about twice as fast as compress/gzip) on a goroutine of its own, a few blocks
+// ahead of the reader, so the file is decompressed on one core while its rows are parsed
+// on another.
 func gunzip(r io.Reader) (io.Reader, error) {
 	br := bufio.NewReader(r)
 	head, _ := br.Peek(2)
 	if len(head) < 2 || head[0] != 0x1f || head[1] != 0x8b {
 		return br, nil
 	}
-	zr, err := gzip.NewReader(br)
+	zr, err := pgzip.NewReader(br)
 	if err != nil {
 		return nil, fmt.Errorf("gzip: %w", err)
 	}

@@ -72,28 +72,15 @@ func (l *loader) loadDirect(ctx context.Context, src *rowSource, tg target, opts
 	if err := createStaging(ctx, l.tx); err != nil {
 		return c, true, err
 	}
-	ds := &directSource{src: src, tg: tg, opts: opts}
 	copied, staged := 0, 0
-	for {
-		n, err := copyFreeze(ctx, l.tx, nt.name, tg.copyColumns(), ds)
-		if err != nil {
-			return c, true, fmt.Errorf("copy rows: %w", err)
+	if tg.withURL {
+		src.keys.unseen = true // the sort brings repeats together
+		if copied, staged, err = l.copySorted(ctx, src, tg, opts, nt.name); err != nil {
+			return c, true, err
 		}
-		copied += int(n)
-		if len(ds.held) > 0 {
-			hs := &heldSource{src: src, rows: ds.held}
-			if _, err := l.tx.CopyFrom(ctx, pgx.Identifier{"import_rows"}, src.columns(), hs); err != nil {
-				return c, true, fmt.Errorf("copy rows: %w", err)
-			}
-			staged += len(ds.held)
-			clear(ds.held)
-			ds.held = ds.held[:0]
-		}
-		if ds.done {
-			break
-		}
+	} else if copied, staged, err = l.copyDirect(ctx, src, tg, opts, nt.name); err != nil {
+		return c, true, err
 	}
-	src.fileRead(l)
 	c = counts{distinct: copied, written: copied}
 	if staged == 0 {
 		return c, true, nil
@@ -102,6 +89,41 @@ func (l *loader) loadDirect(ctx context.Context, src *rowSource, tg target, opts
 	c.distinct += merged
 	c.written = c.distinct
 	return c, true, err
+}
+
+// copyDirect copies the rest of src into table in the file's order, staging the rows whose
+// key may repeat an earlier row's (see directSource). It returns how many rows each got.
+func (l *loader) copyDirect(ctx context.Context, src *rowSource, tg target, opts Options, table string) (copied, staged int, err error) {
+	ds := &directSource{src: src, tg: tg, opts: opts}
+	for {
+		n, err := copyFreeze(ctx, l.tx, table, tg.copyColumns(), ds)
+		if err != nil {
+			return copied, staged, fmt.Errorf("copy rows: %w", err)
+		}
+		copied += int(n)
+		if err := l.stageHeld(ctx, src, ds.held); err != nil {
+			return copied, staged, err
+		}
+		staged += len(ds.held)
+		clear(ds.held)
+		ds.held = ds.held[:0]
+		if ds.done {
+			break
+		}
+	}
+	src.fileRead(l)
+	return copied, staged, nil
+}
+
+// stageHeld copies held rows of src into the staging table.
+func (l *loader) stageHeld(ctx context.Context, src *rowSource, held []stagedRow) error {
+	if len(held) == 0 {
+		return nil
+	}
+	if _, err := l.tx.CopyFrom(ctx, pgx.Identifier{"import_rows"}, src.columns(), &heldSource{src: src, rows: held}); err != nil {
+		return fmt.Errorf("copy rows: %w", err)
+	}
+	return nil
 }
 
 // mergeStaged merges the staged rows with each other and into the new table, and returns

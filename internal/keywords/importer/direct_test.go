@@ -65,7 +65,7 @@ func TestDirectCopyWritesWhatRowsWrite(t *testing.T) {
 	}
 	rowsPool, directPool := schemaPool(t, "by_rows_d"), schemaPool(t, "by_copy")
 	rowsLog := load(rowsPool)
-	importer.AlwaysDirect(t, 2) // several COPYs into the new table and the staging table
+	importer.AlwaysDirect(t, 2, 150) // several COPYs into the new table and the staging table; several sorted runs
 	before := tableOIDs(directPool)
 	directLog := load(directPool)
 	if after := tableOIDs(directPool); after == before {
@@ -76,8 +76,8 @@ func TestDirectCopyWritesWhatRowsWrite(t *testing.T) {
 	vmPool := schemaPool(t, "by_copy_vm")
 	var b strings.Builder
 	b.WriteString("domain,keyword,position\n")
-	for i := range 2000 {
-		fmt.Fprintf(&b, "vm.example,keyword number %d,%d\n", i, 1+i%50)
+	for i := 1999; i >= 0; i-- { // in descending order
+		fmt.Fprintf(&b, "vm.example,keyword number %04d,%d\n", i, 1+i%50)
 	}
 	if _, err := importer.ImportRankings(context.Background(), vmPool, strings.NewReader(b.String()), importer.Options{Country: "xv"}); err != nil {
 		t.Fatal(err)
@@ -86,6 +86,14 @@ func TestDirectCopyWritesWhatRowsWrite(t *testing.T) {
 	if err := vmPool.QueryRow(context.Background(), `SELECT relpages, relallvisible FROM pg_class
 		WHERE oid = 'domain_rankings'::regclass`).Scan(&pages, &visible); err != nil || pages < 2 || visible != pages {
 		t.Errorf("%d of %d pages all-visible (%v), want all", visible, pages, err)
+	}
+	// The rows were sorted before COPY (sorted.go): they are stored in the primary key's
+	// order, the file's reversed.
+	var inversions int
+	if err := vmPool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE k < lag) FROM (
+		SELECT k, lag(k) OVER (ORDER BY ctid) FROM (
+			SELECT ROW(domain, country, language, keyword_norm, url_hash) AS k, ctid FROM domain_rankings) r) x`).Scan(&inversions); err != nil || inversions != 0 {
+		t.Errorf("%d rows stored before a row of a lower key (%v), want none", inversions, err)
 	}
 	rowsState, directState := tableState(t, rowsPool, "xd"), tableState(t, directPool, "xd")
 	if directState != rowsState {

@@ -15,15 +15,19 @@ const WritersLock = writersLock
 
 // AlwaysDirect makes the test's imports into an empty table copy every file straight into a
 // new table (direct.go), however small, holding at most held rows for the staging table at
-// a time.
-func AlwaysDirect(t testing.TB, held int) {
+// a time, and sorting ranking rows in runs of run bytes (sorted.go; 0: the default, a file
+// of one run).
+func AlwaysDirect(t testing.TB, held, run int) {
 	t.Helper()
 	alwaysDirect, heldRows = true, held
-	t.Cleanup(func() { alwaysDirect, heldRows = false, defaultHeldRows })
+	if run > 0 {
+		runBytes = run
+	}
+	t.Cleanup(func() { alwaysDirect, heldRows, runBytes = false, defaultHeldRows, defaultRunBytes })
 }
 
 // DefaultPaths undoes AlwaysNewTable and AlwaysDirect: the imports that follow choose their
 // write path by size, as in production.
 func DefaultPaths() {
-	alwaysNewTable, beforeSwap, alwaysDirect, heldRows = false, nil, false, defaultHeldRows
+	alwaysNewTable, beforeSwap, alwaysDirect, heldRows, runBytes = false, nil, false, defaultHeldRows, defaultRunBytes
 }

@@ -158,6 +158,9 @@ type keyer struct {
 	goNorm bool // asciiNorm matches the server's keyword_normalize
 	goTrgm bool // trigramCount matches the server's show_trgm
 	seen   *bloom.BloomFilter
+	// unseen stops the marking of repeats: the rows go through a sort that brings them
+	// together (sorted.go).
+	unseen bool
 	buf    []byte
 	// unnormalized counts the rows left for PostgreSQL to normalise, repeats those marked
 	// seen, uncounted those whose trigrams PostgreSQL is to count.
@@ -203,6 +206,9 @@ func (k *keyer) key(keyword, country, language, domain string) (norm string, see
 		return "", true
 	}
 	norm = asciiNorm(keyword)
+	if k.unseen {
+		return norm, false
+	}
 	b := append(k.buf[:0], country...)
 	b = append(b, 0)
 	b = append(b, language...)

@@ -64,7 +64,7 @@ func TestImportMonthlySearches(t *testing.T) {
 			case "new table":
 				importer.AlwaysNewTable(t, nil)
 			case "direct":
-				importer.AlwaysDirect(t, 2)
+				importer.AlwaysDirect(t, 2, 0)
 			}
 			ctx := context.Background()
 			if path == "merge" { // a stored row first, so the file's rows merge with it

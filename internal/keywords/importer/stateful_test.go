@@ -328,9 +328,12 @@ func (m *stMachine) paths(beforeSwap func()) string {
 		importer.AlwaysNewTable(m.t, beforeSwap)
 		return "new table"
 	case 1:
-		held := 5 + m.rng.IntN(50)
-		importer.AlwaysDirect(m.t, held)
-		return fmt.Sprintf("direct when empty (%d held)", held)
+		held, run := 5+m.rng.IntN(50), 0
+		if m.rng.IntN(2) == 0 {
+			run = 100 + m.rng.IntN(2000) // several sorted runs, merged
+		}
+		importer.AlwaysDirect(m.t, held, run)
+		return fmt.Sprintf("direct when empty (%d held, runs of %d bytes)", held, run)
 	}
 	return "by size"
 }

@@ -93,7 +93,7 @@ func TestEveryImportPathMovesTheAnswers(t *testing.T) {
 	}
 
 	t.Run("direct", func(t *testing.T) {
-		importer.AlwaysDirect(t, 50)
+		importer.AlwaysDirect(t, 50, 0)
 		load(t, "the first file, copied into a new table", rankingsFile(300, 0))
 	})
 	t.Run("switch", func(t *testing.T) {

@@ -1,0 +1,520 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"unsafe"
+
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// A ranking file copied straight into a new table (direct.go) is sorted first, in the
+// order of the table's primary key (domain, country, language, keyword_norm, url_hash).
+// PostgreSQL builds a B-tree over rows that arrive in its order two to three times faster
+// than over rows in the file's order (docs/keyword-data-at-scale.md, "Rows in key order"),
+// and the rows of one key come out together, so they are merged here, as they leave the
+// sort, instead of being staged and merged in SQL.
+//
+// The sort is external, in bounded memory: rows are gathered as records in runs of at most
+// runBytes, each run sorted and written to a temporary file on a goroutine of its own while
+// the next run is read, and the runs are merged as COPY asks for rows. A file of one run
+// never touches the disk. Memory is two runs whatever the file's size; the disk holds each
+// row once, about the size of the uncompressed file, in the directory os.TempDir names
+// ($TMPDIR). The files are unlinked as soon as they are created, so nothing is left behind
+// by a killed import.
+//
+// A record is the row's sort key, then what else COPY needs:
+//
+//	uint16 key length | key: domain 0 country 0 language 0 keyword_norm 0 url_hash(16)
+//	uint32 position | uint64 ^line | uvarint keyword length (0: the keyword is its norm) | keyword
+//	uvarint URL length + 1 (0: no URL) | URL
+//
+// The key's texts hold no NUL (cleanText), so comparing keys byte by byte orders them as
+// PostgreSQL's "C" collation orders the columns one after the other; the position and the
+// inverted line after the key put a key's best position first, and among equal positions
+// the file's last row, which is the row the merge keeps. A key whose order PostgreSQL sees
+// otherwise (a language compared under the database's collation) costs the build its
+// speed, never a wrong row.
+
+// runBytes bounds the records of one run.
+var runBytes = defaultRunBytes
+
+const defaultRunBytes = 32 << 20
+
+// run is one run's records: buf holds them one after the other, offs where each starts.
+type run struct {
+	buf  []byte
+	offs []uint32
+}
+
+func newRun() *run {
+	return &run{buf: make([]byte, 0, runBytes), offs: make([]uint32, 0, runBytes/64)}
+}
+
+// keyOf returns the sort key of record r.
+func keyOf(r []byte) []byte {
+	k := int(binary.BigEndian.Uint16(r))
+	return r[2 : 2+k]
+}
+
+// orderOf returns the bytes record r is sorted by: its key, position and inverted line.
+func orderOf(r []byte) []byte {
+	k := int(binary.BigEndian.Uint16(r))
+	return r[2 : 2+k+12]
+}
+
+// record returns the record at offset o of the run.
+func (rn *run) record(o uint32) []byte {
+	r := rn.buf[o:]
+	k := int(binary.BigEndian.Uint16(r))
+	n := 2 + k + 12
+	kw, m := binary.Uvarint(r[n:])
+	n += m + int(kw)
+	url, m := binary.Uvarint(r[n:])
+	n += m
+	if url > 0 {
+		n += int(url - 1)
+	}
+	return r[:n]
+}
+
+// appendRecord appends the record of a ranking row whose norm Go computed.
+func appendRecord(b []byte, r *stagedRow) []byte {
+	at := len(b)
+	b = append(b, 0, 0)
+	b = append(append(b, r.domain...), 0)
+	b = append(append(b, r.country...), 0)
+	b = append(append(b, r.language...), 0)
+	b = append(append(b, r.norm...), 0)
+	h := urlHash(r.url)
+	b = append(b, h.Bytes[:]...)
+	binary.BigEndian.PutUint16(b[at:], uint16(len(b)-at-2))
+	b = binary.BigEndian.AppendUint32(b, uint32(r.position))
+	b = binary.BigEndian.AppendUint64(b, ^uint64(r.line))
+	if r.keyword == r.norm {
+		b = binary.AppendUvarint(b, 0)
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(r.keyword)))
+		b = append(b, r.keyword...)
+	}
+	if r.url == nil {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(*r.url))+1)
+	return append(b, *r.url...)
+}
+
+// runSorter gathers records into runs and spills the full ones, sorted, to files. Two
+// runs at most exist: the one being filled and the one being spilled.
+type runSorter struct {
+	cur   *run
+	runs  int       // runs allocated
+	full  chan *run // runs to sort and spill
+	free  chan *run // runs spilled, to fill again
+	spilt int       // runs handed to the spilling goroutine
+	// files and spill, the spilling goroutine's first error, are read after done.
+	files []*os.File
+	spill error
+	done  chan struct{}
+	// records counts the records added.
+	records int
+}
+
+func newRunSorter() *runSorter {
+	s := &runSorter{cur: newRun(), runs: 1, full: make(chan *run), free: make(chan *run, 2), done: make(chan struct{})}
+	go s.spillRuns(s.full)
+	return s
+}
+
+// add adds the record of row r.
+func (s *runSorter) add(r *stagedRow) error {
+	at := len(s.cur.buf)
+	s.cur.buf = appendRecord(s.cur.buf, r)
+	if len(s.cur.buf) > runBytes && at > 0 { // the run is full without this record
+		s.cur.buf = s.cur.buf[:at]
+		if err := s.handOver(); err != nil {
+			return err
+		}
+		if s.runs < 2 {
+			s.cur, s.runs = newRun(), s.runs+1
+		} else {
+			select {
+			case s.cur = <-s.free:
+			case <-s.done:
+				return s.spill
+			}
+		}
+		s.cur.buf = appendRecord(s.cur.buf, r)
+		at = 0
+	}
+	s.cur.offs = append(s.cur.offs, uint32(at))
+	s.records++
+	return nil
+}
+
+// handOver gives the current run to the spilling goroutine.
+func (s *runSorter) handOver() error {
+	select {
+	case s.full <- s.cur:
+		s.spilt++
+		s.cur = nil
+		return nil
+	case <-s.done:
+		return s.spill
+	}
+}
+
+// spillRuns sorts each full run and writes it to a file of its own.
+func (s *runSorter) spillRuns(full <-chan *run) {
+	defer close(s.done)
+	for rn := range full {
+		s.spill = s.writeRun(rn)
+		rn.buf, rn.offs = rn.buf[:0], rn.offs[:0]
+		if s.spill != nil {
+			return
+		}
+		s.free <- rn // never blocks: two runs at most
+	}
+}
+
+// stop ends the spilling goroutine once it has spilled what it was handed.
+func (s *runSorter) stop() {
+	if s.full != nil {
+		close(s.full)
+		s.full = nil
+		<-s.done
+	}
+}
+
+// sort sorts the run's records.
+func (rn *run) sort() {
+	slices.SortFunc(rn.offs, func(a, b uint32) int {
+		return bytes.Compare(orderOf(rn.buf[a:]), orderOf(rn.buf[b:]))
+	})
+}
+
+// writeRun writes the run, sorted, to a new unlinked temporary file.
+func (s *runSorter) writeRun(rn *run) error {
+	rn.sort()
+	f, err := os.CreateTemp("", "contentapi-import-*")
+	if err != nil {
+		return fmt.Errorf("sort rows: %w", err)
+	}
+	_ = os.Remove(f.Name()) // unlinked: the open file stays readable (where the system allows it; else close removes it)
+	s.files = append(s.files, f)
+	w := bufio.NewWriterSize(f, 1<<20)
+	var n [4]byte
+	for _, o := range rn.offs {
+		r := rn.record(o)
+		binary.BigEndian.PutUint32(n[:], uint32(len(r)))
+		_, _ = w.Write(n[:]) // a write error sticks in w
+		_, _ = w.Write(r)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("sort rows: %w", err)
+	}
+	return nil
+}
+
+// close removes the sorter's files. It may be called before the runs are merged.
+func (s *runSorter) close() {
+	s.stop()
+	for _, f := range s.files {
+		name := f.Name()
+		_ = f.Close()
+		_ = os.Remove(name) // where it could not be unlinked while open
+	}
+	s.files = nil
+}
+
+// merged ends the gathering and returns the records in order, one per key.
+func (s *runSorter) merged() (*mergedRecords, error) {
+	m := &mergedRecords{}
+	if s.spilt == 0 { // one run: sorted where it is
+		s.stop()
+		s.cur.sort()
+		return m, m.push(&cursor{mem: s.cur})
+	}
+	if len(s.cur.offs) > 0 {
+		if err := s.handOver(); err != nil {
+			return nil, err
+		}
+	}
+	s.cur = nil
+	s.stop()
+	if s.spill != nil {
+		return nil, s.spill
+	}
+	for len(s.free) > 0 {
+		<-s.free // the runs' memory goes before the merge's
+	}
+	for _, f := range s.files {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("sort rows: %w", err)
+		}
+		if err := m.push(&cursor{file: bufio.NewReaderSize(f, 64<<10)}); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// cursor reads one sorted run: a run in memory, or a file of records.
+type cursor struct {
+	rec  []byte
+	mem  *run
+	i    int
+	file *bufio.Reader
+	n    [4]byte
+}
+
+// next moves to the cursor's next record; false at the run's end.
+func (c *cursor) next() (bool, error) {
+	if c.mem != nil {
+		if c.i >= len(c.mem.offs) {
+			return false, nil
+		}
+		c.rec = c.mem.record(c.mem.offs[c.i])
+		c.i++
+		return true, nil
+	}
+	if _, err := io.ReadFull(c.file, c.n[:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		return false, fmt.Errorf("sort rows: read back: %w", err)
+	}
+	n := int(binary.BigEndian.Uint32(c.n[:]))
+	if cap(c.rec) < n {
+		c.rec = make([]byte, n, n+n/2)
+	}
+	c.rec = c.rec[:n]
+	if _, err := io.ReadFull(c.file, c.rec); err != nil {
+		return false, fmt.Errorf("sort rows: read back: %w", err)
+	}
+	return true, nil
+}
+
+// mergedRecords merges sorted runs, keeping the first record of each key (its best
+// position, then the file's last row of it). It is a min-heap of the runs by their current
+// record.
+type mergedRecords struct {
+	heap []*cursor
+	// advance is the run whose record was handed out last; it moves on at the next call,
+	// so the record stays valid until then.
+	advance *cursor
+	last    []byte // the key handed out last
+	started bool
+	// repeats counts the records dropped for a key already handed out.
+	repeats int
+}
+
+// push adds a run at its first record.
+func (m *mergedRecords) push(c *cursor) error {
+	ok, err := c.next()
+	if !ok || err != nil {
+		return err
+	}
+	m.heap = append(m.heap, c)
+	m.up(len(m.heap) - 1)
+	return nil
+}
+
+// next returns the next record of a new key, valid until the following call, or nil at
+// the end.
+func (m *mergedRecords) next() ([]byte, error) {
+	for {
+		if c := m.advance; c != nil {
+			m.advance = nil
+			ok, err := c.next()
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				m.down(0)
+			} else {
+				last := len(m.heap) - 1
+				m.heap[0] = m.heap[last]
+				m.heap = m.heap[:last]
+				if last > 0 {
+					m.down(0)
+				}
+			}
+		}
+		if len(m.heap) == 0 {
+			return nil, nil
+		}
+		top := m.heap[0]
+		m.advance = top
+		key := keyOf(top.rec)
+		if m.started && bytes.Equal(key, m.last) {
+			m.repeats++
+			continue
+		}
+		m.started = true
+		m.last = append(m.last[:0], key...)
+		return top.rec, nil
+	}
+}
+
+func (m *mergedRecords) less(i, j int) bool {
+	return bytes.Compare(orderOf(m.heap[i].rec), orderOf(m.heap[j].rec)) < 0
+}
+
+func (m *mergedRecords) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !m.less(i, p) {
+			return
+		}
+		m.heap[i], m.heap[p] = m.heap[p], m.heap[i]
+		i = p
+	}
+}
+
+func (m *mergedRecords) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(m.heap) {
+			return
+		}
+		c := l
+		if r := l + 1; r < len(m.heap) && m.less(r, l) {
+			c = r
+		}
+		if !m.less(c, i) {
+			return
+		}
+		m.heap[i], m.heap[c] = m.heap[c], m.heap[i]
+		i = c
+	}
+}
+
+// sortedSource feeds COPY into a new ranking table the merged records: the columns of
+// target.copyColumns.
+type sortedSource struct {
+	m    *mergedRecords
+	rec  []byte
+	opts Options
+	vals []any
+	err  error
+	rows int
+}
+
+func (s *sortedSource) Next() bool {
+	s.rec, s.err = s.m.next()
+	if s.rec == nil {
+		return false
+	}
+	s.rows++
+	return true
+}
+
+// Values decodes the current record. Its texts point into the record, which stays
+// unchanged until the next call of Next: COPY encodes a row before it asks for the next
+// (encodeCopy), so they are not copied.
+func (s *sortedSource) Values() ([]any, error) {
+	r := s.rec
+	key := keyOf(r)
+	var parts [4]string
+	rest := key[:len(key)-16]
+	for i := range parts {
+		j := bytes.IndexByte(rest, 0)
+		parts[i] = view(rest[:j])
+		rest = rest[j+1:]
+	}
+	domain, country, language, norm := parts[0], parts[1], parts[2], parts[3]
+	hash := pgtype.UUID{Valid: true}
+	copy(hash.Bytes[:], key[len(key)-16:])
+	n := 2 + len(key)
+	position := int(binary.BigEndian.Uint32(r[n:]))
+	n += 12
+	keyword := norm
+	if kw, m := binary.Uvarint(r[n:]); kw > 0 {
+		keyword = view(r[n+m : n+m+int(kw)])
+		n += m + int(kw)
+	} else {
+		n += m
+	}
+	var url any
+	if u, m := binary.Uvarint(r[n:]); u > 0 {
+		url = view(r[n+m : n+m+int(u-1)])
+	}
+	s.vals = append(s.vals[:0], domain, keyword, norm, country, language, position, url, hash,
+		source(s.opts), s.opts.Synthetic)
+	return s.vals, nil
+}
+
+func (s *sortedSource) Err() error { return s.err }
+
+// view is b as a string without a copy; b must not change while the string is used.
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// copySorted reads the rest of src, sorts the rows Go normalised by key, and copies them,
+// one per key, into table; the other rows (see directSource) are staged in import_rows as
+// they come. It returns how many rows each got.
+func (l *loader) copySorted(ctx context.Context, src *rowSource, tg target, opts Options, table string) (copied, staged int, err error) {
+	s := newRunSorter()
+	defer s.close()
+	var held []stagedRow
+	stageHeld := func() error {
+		if err := l.stageHeld(ctx, src, held); err != nil {
+			return err
+		}
+		staged += len(held)
+		clear(held)
+		held = held[:0]
+		return nil
+	}
+	stageAll := false
+	for src.Next() {
+		r := &src.cur
+		if r.norm == "" && mayNormalizeToASCII(r.keyword) {
+			stageAll = true
+		}
+		if stageAll || r.norm == "" {
+			if held = append(held, *r); len(held) >= heldRows {
+				if err := stageHeld(); err != nil {
+					return 0, staged, err
+				}
+			}
+			continue
+		}
+		if err := s.add(r); err != nil {
+			return 0, staged, err
+		}
+		if s.records%ProgressEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, staged, err
+			}
+		}
+	}
+	if err := src.Err(); err != nil {
+		return 0, staged, fmt.Errorf("copy rows: %w", err)
+	}
+	if err := stageHeld(); err != nil {
+		return 0, staged, err
+	}
+	src.fileRead(l)
+	m, err := s.merged()
+	if err != nil {
+		return 0, staged, err
+	}
+	n, err := copyFreeze(ctx, l.tx, table, tg.copyColumns(), &sortedSource{m: m, opts: opts})
+	if err != nil {
+		return 0, staged, fmt.Errorf("copy rows: %w", err)
+	}
+	return int(n), staged, nil
+}

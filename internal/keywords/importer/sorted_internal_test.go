@@ -1,0 +1,104 @@
+package importer
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The external sort hands COPY each key once, in key order, with the row a merge in SQL
+// would keep (the best position, then the file's last row), whatever the run size: runs of
+// a few records (many files merged), of one file, and held in memory. The oracle sorts the
+// rows with slices.SortStableFunc on the key's columns one by one.
+func TestSortedRowsMatchOracle(t *testing.T) {
+	for _, run := range []int{60, 300, 5000, defaultRunBytes} {
+		t.Run(fmt.Sprint(run), func(t *testing.T) {
+			runBytes = run
+			t.Cleanup(func() { runBytes = defaultRunBytes })
+			rng := rand.New(rand.NewPCG(uint64(run), 7))
+			for round := range 20 {
+				rows := randomRows(rng, 1+rng.IntN(400))
+				got := sortThrough(t, rows)
+				want := oracle(rows)
+				if strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Fatalf("round %d, %d rows: got\n%s\nwant\n%s", round, len(rows), strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
+			}
+		})
+	}
+}
+
+func randomRows(rng *rand.Rand, n int) []stagedRow {
+	pick := func(s ...string) string { return s[rng.IntN(len(s))] }
+	rows := make([]stagedRow, n)
+	for i := range rows {
+		kw := pick("b", "ab", "a b", "Ab", "abc", "b a", "a", "AB")
+		var url *string
+		if u := pick("", "https://x.example/1", "https://x.example/2", "-"); u != "-" {
+			url = &u
+		}
+		rows[i] = stagedRow{line: i + 2, metricsRow: metricsRow{keyword: kw, country: pick("us", "gb", "u"), language: pick("en", "e", "en-gb")},
+			domain: pick("a.example", "a.example.org", "b.example", "a"), position: 1 + rng.IntN(4), url: url, norm: strings.ToLower(kw)}
+	}
+	return rows
+}
+
+// sortThrough sorts rows through a runSorter and returns the rows COPY would get.
+func sortThrough(t *testing.T, rows []stagedRow) []string {
+	t.Helper()
+	s := newRunSorter()
+	defer s.close()
+	for i := range rows {
+		if err := s.add(&rows[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := s.merged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &sortedSource{m: m}
+	var out []string
+	for src.Next() {
+		v, err := src.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(v[:8]...)) // domain, keyword, norm, country, language, position, url, url_hash
+	}
+	if err := src.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := len(rows); src.rows+m.repeats != want {
+		t.Errorf("%d rows out and %d merged, want %d in all", src.rows, m.repeats, want)
+	}
+	return out
+}
+
+func oracle(rows []stagedRow) []string {
+	rows = slices.Clone(rows)
+	hash := func(r stagedRow) string { h := urlHash(r.url); return string(h.Bytes[:]) }
+	slices.SortStableFunc(rows, func(a, b stagedRow) int {
+		return cmp.Or(strings.Compare(a.domain, b.domain), strings.Compare(a.country, b.country),
+			strings.Compare(a.language, b.language), strings.Compare(a.norm, b.norm), strings.Compare(hash(a), hash(b)),
+			cmp.Compare(a.position, b.position), -cmp.Compare(a.line, b.line))
+	})
+	var out []string
+	for i, r := range rows {
+		if i > 0 {
+			p := rows[i-1]
+			if p.domain == r.domain && p.country == r.country && p.language == r.language && p.norm == r.norm && hash(p) == hash(r) {
+				continue
+			}
+		}
+		var url any
+		if r.url != nil {
+			url = *r.url
+		}
+		out = append(out, fmt.Sprint(r.domain, r.keyword, r.norm, r.country, r.language, r.position, url, urlHash(r.url)))
+	}
+	return out
+}
