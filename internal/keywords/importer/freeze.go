@@ -81,6 +81,17 @@ func encodeCopy(w io.Writer, m *pgtype.Map, oids []uint32, src pgx.CopyFromSourc
 		return plan.Encode(v, buf)
 	}
 	buf := append([]byte("PGCOPY\n\xff\r\n\x00"), 0, 0, 0, 0, 0, 0, 0, 0) // signature, flags, header extension
+	if ta, ok := src.(tupleAppender); ok && ta.encodes(oids) {
+		for src.Next() {
+			if buf = ta.appendTuple(buf); len(buf) >= copyChunk {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+		return endCopy(w, buf, src)
+	}
 	for src.Next() {
 		vals, err := src.Values()
 		if err != nil {
@@ -109,10 +120,28 @@ func encodeCopy(w io.Writer, m *pgtype.Map, oids []uint32, src pgx.CopyFromSourc
 			buf = buf[:0]
 		}
 	}
+	return endCopy(w, buf, src)
+}
+
+// endCopy writes the rest of buf and COPY's end, unless src failed.
+func endCopy(w io.Writer, buf []byte, src pgx.CopyFromSource) error {
 	if err := src.Err(); err != nil {
 		return err
 	}
 	buf = binary.BigEndian.AppendUint16(buf, 0xFFFF) // -1: the end
 	_, err := w.Write(buf)
 	return err
+}
+
+// tupleAppender is a CopyFromSource that writes its rows in COPY's binary format itself,
+// when the columns have the types it knows (encodes), without a value boxed per column.
+type tupleAppender interface {
+	pgx.CopyFromSource
+	encodes(oids []uint32) bool
+	appendTuple(buf []byte) []byte // the current row
+}
+
+// appendField appends one value of COPY's binary format: its length, then its bytes.
+func appendField(buf, v []byte) []byte {
+	return append(binary.BigEndian.AppendUint32(buf, uint32(len(v))), v...)
 }

@@ -400,9 +400,10 @@ func (m *mergedRecords) down(i int) {
 // sortedSource feeds COPY into a new ranking table the merged records: the columns of
 // target.copyColumns.
 type sortedSource struct {
-	m    *mergedRecords
-	rec  []byte
-	opts Options
+	m      *mergedRecords
+	rec    []byte
+	opts   Options
+	source []byte // source(opts), for appendTuple
 	vals []any
 	err  error
 	rows int
@@ -453,6 +454,59 @@ func (s *sortedSource) Values() ([]any, error) {
 }
 
 func (s *sortedSource) Err() error { return s.err }
+
+// rankingOIDs are the types of the columns sortedSource writes itself: domain, keyword,
+// keyword_norm, country, language (text), position (integer), url (text), url_hash (uuid),
+// source (text), synthetic (boolean).
+var rankingOIDs = []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID,
+	pgtype.Int4OID, pgtype.TextOID, pgtype.UUIDOID, pgtype.TextOID, pgtype.BoolOID}
+
+func (s *sortedSource) encodes(oids []uint32) bool { return slices.Equal(oids, rankingOIDs) }
+
+// appendTuple appends the current record as a row of COPY's binary format: the bytes of
+// its texts as they are, the position and the hash as PostgreSQL stores them.
+func (s *sortedSource) appendTuple(buf []byte) []byte {
+	r := s.rec
+	key := keyOf(r)
+	var parts [4][]byte
+	rest := key[:len(key)-16]
+	for i := range parts {
+		j := bytes.IndexByte(rest, 0)
+		parts[i], rest = rest[:j], rest[j+1:]
+	}
+	n := 2 + len(key)
+	position := r[n : n+4]
+	n += 12
+	keyword := parts[3]
+	kw, m := binary.Uvarint(r[n:])
+	n += m
+	if kw > 0 {
+		keyword = r[n : n+int(kw)]
+		n += int(kw)
+	}
+	buf = binary.BigEndian.AppendUint16(buf, uint16(len(rankingOIDs)))
+	buf = appendField(buf, parts[0])
+	buf = appendField(buf, keyword)
+	buf = appendField(buf, parts[3])
+	buf = appendField(buf, parts[1])
+	buf = appendField(buf, parts[2])
+	buf = appendField(buf, position)
+	if u, m := binary.Uvarint(r[n:]); u > 0 {
+		buf = appendField(buf, r[n+m:n+m+int(u-1)])
+	} else {
+		buf = binary.BigEndian.AppendUint32(buf, 0xFFFFFFFF) // NULL
+	}
+	buf = appendField(buf, key[len(key)-16:])
+	if s.source == nil {
+		s.source = []byte(source(s.opts))
+	}
+	buf = appendField(buf, s.source)
+	synthetic := byte(0)
+	if s.opts.Synthetic {
+		synthetic = 1
+	}
+	return appendField(buf, []byte{synthetic})
+}
 
 // view is b as a string without a copy; b must not change while the string is used.
 func view(b []byte) string {

@@ -1,12 +1,16 @@
 package importer
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // The external sort hands COPY each key once, in key order, with the row a merge in SQL
@@ -28,6 +32,42 @@ func TestSortedRowsMatchOracle(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// appendTuple writes each row as encodeCopy writes the values Values returns, through
+// pgtype's encoders.
+func TestSortedTuplesAsEncoded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	rows := randomRows(rng, 500)
+	encode := func(src pgx.CopyFromSource) []byte {
+		t.Helper()
+		var b bytes.Buffer
+		if err := encodeCopy(&b, pgtype.NewMap(), rankingOIDs, src); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	sorted := func(opts Options) *sortedSource {
+		s := newRunSorter()
+		t.Cleanup(s.close)
+		for i := range rows {
+			if err := s.add(&rows[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, err := s.merged()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &sortedSource{m: m, opts: opts}
+	}
+	for _, opts := range []Options{{}, {Source: "semrush", Synthetic: true}} {
+		direct := encode(sorted(opts))
+		boxed := encode(struct{ pgx.CopyFromSource }{sorted(opts)}) // Values, value by value
+		if !bytes.Equal(direct, boxed) {
+			t.Errorf("%+v: appendTuple wrote %d bytes, the encoders %d, not the same", opts, len(direct), len(boxed))
+		}
 	}
 }
 
