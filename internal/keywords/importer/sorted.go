@@ -404,9 +404,9 @@ type sortedSource struct {
 	rec    []byte
 	opts   Options
 	source []byte // source(opts), for appendTuple
-	vals []any
-	err  error
-	rows int
+	vals   []any
+	err    error
+	rows   int
 }
 
 func (s *sortedSource) Next() bool {
