@@ -662,7 +662,15 @@ func (b *browser) setNice(n int) {
 
 // launch starts a browser and opens its tab, within startTimeout (and ctx).
 func (r *Renderer) launch(ctx context.Context) (*browser, error) {
+	// Close waits for the starts under way once it has set closed: a start counted after
+	// that would race its Wait.
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w: renderer closed", ErrRenderUnavailable)
+	}
 	r.starting.Add(1)
+	r.mu.Unlock()
 	defer r.starting.Done()
 	dir, err := os.MkdirTemp("", "crawler-chromium-")
 	if err != nil {

@@ -64,8 +64,10 @@ type memPeak struct {
 // descendants (the browser); stop returns what it saw. cpu returns the CPU time the family
 // used since the start (each process's user + system time as last seen, processes that ended
 // included): unlike pages/s it barely moves with the machine's other load, so it compares
-// two builds on a busy machine.
+// two builds on a busy machine. The shared renderer's browsers are ended first: what is
+// measured is the caller's.
 func samplePeak(b testing.TB) (stop func() memPeak, cpu func() time.Duration) {
+	stopSharedRenderer()
 	var mu sync.Mutex
 	var m memPeak
 	start, last := familyTicks(), map[int]int64{}

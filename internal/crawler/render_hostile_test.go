@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -374,25 +375,51 @@ func TestRenderSpareBrowser(t *testing.T) {
 // Then its browser goes back to the pool at nice 0 where the test may raise priorities
 // (root), and is retired where it may not.
 func TestRenderSlowPageYields(t *testing.T) {
-	// Each rule alone, the other out of reach of the page's 2 s; the CPU allowed and the age
-	// scaled down, so that a CI machine's load leaves the page the CPU to reach the one and
-	// the test time to see the browser at nice 19 before the page ends. (The page spins a
-	// core while it renders: 3.5 s a rule was 7 of the package's CPU seconds.)
-	t.Run("CPU", func(t *testing.T) { testSlowPageYields(t, 300*time.Millisecond, time.Hour) })
-	t.Run("age", func(t *testing.T) { testSlowPageYields(t, time.Hour, time.Second) })
+	// Each rule alone, the other out of reach; the CPU allowed and the age scaled down. The
+	// page goes on until the test has seen its browser at nice 19, however long a CI
+	// machine's load makes that, and no longer: for the CPU rule it spins a core while it
+	// does, for the age rule it waits for an answer, spending none. One renderer serves both:
+	// the second page's browser is the first's back in the pool, or its replacement.
+	c := renderCrawler(t, RenderConfig{Timeout: time.Minute})
+	c.cfg.RequestTimeout = time.Minute // the age rule's page waits for its answer that long
+	if err := c.StartRenderer(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("CPU", func(t *testing.T) { testSlowPageYields(t, c, 300*time.Millisecond, time.Hour, 50) })
+	t.Run("age", func(t *testing.T) { testSlowPageYields(t, c, time.Hour, time.Second, 0) })
 }
 
-func testSlowPageYields(t *testing.T, cpu, age time.Duration) {
+// testSlowPageYields renders with c a page that, until the test has seen its browser at
+// nice 19, spins for spinMS, then asks the site whether it may end, over and over; with
+// spinMS 0 the site holds that answer until then.
+func testSlowPageYields(t *testing.T, c *Crawler, cpu, age time.Duration, spinMS int) {
 	oldCPU, oldAge := slowCPU, slowRender
 	slowCPU, slowRender = cpu, age
 	defer func() { slowCPU, slowRender = oldCPU, oldAge }()
 	site := newTestSite(t)
-	site.page("/", htmlPage("slow", `<p id="out">busy</p><script>const t0 = Date.now(); while (Date.now() - t0 < 2000) {}
-document.getElementById("out").textContent = "`+words(30)+`"</script>`))
-	c := renderCrawler(t, RenderConfig{Concurrency: 1, Timeout: time.Minute})
-	if err := c.StartRenderer(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	seen := make(chan struct{}) // closed once the browser was seen at nice 19
+	var see sync.Once
+	t.Cleanup(func() { see.Do(func() { close(seen) }) }) // before the site's Close, which waits for the handlers
+	site.mux.HandleFunc("/yielded", func(w http.ResponseWriter, r *http.Request) {
+		if spinMS == 0 {
+			select {
+			case <-seen:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		select {
+		case <-seen:
+			fmt.Fprint(w, "yes")
+		default:
+			fmt.Fprint(w, "no")
+		}
+	})
+	site.page("/", htmlPage("slow", `<p id="out">busy</p><script>(async () => {
+for (;;) { const t0 = Date.now(); while (Date.now() - t0 < `+strconv.Itoa(spinMS)+`) {}
+  if (await (await fetch("/yielded")).text() === "yes") break }
+document.getElementById("out").textContent = "`+words(30)+`" })()</script>`))
+	kills := c.renderer.kills.Load()
 	c.renderer.sessions.Add(1) // another crawl rendering beside this one, for the test's length
 	defer c.renderer.sessions.Add(-1)
 	done := make(chan *Result, 1)
@@ -415,6 +442,7 @@ document.getElementById("out").textContent = "`+words(30)+`"</script>`))
 			for b := range c.renderer.live {
 				if threadsAtNice(browserProcesses(b.dir), 19) {
 					yielded = b
+					see.Do(func() { close(seen) })
 				}
 			}
 			c.renderer.mu.Unlock()
@@ -427,14 +455,14 @@ document.getElementById("out").textContent = "`+words(30)+`"</script>`))
 		t.Fatalf("the slow page did not render: %+v", res)
 	}
 	if os.Geteuid() != 0 {
-		if n := c.renderer.kills.Load(); n != 1 {
+		if n := c.renderer.kills.Load() - kills; n != 1 {
 			t.Errorf("%d browsers retired, want the slow page's one", n)
 		}
 		return
 	}
 	c.renderer.mu.Lock()
 	defer c.renderer.mu.Unlock()
-	if n := c.renderer.kills.Load(); n != 0 || !slices.Contains(c.renderer.idle, yielded) {
+	if n := c.renderer.kills.Load() - kills; n != 0 || !slices.Contains(c.renderer.idle, yielded) {
 		t.Fatalf("%d browsers retired, the slow page's in the pool: %v; want it back in the pool", n, slices.Contains(c.renderer.idle, yielded))
 	}
 	if yielded.slow.Load() || !threadsAtNice(browserProcesses(yielded.dir), 0) {
@@ -460,9 +488,16 @@ func TestRenderIdleStop(t *testing.T) {
 			t.Fatalf("browsers still started 10 s after %s idle: %v", c.renderer.cfg.Idle, c.renderer.liveDirs())
 		}
 	}
-	bc := *c
-	bc.cfg.Timeout = time.Minute
-	crawlBenign(t, &bc, site)
+	// One page: a crawl of more would start the pool's other browsers too, which is not
+	// what is tested here.
+	c.cfg.Timeout = time.Minute
+	res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true, MaxPages: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Pages[0].Rendered; r == nil || r.Error != "" || r.WordCount < 50 {
+		t.Fatalf("the page after the idle stop rendered %+v", r)
+	}
 }
 
 // TestRenderMemoryWatch: a browser whose page grows past RenderConfig.MemoryMB is killed and
@@ -479,6 +514,7 @@ setInterval(() => keep.push(new Uint8Array(16 << 20).fill(1)), 20)</script>`))
 	if err := c.StartRenderer(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	stopSharedRenderer() // memoryReads counts every renderer's reads
 	browsers := len(c.renderer.liveDirs())
 	before := memoryReads.Load()
 	time.Sleep(1500 * time.Millisecond) // a rate is measured: reads over this long

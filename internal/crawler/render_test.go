@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,9 +41,50 @@ func renderCrawler(t testing.TB, rc RenderConfig) *Crawler {
 	return c
 }
 
+// sharedRenderer is the renderer, at the default settings, of the tests whose pages load and
+// end as pages do (sharedRenderCrawler): starting Chromium costs more CPU than rendering such
+// a test's pages, so its browsers serve one test after another. The first test to render
+// starts it; stopSharedRenderer ends it (TestMain, and samplePeak). Tests that kill, stall or
+// slow a browser, or read a renderer's settings or counts, have a renderer of their own
+// (renderCrawler).
+var sharedRenderer struct {
+	mu sync.Mutex
+	r  *Renderer
+}
+
+// sharedRenderCrawler is testCrawler rendering with the shared renderer, which outlives it.
+func sharedRenderCrawler(t testing.TB) *Crawler {
+	t.Helper()
+	path := browserPath(t)
+	c := testCrawler(Config{Timeout: 30 * time.Second})
+	sharedRenderer.mu.Lock()
+	defer sharedRenderer.mu.Unlock()
+	if sharedRenderer.r == nil {
+		sharedRenderer.r = NewRenderer(RenderConfig{BrowserPath: path}, c.cfg.UserAgent)
+	}
+	c.renderer = sharedRenderer.r
+	return c
+}
+
+// stopSharedRenderer ends the shared renderer's browsers; the next test that renders with
+// it starts another.
+func stopSharedRenderer() {
+	sharedRenderer.mu.Lock()
+	r := sharedRenderer.r
+	sharedRenderer.r = nil
+	sharedRenderer.mu.Unlock()
+	r.Close()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	stopSharedRenderer()
+	os.Exit(code)
+}
+
 func TestRenderedCrawlFindsSPAPages(t *testing.T) {
 	spa := crawltest.NewSPA(t)
-	c := renderCrawler(t, RenderConfig{})
+	c := sharedRenderCrawler(t)
 	ctx := context.Background()
 
 	plain, err := c.Crawl(ctx, Request{Domain: spa.Domain()})
@@ -119,7 +161,7 @@ fetch("`+secret.URL+`/x").then(r => r.text()).then(t => { document.getElementByI
   .catch(() => { document.getElementById("out").textContent = "refused request" });
 </script></body></html>`)
 
-	c := renderCrawler(t, RenderConfig{})
+	c := sharedRenderCrawler(t)
 	c.checkAddr = func(a netip.Addr) error { // the site's address only
 		if a.Unmap() == netip.MustParseAddr("127.0.0.1") {
 			return nil
@@ -155,8 +197,10 @@ func TestRenderTimeout(t *testing.T) {
 	site.page("/ok", htmlPage("ok", "fine"))
 	// A page renders in well under a second alone, but CI runs this beside other packages on
 	// two cores. The page's requests may wait longer than its render (or /slow would fail as
-	// a request, and the page render without it).
-	c := renderCrawler(t, RenderConfig{Timeout: 6 * time.Second})
+	// a request, and the page render without it). One tab: with two, the page after the
+	// timeout would start a browser of its own beside the one replacing the killed browser,
+	// and the spare after it.
+	c := renderCrawler(t, RenderConfig{Timeout: 6 * time.Second, Concurrency: 1})
 	c.cfg.RequestTimeout = 30 * time.Second
 	res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true})
 	if err != nil {
@@ -198,7 +242,7 @@ func TestRenderResourceLimit(t *testing.T) {
 	site.serve("/big.js", "text/javascript", script("big", 3500))
 	site.serve("/huge.js", "text/javascript", script("huge", 4500))
 	site.page("/", htmlPage("t", `<p id="out">start</p><script src="/big.js"></script><script src="/huge.js"></script>`))
-	c := renderCrawler(t, RenderConfig{})
+	c := sharedRenderCrawler(t)
 	c.cfg.MaxBodyBytes = 1000
 	res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true})
 	if err != nil {
@@ -221,7 +265,7 @@ func TestRenderPageBytesLimit(t *testing.T) {
 	site.page("/", htmlPage("t", `<p id="out">start</p><script>(async () => { let n = 0;
 for (let i = 0; i < 40; i++) { try { await (await fetch("/r?" + i)).text(); n++ } catch (e) {} }
 document.getElementById("out").textContent = "got " + n })()</script>`))
-	c := renderCrawler(t, RenderConfig{})
+	c := sharedRenderCrawler(t)
 	c.cfg.MaxBodyBytes = 1000
 	res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: true})
 	if err != nil {
@@ -234,6 +278,48 @@ document.getElementById("out").textContent = "got " + n })()</script>`))
 	// The whole answers, then the one read past the page's bytes: nothing after it.
 	if n := len(site.hitTimes("/r")); n != whole+1 {
 		t.Errorf("the page's requests reached the site %d times, want %d", n, whole+1)
+	}
+}
+
+// TestRenderedAnchorsJudged: anchors a script inserts after load (a javascript:void(0)
+// toggle, a "click here" link, an empty link) are judged in a rendered crawl as in the HTML
+// as served, and an anchor both show counts once; a plain crawl sees the served HTML only.
+func TestRenderedAnchorsJudged(t *testing.T) {
+	site := newTestSite(t)
+	site.page("/", htmlPage("Home", `<p><a href="/b">read more</a> <a onclick="go()">served toggle</a></p>
+<nav id="side"></nav><script>
+const nav = document.getElementById("side");
+nav.innerHTML = '<a href="javascript:void(0)">Fold</a> <a href="/c">click here</a> <a href="/d"></a>';
+</script>`))
+	for _, p := range []string{"/b", "/c", "/d"} {
+		site.page(p, htmlPage("Page "+p, `<a href="/">Home page</a>`))
+	}
+	c := sharedRenderCrawler(t)
+	for _, tt := range []struct {
+		render                       bool
+		notCrawlable, generic, empty []string // hrefs
+	}{
+		{false, []string{""}, []string{"/b"}, nil},
+		{true, []string{"", "javascript:void(0)"}, []string{"/b", "/c"}, []string{"/d"}},
+	} {
+		res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: tt.render, MaxPages: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := pagesByPath(res)["/"].Facts
+		for _, l := range []struct {
+			name string
+			got  LinkProblems
+			want []string
+		}{{"not crawlable", f.NotCrawlableLinks, tt.notCrawlable}, {"generic", f.GenericTextLinks, tt.generic}, {"empty", f.EmptyTextLinks, tt.empty}} {
+			var hrefs []string
+			for _, e := range l.got.Examples {
+				hrefs = append(hrefs, e.Href)
+			}
+			if !slices.Equal(hrefs, l.want) || l.got.Count != len(l.want) {
+				t.Errorf("render %t: %s links %q (count %d), want %q", tt.render, l.name, hrefs, l.got.Count, l.want)
+			}
+		}
 	}
 }
 
@@ -367,46 +453,4 @@ func childBrowsers() []int {
 		}
 	}
 	return pids
-}
-
-// TestRenderedAnchorsJudged: anchors a script inserts after load (a javascript:void(0)
-// toggle, a "click here" link, an empty link) are judged in a rendered crawl as in the HTML
-// as served, and an anchor both show counts once; a plain crawl sees the served HTML only.
-func TestRenderedAnchorsJudged(t *testing.T) {
-	site := newTestSite(t)
-	site.page("/", htmlPage("Home", `<p><a href="/b">read more</a> <a onclick="go()">served toggle</a></p>
-<nav id="side"></nav><script>
-const nav = document.getElementById("side");
-nav.innerHTML = '<a href="javascript:void(0)">Fold</a> <a href="/c">click here</a> <a href="/d"></a>';
-</script>`))
-	for _, p := range []string{"/b", "/c", "/d"} {
-		site.page(p, htmlPage("Page "+p, `<a href="/">Home page</a>`))
-	}
-	c := renderCrawler(t, RenderConfig{})
-	for _, tt := range []struct {
-		render                       bool
-		notCrawlable, generic, empty []string // hrefs
-	}{
-		{false, []string{""}, []string{"/b"}, nil},
-		{true, []string{"", "javascript:void(0)"}, []string{"/b", "/c"}, []string{"/d"}},
-	} {
-		res, err := c.Crawl(context.Background(), Request{Domain: site.domain(), Render: tt.render, MaxPages: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := pagesByPath(res)["/"].Facts
-		for _, l := range []struct {
-			name string
-			got  LinkProblems
-			want []string
-		}{{"not crawlable", f.NotCrawlableLinks, tt.notCrawlable}, {"generic", f.GenericTextLinks, tt.generic}, {"empty", f.EmptyTextLinks, tt.empty}} {
-			var hrefs []string
-			for _, e := range l.got.Examples {
-				hrefs = append(hrefs, e.Href)
-			}
-			if !slices.Equal(hrefs, l.want) || l.got.Count != len(l.want) {
-				t.Errorf("render %t: %s links %q (count %d), want %q", tt.render, l.name, hrefs, l.got.Count, l.want)
-			}
-		}
-	}
 }
