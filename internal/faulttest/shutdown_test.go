@@ -42,6 +42,9 @@ func TestShutdownWithSessionsAndWaitsOpen(t *testing.T) {
 	api := s.run("api", s.bins.api)
 	s.waitReady(api, s.baseURL()+"/readyz")
 	key := s.register("shutdown@example.com")
+	// The free plan's 10 requests a minute would be spent by the poll for the job below
+	// within 200 ms: on a loaded machine the job comes later than that.
+	s.ctl("plan", "set", "--email", "shutdown@example.com", "--plan", "free", "--rate-limit", "100000")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound on failure
 	defer cancel()
 
