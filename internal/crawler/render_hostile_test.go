@@ -316,6 +316,7 @@ func startHanging(t *testing.T, c *Crawler) <-chan struct{} {
 	hang.page("/", htmlPage("held", `<script>const s = document.createElement("script");
 s.src = "/never" + ".js"; document.head.appendChild(s)</script>`))
 	c.cfg.Timeout = 2 * time.Minute
+	c.cfg.RequestTimeout = 2 * time.Minute // the held request ends with the test, not before
 	if err := c.StartRenderer(context.Background()); err != nil {
 		t.Fatal(err)
 	}
