@@ -49,17 +49,8 @@ func TestSortedTuplesAsEncoded(t *testing.T) {
 		return b.Bytes()
 	}
 	sorted := func(opts Options) *sortedSource {
-		s := newRunSorter()
-		t.Cleanup(s.close)
-		for i := range rows {
-			if err := s.add(&rows[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		m, err := s.merged()
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, done := mergeRows(t, rows)
+		t.Cleanup(done)
 		return &sortedSource{m: m, opts: opts}
 	}
 	for _, opts := range []Options{{}, {Source: "semrush", Synthetic: true}} {
@@ -86,11 +77,10 @@ func randomRows(rng *rand.Rand, n int) []stagedRow {
 	return rows
 }
 
-// sortThrough sorts rows through a runSorter and returns the rows COPY would get.
-func sortThrough(t *testing.T, rows []stagedRow) []string {
+// mergeRows sorts rows through a runSorter and returns its merge, and the sorter's close.
+func mergeRows(t *testing.T, rows []stagedRow) (*mergedRecords, func()) {
 	t.Helper()
 	s := newRunSorter()
-	defer s.close()
 	for i := range rows {
 		if err := s.add(&rows[i]); err != nil {
 			t.Fatal(err)
@@ -98,8 +88,17 @@ func sortThrough(t *testing.T, rows []stagedRow) []string {
 	}
 	m, err := s.merged()
 	if err != nil {
+		s.close()
 		t.Fatal(err)
 	}
+	return m, s.close
+}
+
+// sortThrough sorts rows through a runSorter and returns the rows COPY would get.
+func sortThrough(t *testing.T, rows []stagedRow) []string {
+	t.Helper()
+	m, done := mergeRows(t, rows)
+	defer done()
 	src := &sortedSource{m: m}
 	var out []string
 	for src.Next() {
