@@ -92,6 +92,13 @@ func loadScenario(t *testing.T, pool *pgxpool.Pool, c string) []string {
 	newer := "domain,keyword,position,url\nbrew.example,budget app,1,https://brew.example/c\nbrew.example,kelvin,2,https://brew.example/k\n"
 	step(true, newer)
 	step(true, newer)
+	// Groups of several rows: budget app's stored URL is not among the file's two (stale);
+	// kelvin's is, beside a new one.
+	several := "domain,keyword,position,url\nbrew.example,budget app,4,https://brew.example/d\n" +
+		"brew.example,budget app,6,https://brew.example/e\nbrew.example,kelvin,2,https://brew.example/k\n" +
+		"brew.example,kelvin,3,https://brew.example/m\n"
+	step(true, several)
+	step(true, several)
 	return log
 }
 
@@ -179,6 +186,10 @@ func TestNewTableWritesWhatRowsWrite(t *testing.T) {
 		"read 2 loaded 2 unchanged 1 merged 0 rejected 0; written [deleted r brew.example budget app https://brew.example/a " +
 			"deleted r brew.example budget app https://brew.example/b r brew.example budget app https://brew.example/c]",
 		"read 2 loaded 2 unchanged 2 merged 0 rejected 0; written []",
+		"read 4 loaded 4 unchanged 1 merged 0 rejected 0; written [deleted r brew.example budget app https://brew.example/c " +
+			"r brew.example budget app https://brew.example/d r brew.example budget app https://brew.example/e " +
+			"r brew.example kelvin https://brew.example/m]",
+		"read 4 loaded 4 unchanged 4 merged 0 rejected 0; written []",
 	}
 	if !slices.Equal(rowsLog, want) {
 		t.Errorf("imports:\n%s\nwant:\n%s", strings.Join(rowsLog, "\n"), strings.Join(want, "\n"))
@@ -186,7 +197,7 @@ func TestNewTableWritesWhatRowsWrite(t *testing.T) {
 	for _, p := range []*pgxpool.Pool{rowsPool, tablePool} {
 		checkMetrics(t, getMetrics(t, p, "xa", "en", "budget app"), "budget app", i64(210), nil, f64(2.6), nil, str("commercial"))
 		checkMetrics(t, getMetrics(t, p, "xa", "en", "made up"), "made up", i64(10), f64(5), nil, nil, nil)
-		if got := getURLs(t, p, "brew.example", "xa", "budget app"); !slices.Equal(got, []string{"https://brew.example/c"}) {
+		if got := getURLs(t, p, "brew.example", "xa", "budget app"); !slices.Equal(got, []string{"https://brew.example/d", "https://brew.example/e"}) {
 			t.Errorf("budget app URLs %v", got)
 		}
 		if pos, _ := getPosition(t, p, "brew.example", "xa", "kelvin"); pos != 2 {
