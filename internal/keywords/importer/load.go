@@ -274,8 +274,8 @@ func (tg target) write(ctx context.Context, l *loader, from string, distinct int
 	// One join of the file with the stored rows of its keys finds every row to write: the
 	// staged rows with no stored row of their key (new) and those whose stored row has other
 	// values (changed). The pairs table holds them with the staged row's values: a row
-	// stored as the file has it is not among them. (Joined on the group, a keyword a domain
-	// ranks for with k URLs in the file and in the table gave k² pairs.)
+	// stored as the file has it is not among them. (Joined on the group alone, a keyword a
+	// domain ranks for with k URLs in the file and in the table would give k² pairs.)
 	pairs := tg.table + "_pairs"
 	if _, err := exec(ctx, tx, "match "+tg.table, `CREATE TEMP TABLE `+pairs+` ON COMMIT DROP AS
 		SELECT s.*, t.ctid AS tid
