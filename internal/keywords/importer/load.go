@@ -245,6 +245,14 @@ func (tg target) key() string {
 	return tg.groupJoin()
 }
 
+// sameURL is true for a stored row t with the URL of the staged row s of its group.
+func (tg target) sameURL() string {
+	if tg.withURL {
+		return "t.url_hash = s.url_hash"
+	}
+	return "true"
+}
+
 // allColumns are the columns a row is written with.
 func (tg target) allColumns() []string {
 	return append(slices.Clone(tg.columns), "source", "synthetic", "updated_at")
@@ -271,16 +279,20 @@ func (tg target) write(ctx context.Context, l *loader, from string, distinct int
 	if _, err := tx.Exec(ctx, `LOCK TABLE `+tg.table+` IN SHARE ROW EXCLUSIVE MODE`); err != nil {
 		return 0, fmt.Errorf("lock %s: %w", tg.table, err)
 	}
-	// One join of the file with the stored rows of its keys finds every row to write: the
-	// staged rows with no stored row of their key (new) and those whose stored row has other
-	// values (changed). The pairs table holds them with the staged row's values: a row
-	// stored as the file has it is not among them. (Joined on the group alone, a keyword a
-	// domain ranks for with k URLs in the file and in the table would give k² pairs.)
+	// One join of the file with the stored rows of its groups finds every row to write:
+	// the staged rows with no stored row (new), the stored rows with the staged row's URL
+	// and other values (changed), and the stored rows with another URL (maybe stale). The
+	// pairs table holds them with the staged row's values: a row stored as the file has it
+	// is not among them.
 	pairs := tg.table + "_pairs"
+	storedURL := "NULL::uuid"
+	if tg.withURL {
+		storedURL = "t.url_hash"
+	}
 	if _, err := exec(ctx, tx, "match "+tg.table, `CREATE TEMP TABLE `+pairs+` ON COMMIT DROP AS
-		SELECT s.*, t.ctid AS tid
-		FROM `+from+` s LEFT JOIN `+tg.table+` t ON `+tg.key()+`
-		WHERE t.ctid IS NULL OR `+changed(tg.set, tg.present),
+		SELECT s.*, t.ctid AS tid, `+tg.sameURL()+` AS same, `+storedURL+` AS stored_url_hash
+		FROM `+from+` s LEFT JOIN `+tg.table+` t ON `+tg.groupJoin()+`
+		WHERE t.ctid IS NULL OR NOT `+tg.sameURL()+` OR `+changed(tg.set, tg.present),
 		source(opts), opts.Synthetic); err != nil {
 		return 0, err
 	}
@@ -290,65 +302,45 @@ func (tg target) write(ctx context.Context, l *loader, from string, distinct int
 	// The statements below touch the rows found, by their ctid or their key: with costs
 	// made for disks, the planner would rather read and hash the whole table.
 	if tg.withURL {
-		if err := tg.deleteStale(ctx, tx, from, repeats); err != nil {
+		// Each group not in import_groups has one row in the file: a stored row with
+		// another URL is stale. The others are stale when no row of the group has it.
+		stale := `SELECT tid FROM ` + pairs + ` p WHERE NOT p.same`
+		if repeats {
+			stale += ` AND NOT EXISTS (SELECT 1 FROM import_groups g
+				WHERE g.domain = p.domain AND g.country = p.country AND g.language = p.language
+				  AND g.norm = p.norm AND g.url_hash = p.stored_url_hash)`
+		}
+		if _, err := exec(ctx, tx, "delete stale rankings",
+			`DELETE FROM `+tg.table+` WHERE ctid = ANY (ARRAY(`+stale+`))`); err != nil {
 			return 0, err
 		}
 	}
 	updated, err := exec(ctx, tx, "update "+tg.table, `UPDATE `+tg.table+` t SET `+updateSet(tg.set, tg.present)+`
-		FROM `+pairs+` s WHERE t.ctid = s.tid`, source(opts), opts.Synthetic)
+		FROM `+pairs+` s WHERE t.ctid = s.tid AND s.same`, source(opts), opts.Synthetic)
 	if err != nil {
 		return 0, err
 	}
-	inserted, err := exec(ctx, tx, "insert "+tg.table, `INSERT INTO `+tg.table+` (`+strings.Join(tg.allColumns(), ", ")+`)
-		SELECT `+tg.values(false)+`, $1, $2, now() FROM `+pairs+` s WHERE s.tid IS NULL`, source(opts), opts.Synthetic)
+	// A staged row is new when its group has no stored row, or (withURL) none with its URL.
+	insert := `INSERT INTO ` + tg.table + ` (` + strings.Join(tg.allColumns(), ", ") + `) `
+	inserted, err := exec(ctx, tx, "insert "+tg.table, insert+`SELECT `+tg.values(false)+`, $1, $2, now()
+		FROM `+pairs+` s WHERE s.tid IS NULL`, source(opts), opts.Synthetic)
 	if err != nil {
 		return 0, err
 	}
 	if !tg.withURL {
 		return updated + inserted, mergePending(ctx, tx, tg.table, updated+inserted)
 	}
-	return updated + inserted, nil
-}
-
-// deleteStale deletes the stored rankings of the staged groups (from) whose URL no staged
-// row of the group lists. For a group of one staged row, that is every stored row of the
-// group with another URL: one join on the group. The groups of several staged rows are in
-// import_groups (when repeats; see prepare), and joined on the group alone, a keyword a
-// domain ranks for with k URLs in the file and in the table would be met k² times: their
-// stored rows are gathered first, each once, and those whose key no staged row has are
-// deleted. The stored rows are gathered into a table of their own and counted (ANALYZE)
-// so that the planner knows how many there are: a join on four columns is estimated at a
-// row or two, and an anti-join after it was then planned as a loop reading the staged rows
-// once for each stored row.
-func (tg target) deleteStale(ctx context.Context, tx pgx.Tx, from string, repeats bool) error {
-	stale := `SELECT t.ctid FROM ` + from + ` s JOIN ` + tg.table + ` t ON ` + tg.groupJoin() + `
-		WHERE t.url_hash <> s.url_hash`
-	if repeats {
-		var group, stagedGroup, kept, match []string
-		for _, c := range tg.group {
-			group, stagedGroup = append(group, "t."+c), append(stagedGroup, staged(c))
-			kept = append(kept, "t."+c+" AS "+staged(c))
-			match = append(match, "g."+staged(c)+" = c."+staged(c))
-		}
-		stored := tg.table + "_stored"
-		if _, err := exec(ctx, tx, "find stale rankings", `CREATE TEMP TABLE `+stored+` ON COMMIT DROP AS
-			SELECT t.ctid AS tid, `+strings.Join(kept, ", ")+`, t.url_hash
-			FROM `+tg.table+` t
-			WHERE (`+strings.Join(group, ", ")+`) IN (SELECT `+strings.Join(stagedGroup, ", ")+` FROM import_groups)`); err != nil {
-			return err
-		}
-		if _, err := exec(ctx, tx, "find stale rankings", `ANALYZE `+stored); err != nil {
-			return err
-		}
-		// A staged row of import_groups is told by its line, a key of one column that the
-		// planner estimates well.
-		stale += ` AND NOT EXISTS (SELECT 1 FROM import_groups g WHERE g.line = s.line)
-		UNION ALL
-		SELECT c.tid FROM ` + stored + ` c WHERE NOT EXISTS (SELECT 1 FROM import_groups g
-			WHERE ` + strings.Join(match, " AND ") + ` AND g.url_hash = c.url_hash)`
-	}
-	_, err := exec(ctx, tx, "delete stale rankings", `DELETE FROM `+tg.table+` WHERE ctid = ANY (ARRAY(`+stale+`))`)
-	return err
+	// A staged row with a pair of another URL is not new when a pair of its group shows its
+	// URL stored (in a group of several rows, the others' pairs); else the table is asked.
+	more, err := exec(ctx, tx, "insert "+tg.table, insert+`SELECT DISTINCT ON (s.line) `+tg.values(false)+`, $1, $2, now()
+		FROM (SELECT * FROM `+pairs+` s WHERE NOT s.same AND NOT EXISTS (
+			SELECT 1 FROM `+pairs+` p WHERE p.domain = s.domain AND p.country = s.country
+			  AND p.language = s.language AND p.norm = s.norm AND p.stored_url_hash = s.url_hash)
+			OFFSET 0) s
+		LEFT JOIN LATERAL (SELECT true AS stored FROM `+tg.table+` t WHERE `+tg.key()+` LIMIT 1) x ON true
+		WHERE x.stored IS NULL
+		ORDER BY s.line`, source(opts), opts.Synthetic)
+	return updated + inserted + more, err
 }
 
 // mergePending merges the pending lists of table's GIN indexes (with fastupdate, rows
