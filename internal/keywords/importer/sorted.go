@@ -418,38 +418,53 @@ func (s *sortedSource) Next() bool {
 	return true
 }
 
+// rankingRecord is a merged record's columns, pointing into the record.
+type rankingRecord struct {
+	domain, country, language, norm, keyword []byte
+	position                                 []byte // big-endian int32, as COPY's binary format has it
+	url                                      []byte // nil: no URL
+	hash                                     []byte // 16 bytes
+}
+
+// decodeRecord splits record r into its columns (the layout is appendRecord's).
+func decodeRecord(r []byte) rankingRecord {
+	key := keyOf(r)
+	var parts [4][]byte
+	rest := key[:len(key)-16]
+	for i := range parts {
+		j := bytes.IndexByte(rest, 0)
+		parts[i], rest = rest[:j], rest[j+1:]
+	}
+	d := rankingRecord{domain: parts[0], country: parts[1], language: parts[2], norm: parts[3], keyword: parts[3],
+		hash: key[len(key)-16:]}
+	n := 2 + len(key)
+	d.position = r[n : n+4]
+	n += 12
+	kw, m := binary.Uvarint(r[n:])
+	n += m
+	if kw > 0 {
+		d.keyword = r[n : n+int(kw)]
+		n += int(kw)
+	}
+	if u, m := binary.Uvarint(r[n:]); u > 0 {
+		d.url = r[n+m : n+m+int(u-1)]
+	}
+	return d
+}
+
 // Values decodes the current record. Its texts point into the record, which stays
 // unchanged until the next call of Next: COPY encodes a row before it asks for the next
 // (encodeCopy), so they are not copied.
 func (s *sortedSource) Values() ([]any, error) {
-	r := s.rec
-	key := keyOf(r)
-	var parts [4]string
-	rest := key[:len(key)-16]
-	for i := range parts {
-		j := bytes.IndexByte(rest, 0)
-		parts[i] = view(rest[:j])
-		rest = rest[j+1:]
-	}
-	domain, country, language, norm := parts[0], parts[1], parts[2], parts[3]
+	d := decodeRecord(s.rec)
 	hash := pgtype.UUID{Valid: true}
-	copy(hash.Bytes[:], key[len(key)-16:])
-	n := 2 + len(key)
-	position := int(binary.BigEndian.Uint32(r[n:]))
-	n += 12
-	keyword := norm
-	if kw, m := binary.Uvarint(r[n:]); kw > 0 {
-		keyword = view(r[n+m : n+m+int(kw)])
-		n += m + int(kw)
-	} else {
-		n += m
-	}
+	copy(hash.Bytes[:], d.hash)
 	var url any
-	if u, m := binary.Uvarint(r[n:]); u > 0 {
-		url = view(r[n+m : n+m+int(u-1)])
+	if d.url != nil {
+		url = view(d.url)
 	}
-	s.vals = append(s.vals[:0], domain, keyword, norm, country, language, position, url, hash,
-		source(s.opts), s.opts.Synthetic)
+	s.vals = append(s.vals[:0], view(d.domain), view(d.keyword), view(d.norm), view(d.country), view(d.language),
+		int(binary.BigEndian.Uint32(d.position)), url, hash, source(s.opts), s.opts.Synthetic)
 	return s.vals, nil
 }
 
@@ -466,37 +481,20 @@ func (s *sortedSource) encodes(oids []uint32) bool { return slices.Equal(oids, r
 // appendTuple appends the current record as a row of COPY's binary format: the bytes of
 // its texts as they are, the position and the hash as PostgreSQL stores them.
 func (s *sortedSource) appendTuple(buf []byte) []byte {
-	r := s.rec
-	key := keyOf(r)
-	var parts [4][]byte
-	rest := key[:len(key)-16]
-	for i := range parts {
-		j := bytes.IndexByte(rest, 0)
-		parts[i], rest = rest[:j], rest[j+1:]
-	}
-	n := 2 + len(key)
-	position := r[n : n+4]
-	n += 12
-	keyword := parts[3]
-	kw, m := binary.Uvarint(r[n:])
-	n += m
-	if kw > 0 {
-		keyword = r[n : n+int(kw)]
-		n += int(kw)
-	}
+	d := decodeRecord(s.rec)
 	buf = binary.BigEndian.AppendUint16(buf, uint16(len(rankingOIDs)))
-	buf = appendField(buf, parts[0])
-	buf = appendField(buf, keyword)
-	buf = appendField(buf, parts[3])
-	buf = appendField(buf, parts[1])
-	buf = appendField(buf, parts[2])
-	buf = appendField(buf, position)
-	if u, m := binary.Uvarint(r[n:]); u > 0 {
-		buf = appendField(buf, r[n+m:n+m+int(u-1)])
+	buf = appendField(buf, d.domain)
+	buf = appendField(buf, d.keyword)
+	buf = appendField(buf, d.norm)
+	buf = appendField(buf, d.country)
+	buf = appendField(buf, d.language)
+	buf = appendField(buf, d.position)
+	if d.url != nil {
+		buf = appendField(buf, d.url)
 	} else {
 		buf = binary.BigEndian.AppendUint32(buf, 0xFFFFFFFF) // NULL
 	}
-	buf = appendField(buf, key[len(key)-16:])
+	buf = appendField(buf, d.hash)
 	if s.source == nil {
 		s.source = []byte(source(s.opts))
 	}
