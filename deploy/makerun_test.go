@@ -156,15 +156,15 @@ func (r *makeRun) waitServing(t *testing.T, addr string) []member {
 	}
 }
 
-// freeAddr is a loopback address nothing listens on (for a moment).
+// freeAddr is a loopback address nothing listens on (for a moment), outside the
+// ephemeral range.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := testenv.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 }
 
 // member is a live (not zombie) process of a process group.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 
@@ -44,12 +43,7 @@ func TestCloseEndsEveryGoroutine(t *testing.T) {
 // closes what it had opened: no pool is left behind with its goroutines.
 func TestNewClosesWhatItOpenedOnFailure(t *testing.T) {
 	_, dsn := testenv.PostgresDSN(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	noRedis := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	noRedis := testenv.FreeAddr(t) // nothing listens there
 	cfg, err := config.Load(func(name string) string {
 		return map[string]string{"DATABASE_URL": dsn, "REDIS_URL": "redis://" + noRedis + "/0"}[name]
 	})

@@ -25,12 +25,7 @@ import (
 // STARTUP_TIMEOUT, and, given longer, logs what it waits for and opens once Redis answers.
 func TestNewWaitsForRedis(t *testing.T) {
 	_, dsn := testenv.PostgresDSN(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there until the test forwards it to Redis
+	addr := testenv.FreeAddr(t) // nothing listens there until the test forwards it to Redis
 	load := func(startup string) *config.Config {
 		cfg, err := config.Load(func(name string) string {
 			return map[string]string{"DATABASE_URL": dsn, "REDIS_URL": "redis://" + addr + "/0", "STARTUP_TIMEOUT": startup}[name]
@@ -42,7 +37,7 @@ func TestNewWaitsForRedis(t *testing.T) {
 	}
 
 	start := time.Now()
-	_, err = New(context.Background(), load("1s"), Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Wait: true})
+	_, err := New(context.Background(), load("1s"), Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Wait: true})
 	if err == nil || !strings.Contains(err.Error(), "STARTUP_TIMEOUT") || !strings.Contains(err.Error(), addr) {
 		t.Fatalf("New with Redis down past STARTUP_TIMEOUT: %v; want the last error and the limit", err)
 	}

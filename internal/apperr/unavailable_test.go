@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"testing"
 	"time"
 
@@ -24,14 +23,7 @@ func TestIsUnavailable(t *testing.T) {
 	ctx := context.Background()
 	pool := testenv.Postgres(t)
 	rdb := testenv.Redis(t)
-	closedPort := func() string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().String()
-	}()
+	closedPort := testenv.FreeAddr(t)
 
 	pgErr := func(sql string) error {
 		_, err := pool.Exec(ctx, sql)

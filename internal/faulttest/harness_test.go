@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -60,17 +59,12 @@ func build(t *testing.T) binaries {
 	return binaries{filepath.Join(dir, "api"), filepath.Join(dir, "worker"), filepath.Join(dir, "ctl")}
 }
 
-// freePorts returns n distinct free loopback ports (all held open until all are found).
+// freePorts returns n distinct free loopback ports, outside the ephemeral range.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("free port: %v", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	ports, err := testenv.FreePorts(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
 }

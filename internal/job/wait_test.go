@@ -2,7 +2,6 @@ package job_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -158,12 +157,7 @@ func TestCommitOutcomeLost(t *testing.T) {
 // queued for the sweep to send, so the caller gets the job, not "nothing was charged".
 func TestFailedEnqueueWithoutRefundAnswersWithTheJob(t *testing.T) {
 	proxy := testenv.NewPGProxy(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadRedis := ln.Addr().String()
-	ln.Close()
+	deadRedis := testenv.FreeAddr(t)
 	client := asynq.NewClient(asynq.RedisClientOpt{Addr: deadRedis, DialTimeout: time.Second})
 	t.Cleanup(func() { _ = client.Close() })
 	h := newHarness(t, harnessOpts{pool: proxy.Pool(t), queue: func(job.Enqueuer) job.Enqueuer {

@@ -36,12 +36,11 @@ func startPgbouncer(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := testenv.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := ports[0]
 	dir := t.TempDir()
 	ini := filepath.Join(dir, "pgbouncer.ini")
 	conf := fmt.Sprintf(`[databases]
@@ -86,7 +85,7 @@ max_client_conn = 100
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
 		if err == nil {
 			c.Close()
 			return port

@@ -11,10 +11,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -344,12 +346,78 @@ func waitRedis(addr string, exited <-chan error) error {
 }
 
 func freePort() (int, error) {
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	ports, err := FreePorts(1)
 	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
+}
+
+// FreePorts returns n distinct loopback ports nothing listens on, for servers a test
+// starts on a port it names (PostgreSQL, redis-server, the api binary). They are drawn
+// below the system's ephemeral range (ip_local_port_range): a port the kernel hands out
+// for ":0" or for an outgoing connection's local end could be taken between the check
+// and the server's bind, and under load it was (a private PostgreSQL on an ephemeral port
+// failed with "Address already in use"). Each is checked by listening on it, all held
+// until all are found. Where the range starts too low to leave room, ":0" is used.
+func FreePorts(n int) ([]int, error) {
+	lo := ephemeralLow()
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			_ = l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for attempts := 0; len(ports) < n; attempts++ {
+		addr := "127.0.0.1:0"
+		if lo-firstFixedPort >= 1000 && attempts < 100*n {
+			addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(firstFixedPort+mrand.IntN(lo-firstFixedPort)))
+		}
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
+		if err != nil {
+			if addr == "127.0.0.1:0" {
+				return nil, fmt.Errorf("find a free port: %w", err)
+			}
+			continue // taken
+		}
+		held = append(held, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// FreeAddr is a loopback host:port nothing listens on, from FreePorts; a failure ends the
+// test.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ports, err := FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+}
+
+// firstFixedPort is the lowest port FreePorts draws: above the registered services a
+// machine commonly runs (PostgreSQL's 5432, Redis's 6379, 8080 and the like).
+const firstFixedPort = 20000
+
+// ephemeralLow is the first port of the system's ephemeral range (32768 where it cannot
+// be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 32768
+	}
+	return lo
 }
 
 // claimSharedRedis claims a database number on the TEST_REDIS_ADDR server.
