@@ -1,8 +1,12 @@
 package local
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/jackc/pgx/v5"
@@ -60,13 +64,6 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
 			return err
 		}
-		type setKey struct {
-			market
-			domain string
-		}
-		sets := map[setKey]*roaring.Bitmap{}
-		// positions holds each set's best position per keyword, in id order.
-		positions := map[setKey]*positionList{}
 		// In the order of domain_rankings_by_keyword_idx (00030), an index-only scan: by
 		// keyword, then market, then domain. Each market's keywords come in ascending order
 		// (its ids), and a domain's rows of one keyword together. (Sorted by market first,
@@ -76,92 +73,48 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		if err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
-		// numbering is a market's state: its next id, its last keyword, and its keywords in
-		// id order, NUL-separated, spilled to a file of its own (keyword_set_keywords).
-		type numbering struct {
-			id    uint32
-			last  string
-			count int
-			dict  *spill
+		b := newSetsBuild()
+		defer b.remove()
+		for rows.Next() {
+			if err := b.add(rows.RawValues(), rows.FieldDescriptions()[4].Format); err != nil {
+				rows.Close()
+				return fmt.Errorf("keyword sets: %w", err)
+			}
 		}
-		markets := map[market]*numbering{}
-		defer func() {
-			for _, n := range markets {
-				n.dict.remove()
-			}
-		}()
-		var cur *numbering
-		var curMarket market
-		var country, language, norm, domain string
-		var position int
-		_, err = pgx.ForEachRow(rows, []any{&country, &language, &norm, &domain, &position}, func() error {
-			m := market{country, language}
-			if cur == nil || m != curMarket {
-				cur, curMarket = markets[m], m
-				if cur == nil {
-					d, err := newSpill()
-					if err != nil {
-						return err
-					}
-					cur = &numbering{dict: d}
-					markets[m] = cur
-				}
-			}
-			if cur.count == 0 || norm != cur.last {
-				if cur.count > 0 {
-					cur.id++
-				}
-				cur.last = norm
-				cur.count++
-				if err := cur.dict.add(norm); err != nil {
-					return err
-				}
-			}
-			id := cur.id
-			k := setKey{m, domain}
-			s := sets[k]
-			if s == nil {
-				s = roaring.New()
-				sets[k] = s
-			}
-			// A domain ranking with several URLs for the keyword: its rows come together
-			// (one id), the best position kept.
-			if ps := positions[k]; s.CheckedAdd(id) {
-				positions[k] = ps.add(uint16(position))
-			} else {
-				ps.lower(uint16(position))
-			}
-			return nil
-		})
-		if err != nil {
+		if err := rows.Err(); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM domain_keyword_sets`); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
 		// One set at a time is encoded, written and let go: the copy holds no list of them.
-		keys := make([]setKey, 0, len(sets))
-		for k := range sets {
-			keys = append(keys, k)
+		type setAt struct{ m, d int }
+		var todo []setAt
+		for mi, n := range b.markets {
+			for di, s := range n.sets {
+				if s != nil {
+					todo = append(todo, setAt{mi, di})
+				}
+			}
 		}
 		next := 0
 		var row []any
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"domain_keyword_sets"},
 			[]string{"country", "language", "domain", "keywords", "ids", "positions"}, pgx.CopyFromFunc(func() ([]any, error) {
-				if next == len(keys) {
+				if next == len(todo) {
 					return nil, nil
 				}
-				k := keys[next]
+				at := todo[next]
 				next++
-				s, ps := sets[k], positions[k]
-				delete(sets, k)
-				delete(positions, k)
-				s.RunOptimize()
-				b, err := s.ToBytes()
+				n := b.markets[at.m]
+				s := n.sets[at.d]
+				n.sets[at.d] = nil
+				s.ids.RunOptimize()
+				bs, err := s.ids.ToBytes()
 				if err != nil {
 					return nil, err
 				}
-				row = append(row[:0], k.country, k.language, k.domain, int(s.GetCardinality()), b, ps.bytes())
+				row = append(row[:0], n.country, n.language, b.domains[at.d], int(s.ids.GetCardinality()), bs, s.positions.bytes())
 				return row, nil
 			})); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
@@ -169,7 +122,7 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM keyword_set_keywords`); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
-		for m, n := range markets {
+		for _, n := range b.markets {
 			chunks, err := n.dict.chunks(dictChunk)
 			if err != nil {
 				return fmt.Errorf("keyword sets: %w", err)
@@ -182,7 +135,7 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 						return nil, err
 					}
 					chunk++
-					return []any{m.country, m.language, chunk - 1, count, b}, nil
+					return []any{n.country, n.language, chunk - 1, count, b}, nil
 				})); err != nil {
 				return fmt.Errorf("keyword sets: %w", err)
 			}
@@ -190,6 +143,132 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		_, err = tx.Exec(ctx, `UPDATE keyword_sets_state SET built = $1`, generation)
 		return err
 	})
+}
+
+// setsBuild gathers the keyword sets from the rankings in keyword order (see
+// buildKeywordSets). It reads each row's columns as the server sent them, without copying
+// them: a row costs a comparison of its market and keyword with the previous row's and one
+// look-up of its domain, among 30 million at ten times the bench's size.
+type setsBuild struct {
+	markets []*numbering   // few: found by a scan
+	domains []string       // by number
+	domain  map[string]int // numbers
+}
+
+// numbering is a market's state: its next id, its last keyword, its keywords in id order,
+// NUL-separated, spilled to a file of its own (keyword_set_keywords), and its domains'
+// sets by domain number.
+type numbering struct {
+	market
+	id    uint32
+	last  []byte
+	count int
+	dict  *spill
+	sets  []*keywordSet
+}
+
+// keywordSet is a domain's keyword set in a market and the best position of each of its
+// keywords, in id order.
+type keywordSet struct {
+	ids       *roaring.Bitmap
+	positions *positionList
+}
+
+func newSetsBuild() *setsBuild { return &setsBuild{domain: map[string]int{}} }
+
+// add adds a row: country, language, keyword_norm, domain and position, the last in the
+// given format code.
+func (b *setsBuild) add(vals [][]byte, positionFormat int16) error {
+	if len(vals) != 5 {
+		return fmt.Errorf("%d columns, want 5", len(vals))
+	}
+	position, err := rowPosition(vals[4], positionFormat)
+	if err != nil {
+		return err
+	}
+	n, err := b.market(vals[0], vals[1])
+	if err != nil {
+		return err
+	}
+	norm := vals[2]
+	if n.count == 0 || !bytes.Equal(norm, n.last) {
+		if n.count > 0 {
+			n.id++
+		}
+		n.last = append(n.last[:0], norm...)
+		n.count++
+		if err := n.dict.add(norm); err != nil {
+			return err
+		}
+	}
+	d, ok := b.domain[string(vals[3])]
+	if !ok {
+		d = len(b.domains)
+		b.domains = append(b.domains, string(vals[3]))
+		b.domain[b.domains[d]] = d
+	}
+	if d >= len(n.sets) {
+		n.sets = append(n.sets, make([]*keywordSet, d+1-len(n.sets))...)
+	}
+	s := n.sets[d]
+	if s == nil {
+		s = &keywordSet{ids: roaring.New()}
+		n.sets[d] = s
+	}
+	// A domain ranking with several URLs for the keyword: its rows come together (one id),
+	// the best position kept.
+	if s.ids.CheckedAdd(n.id) {
+		s.positions = s.positions.add(position)
+	} else {
+		s.positions.lower(position)
+	}
+	return nil
+}
+
+// market returns the numbering of the market country, language, starting it on its first
+// row.
+func (b *setsBuild) market(country, language []byte) (*numbering, error) {
+	for _, n := range b.markets {
+		if n.country == string(country) && n.language == string(language) {
+			return n, nil
+		}
+	}
+	d, err := newSpill()
+	if err != nil {
+		return nil, err
+	}
+	n := &numbering{market: market{string(country), string(language)}, dict: d}
+	b.markets = append(b.markets, n)
+	return n, nil
+}
+
+// remove removes the markets' spill files.
+func (b *setsBuild) remove() {
+	for _, n := range b.markets {
+		n.dict.remove()
+	}
+}
+
+// rowPosition reads least(position, 65535), an integer, in the format the server sent it.
+func rowPosition(v []byte, format int16) (uint16, error) {
+	var p int64
+	switch {
+	case v == nil:
+		return 0, errors.New("position is NULL")
+	case format == pgx.BinaryFormatCode && len(v) == 4:
+		p = int64(int32(binary.BigEndian.Uint32(v)))
+	case format == pgx.TextFormatCode:
+		var err error
+		if p, err = strconv.ParseInt(string(v), 10, 32); err != nil {
+			return 0, err
+		}
+	default:
+		return 0, fmt.Errorf("position of %d bytes in format %d", len(v), format)
+	}
+	if p < 0 || p > 65535 {
+		return 0, fmt.Errorf("position %d out of range", p)
+	}
+	return uint16(p), nil
 }
 
 // countBySets counts the gaps of the domain against the competitors on the keyword sets;

@@ -36,14 +36,14 @@ func newSpill() (*spill, error) {
 }
 
 // add appends the next keyword.
-func (s *spill) add(norm string) error {
+func (s *spill) add(norm []byte) error {
 	if !s.empty {
 		if err := s.w.WriteByte(0); err != nil {
 			return err
 		}
 	}
 	s.empty = false
-	_, err := s.w.WriteString(norm)
+	_, err := s.w.Write(norm)
 	return err
 }
 

@@ -25,7 +25,7 @@ func TestSpillChunks(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, w := range words {
-			if err := s.add(w); err != nil {
+			if err := s.add([]byte(w)); err != nil {
 				t.Fatal(err)
 			}
 		}
