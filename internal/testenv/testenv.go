@@ -372,7 +372,8 @@ func FreePorts(n int) ([]int, error) {
 	for attempts := 0; len(ports) < n; attempts++ {
 		addr := "127.0.0.1:0"
 		if lo-firstFixedPort >= 1000 && attempts < 100*n {
-			addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(firstFixedPort+mrand.IntN(lo-firstFixedPort)))
+			port := firstFixedPort + mrand.IntN(lo-firstFixedPort) //nolint:gosec // a port to try, not a secret
+			addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		}
 		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
 		if err != nil {
