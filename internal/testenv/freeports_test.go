@@ -2,8 +2,11 @@ package testenv
 
 import (
 	"net"
+	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // FreePorts draws distinct ports below the ephemeral range, each free when returned.
@@ -27,5 +30,29 @@ func TestFreePortsBelowEphemeral(t *testing.T) {
 			t.Fatalf("port %d is not free: %v", p, err)
 		}
 		_ = l.Close()
+	}
+}
+
+// A redis-server that exits at start is reported with its output, not waited for: each
+// attempt's exit used to be taken by the readiness wait, and the kill after it waited for
+// the exit again, for ever.
+func TestLaunchRedisReportsAnExit(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := launchRedisWith(func(port int) ([]string, error) {
+			return append(serverArgs(port), "--no-such-directive", "yes"), nil
+		})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "exited") || !strings.Contains(err.Error(), "no-such-directive") {
+			t.Fatalf("launch with a bad directive: %v; want the exit and the server's words", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("launch with a bad directive has not returned in a minute")
 	}
 }

@@ -299,13 +299,19 @@ func launchRedisWith(args func(port int) ([]string, error)) (addr string, kill f
 		cmd := exec.CommandContext(context.Background(), bin, argv...)
 		cmd.Dir = dir
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		out := &tailWriter{}
+		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
 			_ = os.RemoveAll(dir)
 			return "", nil, fmt.Errorf("start redis-server: %w", err)
 		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		if lastErr = waitRedis(addr, exited); lastErr == nil {
+		// exited is closed once the process is reaped, with its result in waitErr: both
+		// waitRedis and the kill below wait on it (a value sent once could be taken by
+		// the first, and the second would wait for ever).
+		exited := make(chan struct{})
+		var waitErr error
+		go func() { waitErr = cmd.Wait(); close(exited) }()
+		if lastErr = waitRedis(addr, exited, &waitErr); lastErr == nil {
 			var once sync.Once
 			return addr, func() {
 				once.Do(func() {
@@ -318,18 +324,43 @@ func launchRedisWith(args func(port int) ([]string, error)) (addr string, kill f
 		_ = cmd.Process.Kill()
 		<-exited
 		_ = os.RemoveAll(dir)
+		lastErr = fmt.Errorf("%w; its output: %q", lastErr, out.String())
 	}
 	return "", nil, fmt.Errorf("redis-server did not start: %w", lastErr)
 }
 
+// tailWriter keeps the last 4 KiB written to it: a server's output, for the error when it
+// does not start.
+type tailWriter struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b = append(w.b, p...)
+	if n := len(w.b) - 4096; n > 0 {
+		w.b = append(w.b[:0], w.b[n:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.b)
+}
+
 // waitRedis waits until the server at addr answers PING or its process exits.
-func waitRedis(addr string, exited <-chan error) error {
+func waitRedis(addr string, exited <-chan struct{}, waitErr *error) error {
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
 	defer c.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-exited:
+		case <-exited:
+			err := *waitErr
 			if err == nil {
 				err = errors.New("exit status 0")
 			}
