@@ -156,17 +156,6 @@ func (r *makeRun) waitServing(t *testing.T, addr string) []member {
 	}
 }
 
-// freeAddr is a loopback address nothing listens on (for a moment), outside the
-// ephemeral range.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ports, err := testenv.FreePorts(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
-}
-
 // member is a live (not zombie) process of a process group.
 type member struct {
 	pid  int
@@ -246,7 +235,7 @@ func testMakeRunBusyPort(t *testing.T, bin string) {
 // crash (the old trap 'kill 0' recursion printed "Segmentation fault"), and both services
 // stopped cleanly.
 func testMakeRunCtrlC(t *testing.T, bin string) {
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	r := startMakeRun(t, bin, addr)
 	pgid := r.cmd.Process.Pid
 	services := r.waitServing(t, addr)
@@ -271,7 +260,7 @@ func testMakeRunCtrlC(t *testing.T, bin string) {
 // written (no key, no flags; only CONTENTAPI_URL points it at this run's port), registers an
 // account and gets keyword research on the sample data.
 func testMakeRunQuickstart(t *testing.T, bin string) {
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	r := startMakeRun(t, bin, addr)
 	r.waitServing(t, addr)
 

@@ -75,8 +75,14 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		}
 		b := newSetsBuild()
 		defer b.remove()
+		fields := rows.FieldDescriptions()
+		if len(fields) != 5 {
+			rows.Close()
+			return fmt.Errorf("keyword sets: %d columns, want 5 (%v)", len(fields), rows.Err())
+		}
+		positionFormat := fields[4].Format
 		for rows.Next() {
-			if err := b.add(rows.RawValues(), rows.FieldDescriptions()[4].Format); err != nil {
+			if err := b.add(rows.RawValues(), positionFormat); err != nil {
 				rows.Close()
 				return fmt.Errorf("keyword sets: %w", err)
 			}
