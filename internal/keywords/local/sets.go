@@ -78,7 +78,7 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		fields := rows.FieldDescriptions()
 		if len(fields) != 5 {
 			rows.Close()
-			return fmt.Errorf("keyword sets: %d columns, want 5 (%v)", len(fields), rows.Err())
+			return fmt.Errorf("keyword sets: %d columns, want 5 (%w)", len(fields), rows.Err())
 		}
 		positionFormat := fields[4].Format
 		for rows.Next() {
