@@ -78,7 +78,11 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		fields := rows.FieldDescriptions()
 		if len(fields) != 5 {
 			rows.Close()
-			return fmt.Errorf("keyword sets: %d columns, want 5 (%w)", len(fields), rows.Err())
+			err := rows.Err()
+			if err == nil {
+				err = fmt.Errorf("%d columns, want 5", len(fields))
+			}
+			return fmt.Errorf("keyword sets: %w", err)
 		}
 		positionFormat := fields[4].Format
 		for rows.Next() {
