@@ -64,3 +64,15 @@ func SmallDictChunks(t *testing.T, n int) {
 
 // ColumnFileOpens is how many times keyword columns were mapped from a column file.
 func ColumnFileOpens() int64 { return columnFileOpens.Load() }
+
+// SplitIdeasRanking makes Ideas rank n candidates or more in two halves at once until the
+// test ends.
+func SplitIdeasRanking(t *testing.T, n int) {
+	old := rankSplit
+	t.Cleanup(func() { rankSplit = old })
+	rankSplit = n
+}
+
+// AlikeLookup returns the look-up of the words similar to a term's words and the planner
+// settings it runs with after LookupSettings.
+func AlikeLookup() (sql, settings string) { return alikeSQL, alikeSettings }
