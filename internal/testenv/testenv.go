@@ -136,7 +136,10 @@ func PostgresDSN(t testing.TB) (*pgxpool.Pool, string) {
 	pool = p
 	name := dbName
 	cleanups = append(cleanups, func() {
-		p.Close()
+		if !closePool(p, poolCloseWait) {
+			fmt.Fprintf(os.Stderr, "testenv: %s: a connection was still in use %v after the tests (rows left open by a failed test?); the database is dropped with it\n",
+				name, poolCloseWait)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if c, err := pgx.Connect(ctx, ServerDSN()); err == nil {
@@ -145,6 +148,28 @@ func PostgresDSN(t testing.TB) (*pgxpool.Pool, string) {
 		}
 	})
 	return pool, dsn
+}
+
+// poolCloseWait bounds the wait for a package's connections at its end.
+const poolCloseWait = 10 * time.Second
+
+// closePool closes p, waiting at most wait for the connections in use to come back, and
+// reports whether they did. pgxpool's Close waits for ever: a test that failed with rows
+// still open (t.Fatal inside a rows loop) kept its connection, and the package's binary
+// then hung at its end until go test's timeout, minutes after the failure. Past the wait,
+// dropping the database (WITH (FORCE)) ends the connection.
+func closePool(p *pgxpool.Pool, wait time.Duration) bool {
+	closed := make(chan struct{})
+	go func() {
+		p.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		return true
+	case <-time.After(wait):
+		return false
+	}
 }
 
 // templatePrefix names the migrated template databases createMigrated copies, one per set

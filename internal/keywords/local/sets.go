@@ -119,6 +119,7 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 				n := b.markets[at.m]
 				s := n.sets[at.d]
 				n.sets[at.d] = nil
+				s.flush()
 				s.ids.RunOptimize()
 				bs, err := s.ids.ToBytes()
 				if err != nil {
@@ -182,6 +183,35 @@ type numbering struct {
 type keywordSet struct {
 	ids       *roaring.Bitmap
 	positions *positionList
+	// pending are the ids not yet added to ids, ascending (a market's ids come in order),
+	// added in runs (AddMany), which spares Roaring a search of its containers for each;
+	// last is the id of the set's last row, if it has one.
+	pending []uint32
+	last    uint32
+	some    bool
+}
+
+// pendingIDs is how many ids a set holds before adding them to its bitmap.
+const pendingIDs = 1024
+
+// add adds the keyword id at a position. A domain ranking with several URLs for the
+// keyword: its rows come together (one id), the best position kept.
+func (s *keywordSet) add(id uint32, position uint16) {
+	if s.some && s.last == id {
+		s.positions.lower(position)
+		return
+	}
+	s.some, s.last = true, id
+	s.positions = s.positions.add(position)
+	if s.pending = append(s.pending, id); len(s.pending) == pendingIDs {
+		s.flush()
+	}
+}
+
+// flush adds the pending ids to the bitmap.
+func (s *keywordSet) flush() {
+	s.ids.AddMany(s.pending)
+	s.pending = s.pending[:0]
 }
 
 func newSetsBuild() *setsBuild { return &setsBuild{domain: map[string]int{}} }
@@ -225,13 +255,7 @@ func (b *setsBuild) add(vals [][]byte, positionFormat int16) error {
 		s = &keywordSet{ids: roaring.New()}
 		n.sets[d] = s
 	}
-	// A domain ranking with several URLs for the keyword: its rows come together (one id),
-	// the best position kept.
-	if s.ids.CheckedAdd(n.id) {
-		s.positions = s.positions.add(position)
-	} else {
-		s.positions.lower(position)
-	}
+	s.add(n.id, position)
 	return nil
 }
 

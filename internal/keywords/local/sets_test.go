@@ -103,6 +103,7 @@ func TestKeywordSetsAsSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer rows.Close() // a failure inside the loop gives the connection back
 	for rows.Next() {
 		var c, l, d string
 		var count int
