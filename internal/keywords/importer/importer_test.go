@@ -406,7 +406,7 @@ func TestImportLarge(t *testing.T) {
 	pool := testenv.Postgres(t)
 	// The package's tests share the database, and a file loaded as a new table copies the
 	// table's other rows and indexes them again: left here, these rows made each such
-	// load of a later test's few rows take seconds (20 s of the package's run).
+	// load of a later test's few rows take seconds.
 	t.Cleanup(func() {
 		if _, err := pool.Exec(context.Background(), `DELETE FROM keyword_metrics WHERE country = 'it' AND language = 'it'`); err != nil {
 			t.Error(err)

@@ -499,9 +499,9 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 			return err
 		}
 		// Nearest first from the GiST index, not the whole market sorted: the planner
-		// costs the two about the same, and took the sort, reading every word of the
-		// market (20,000 words at 10M keywords: 34 ms a word, against 7 ms read nearest
-		// first). The statement's other sorts have no other way and stay.
+		// costs the two about the same and took the sort, which reads every word of the
+		// market (docs/keyword-data-at-scale.md, "Research at 10M"). The statement's other
+		// sorts have no other way and stay.
 		if _, err := tx.Exec(ctx, alikeSettings); err != nil {
 			return err
 		}
@@ -697,11 +697,11 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywor
 	return list, nil
 }
 
-// rankSplit is the fewest candidates ranked in two halves at once, on two connections:
-// a research page ranks about 2,300 candidates against two terms (the topic and its head
-// word), 50–75 ms in one statement at 10M keywords, most of it computing each candidate's
-// full-text vector, ts_rank and similarity, which the halves share between the cores. (A
-// variable for the tests.)
+// rankSplit is the fewest candidates ranked in two halves at once, on two connections: a
+// research page ranks a few thousand candidates against its terms, most of the time
+// computing each candidate's full-text vector, ts_rank and similarity, which the halves
+// share between the cores (docs/keyword-data-at-scale.md, "Research at 10M"). (A variable
+// for the tests.)
 var rankSplit = 1000
 
 // rankIdeas ranks the market's keywords matching the terms, or only the candidates keys

@@ -53,10 +53,10 @@ func TestIdeasTierIndexes(t *testing.T) {
 }
 
 // The words similar to a term's words are read nearest first from keyword_words' GiST
-// index, not by sorting every word of the market by distance (34 ms a word at the 20,000
-// words of the 10M bench set, against 7 ms). Planned over as many words, vacuumed (their
-// B-tree then answers an index-only scan, which the planner preferred), in a temporary
-// table of the same name and indexes that stands for keyword_words on the connection.
+// index, not by sorting every word of the market by distance. Planned over as many words
+// as the 10M bench set has (20,000), vacuumed (their B-tree then answers an index-only
+// scan, which the planner preferred), in a temporary table of the same name and indexes
+// that stands for keyword_words on the connection.
 func TestIdeasAlikeWordsNearestFirst(t *testing.T) {
 	ctx := context.Background()
 	conn, err := db(t).Acquire(ctx)

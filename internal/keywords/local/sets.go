@@ -185,10 +185,9 @@ type keywordSet struct {
 	positions *positionList
 	// pending are the ids not yet added to ids, ascending (a market's ids come in order),
 	// added in runs (AddMany), which spares Roaring a search of its containers for each;
-	// last is the id of the set's last row, if it has one.
+	// last is the id of the set's last row (when positions is not nil).
 	pending []uint32
 	last    uint32
-	some    bool
 }
 
 // pendingIDs is how many ids a set holds before adding them to its bitmap.
@@ -197,11 +196,11 @@ const pendingIDs = 1024
 // add adds the keyword id at a position. A domain ranking with several URLs for the
 // keyword: its rows come together (one id), the best position kept.
 func (s *keywordSet) add(id uint32, position uint16) {
-	if s.some && s.last == id {
+	if s.positions != nil && s.last == id {
 		s.positions.lower(position)
 		return
 	}
-	s.some, s.last = true, id
+	s.last = id
 	s.positions = s.positions.add(position)
 	if s.pending = append(s.pending, id); len(s.pending) == pendingIDs {
 		s.flush()
