@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -264,6 +266,73 @@ func TestIdeasRankedInHalvesAsInOne(t *testing.T) {
 	for i := range asks {
 		if !reflect.DeepEqual(halves[i], whole[i]) {
 			t.Errorf("%+v:\nin halves %+v\nin one    %+v", asks[i], halves[i], whole[i])
+		}
+	}
+}
+
+// The same comparison on random requests: topics and seeds drawn from the market's own
+// keywords (whole, one or two of their words, a word with a letter dropped), random
+// limits, unpaged and paged, each asked ranked in halves and in one statement.
+func TestIdeasRankedInHalvesAsInOneRandom(t *testing.T) {
+	pool := db(t)
+	p := local.New(pool)
+	local.BoundIdeas(t, nil)
+	local.WalkIdeas(t, 15)
+	ctx := context.Background()
+	rows, err := pool.Query(ctx, `SELECT keyword FROM keyword_metrics WHERE country = 'us' AND language = 'en' ORDER BY keyword_norm`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(stored) == 0 {
+		t.Fatalf("%d keywords: %v", len(stored), err)
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	pick := func() string { return stored[rng.IntN(len(stored))] }
+	term := func() string {
+		words := strings.Fields(pick())
+		switch rng.IntN(4) {
+		case 0:
+			return strings.Join(words, " ")
+		case 1:
+			return words[rng.IntN(len(words))]
+		case 2:
+			return words[rng.IntN(len(words))] + " " + strings.Fields(pick())[0]
+		default:
+			w := words[rng.IntN(len(words))]
+			if len(w) < 4 {
+				return w
+			}
+			i := 1 + rng.IntN(len(w)-2)
+			return w[:i] + w[i+1:]
+		}
+	}
+	for range 40 {
+		r := keywords.IdeasRequest{Limit: 1 + rng.IntN(60)}
+		if rng.IntN(3) > 0 {
+			r.Topic = term()
+		}
+		for range rng.IntN(3) {
+			r.Seeds = append(r.Seeds, term())
+		}
+		if r.Topic == "" && len(r.Seeds) == 0 {
+			r.Topic = term()
+		}
+		if rng.IntN(2) == 0 {
+			r.Page = keywords.Page{Limit: 1 + rng.IntN(8)}
+		}
+		ask := func(split int) keywords.IdeaList {
+			local.SplitIdeasRanking(t, split)
+			list, err := p.Ideas(ctx, r)
+			if err != nil {
+				t.Fatalf("seed %d, %+v: %v", seed, r, err)
+			}
+			return list
+		}
+		if whole, halves := ask(1<<30), ask(1); !reflect.DeepEqual(halves, whole) {
+			t.Errorf("seed %d, %+v:\nin halves %+v\nin one    %+v", seed, r, halves, whole)
 		}
 	}
 }
