@@ -71,7 +71,7 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 			return
 		}
 		total++
-		if top.full() && e.behind(id, top.last()) {
+		if top.full() && e.behind(id, top.last()) || after != nil && e.ahead(id, after) {
 			return
 		}
 		r := e.row(id)
@@ -98,6 +98,14 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 func (e *gapEval) behind(id uint32, r *colRow) bool {
 	o := e.order[0]
 	return o.Field != keywords.FieldKeyword && behindOn(o, e.value(id, o.Field), r.values[0])
+}
+
+// ahead reports whether the gap id sorts before r on the order's first key alone (so
+// before r whatever the other keys): a later page's pass rejects on it the rows its
+// cursor has passed without reading their keys.
+func (e *gapEval) ahead(id uint32, r *colRow) bool {
+	o := e.order[0]
+	return o.Field != keywords.FieldKeyword && behindOn(o, r.values[0], e.value(id, o.Field))
 }
 
 // behindOn reports whether the value v sorts after w on the key o, unknowns (NaN) last.
