@@ -71,7 +71,11 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 			return
 		}
 		total++
-		if top.full() && e.behind(id, top.last()) || after != nil && e.ahead(id, after) {
+		var last *colRow
+		if top.full() {
+			last = top.last()
+		}
+		if e.outside(id, last, after) {
 			return
 		}
 		r := e.row(id)
@@ -93,19 +97,17 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 	return page, total, true, nil
 }
 
-// behind reports whether the gap id sorts after r on the order's first key alone (so
-// after r whatever the other keys): most rows of a page's pass are rejected on it.
-func (e *gapEval) behind(id uint32, r *colRow) bool {
+// outside reports whether the gap id falls outside the page on the order's first key
+// alone (so whatever the other keys): after last, the last of the best rows kept once the
+// page is full, or before after, a later page's cursor. Most rows of a page's pass are
+// rejected here, on one value read, without reading their keys. Either row may be nil.
+func (e *gapEval) outside(id uint32, last, after *colRow) bool {
 	o := e.order[0]
-	return o.Field != keywords.FieldKeyword && behindOn(o, e.value(id, o.Field), r.values[0])
-}
-
-// ahead reports whether the gap id sorts before r on the order's first key alone (so
-// before r whatever the other keys): a later page's pass rejects on it the rows its
-// cursor has passed without reading their keys.
-func (e *gapEval) ahead(id uint32, r *colRow) bool {
-	o := e.order[0]
-	return o.Field != keywords.FieldKeyword && behindOn(o, r.values[0], e.value(id, o.Field))
+	if o.Field == keywords.FieldKeyword || last == nil && after == nil {
+		return false
+	}
+	v := e.value(id, o.Field)
+	return last != nil && behindOn(o, v, last.values[0]) || after != nil && behindOn(o, after.values[0], v)
 }
 
 // behindOn reports whether the value v sorts after w on the key o, unknowns (NaN) last.
