@@ -81,6 +81,10 @@ func (l *loader) loadDirect(ctx context.Context, src *rowSource, tg target, opts
 	} else if copied, staged, err = l.copyDirect(ctx, src, tg, opts, nt.name); err != nil {
 		return c, true, err
 	}
+	// The copied rows passed the importer's checks; the merged ones are checked as written.
+	if err := l.addChecks(ctx, nt, false); err != nil {
+		return c, true, err
+	}
 	c = counts{distinct: copied, written: copied}
 	if staged == 0 {
 		return c, true, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contentapi/contentapi/internal/keywords/importer"
@@ -116,5 +117,103 @@ func TestDirectCopyWritesWhatRowsWrite(t *testing.T) {
 	}
 	if !strings.Contains(directLog[0], "Read:9 Loaded:5 ") || !strings.Contains(directLog[1], "Read:11 Loaded:6 ") {
 		t.Errorf("reports %v", directLog)
+	}
+}
+
+// A new table's CHECK constraints are added NOT VALID after its COPY (swap.go, addChecks):
+// the importer has checked the copied rows by the same rules. A corpus of hostile cells,
+// loaded through the direct path, must leave every row meeting every constraint, which
+// VALIDATE CONSTRAINT then reads them all to confirm; a rule the importer let through
+// (a NaN competition, a domain still starting with "www.", an upper-case language) fails it.
+func TestDirectLoadMeetsChecks(t *testing.T) {
+	var kw, rk strings.Builder
+	kw.WriteString("keyword,country,language,volume,kd,cpc,competition,intent,trend\n")
+	rk.WriteString("domain,keyword,country,language,position,url\n")
+	keywords := []string{"plain keyword", " ", "\u00a0", "\t", "\u3000", "\u200b", " padded ", "\u212a", "CAF\u00c9", "a\x00b", "\xff\xfe", `"quoted, comma"`}
+	markets := [][2]string{{"us", "en"}, {"US", "EN"}, {"gb", "en"}, {"u", "en"}, {"usa", "en"}, {"\u00fcs", "en"}, {"1a", "en"}, {"us", "e\u0301"}, {"", ""}, {"d\u212a", "de"}}
+	numbers := []string{"", "0", "-0", "-1", "1e400", "NaN", "nan", "Inf", "-Inf", "101", "100", "0.5", "1.0000001", "1,5", "12%"}
+	intents := []string{"", "informational", "INFORMATIONAL", "foo", "commercial, transactional"}
+	trends := []string{"", "increasing", "Stable", "up"}
+	domains := []string{"example.com", "WWW.WWW.Example.COM", "www.", "www.www.", "", "EXAMPLE.com.", "ex ample.com", "\u00fcnicode.example",
+		"\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45.com", "\u212aelvin.example", "https://www.Shop.example/path", "xn--nxasmq6b.example", "-bad-.example", "a..b"}
+	positions := []string{"1", "0", "-1", "1.5", "1,0", "100", "", "NaN", "2147483648"}
+	n := 0
+	for i, k := range keywords {
+		for j, m := range markets {
+			x := i*len(markets) + j
+			fmt.Fprintf(&kw, "%s %d,%s,%s,%s,%s,%s,%s,%s,%s\n", k, x, m[0], m[1], numbers[x%len(numbers)], numbers[(x+3)%len(numbers)],
+				numbers[(x+5)%len(numbers)], numbers[(x+7)%len(numbers)], intents[x%len(intents)], trends[x%len(trends)])
+			for d, dom := range domains {
+				fmt.Fprintf(&rk, "%s,%s %d,%s,%s,%s,https://x.example/%d\n", dom, k, x, m[0], m[1], positions[(x+d)%len(positions)], n)
+				n++
+			}
+		}
+	}
+	constraints := func(pool *pgxpool.Pool) map[string]bool {
+		t.Helper()
+		rows, err := pool.Query(context.Background(), `SELECT conrelid::regclass::text || '.' || conname, convalidated FROM pg_constraint
+			WHERE conrelid IN ('keyword_metrics'::regclass, 'domain_rankings'::regclass) AND contype = 'c'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		var name string
+		var valid bool
+		if _, err := pgx.ForEachRow(rows, []any{&name, &valid}, func() error { got[name] = valid; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	ctx := context.Background()
+	load := func(pool *pgxpool.Pool) {
+		t.Helper()
+		opts := importer.Options{Country: "xc", Source: "checks"}
+		if _, err := importer.ImportKeywords(ctx, pool, strings.NewReader(kw.String()), opts); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := importer.ImportRankings(ctx, pool, strings.NewReader(rk.String()), opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	validate := func(pool *pgxpool.Pool) {
+		t.Helper()
+		got := constraints(pool)
+		if len(got) < 10 {
+			t.Fatalf("constraints after the direct load: %v", got)
+		}
+		for name, valid := range got {
+			if valid {
+				t.Errorf("%s is validated: the direct load should have added it NOT VALID", name)
+			}
+			table, con, _ := strings.Cut(name, ".")
+			if _, err := pool.Exec(ctx, `ALTER TABLE `+table+` VALIDATE CONSTRAINT `+pgx.Identifier{con}.Sanitize()); err != nil {
+				t.Errorf("a stored row breaks %s: %v", name, err)
+			}
+		}
+	}
+	rowsPool, directPool := schemaPool(t, "checks_rows"), schemaPool(t, "checks_direct")
+	importer.AlwaysDirect(t, 3, 2000)
+	load(directPool)
+	importer.DefaultPaths()
+	validate(directPool)
+	load(rowsPool) // every row checked by PostgreSQL as it is written
+	var countries []string
+	if err := rowsPool.QueryRow(ctx, `SELECT array_agg(DISTINCT country) FROM (SELECT country FROM keyword_metrics
+		UNION ALL SELECT country FROM domain_rankings) c`).Scan(&countries); err != nil || len(countries) < 2 {
+		t.Fatalf("markets stored: %v (%v)", countries, err)
+	}
+	for _, c := range countries {
+		if a, b := tableState(t, rowsPool, c), tableState(t, directPool, c); a != b {
+			t.Errorf("rows stored in %s differ:\nrow by row:\n%s\ncopied:\n%s", c, a, b)
+		}
+	}
+	var stored int
+	if err := directPool.QueryRow(ctx, `SELECT (SELECT count(*) FROM keyword_metrics) + (SELECT count(*) FROM domain_rankings)`).Scan(&stored); err != nil || stored < 100 {
+		t.Fatalf("%d rows stored (%v): the corpus should leave many", stored, err)
+	}
+	for name, valid := range constraints(rowsPool) {
+		if !valid {
+			t.Errorf("%s is NOT VALID after the row-by-row load", name)
+		}
 	}
 }

@@ -382,6 +382,9 @@ func (tg target) writeNewTable(ctx context.Context, l *loader, from string, opts
 	if err != nil {
 		return 0, err
 	}
+	if err := l.addChecks(ctx, nt, true); err != nil { // checked on an empty table: at once
+		return 0, err
+	}
 	newTable := nt.name
 	list := strings.Join(tg.allColumns(), ", ")
 	var stored bool

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -99,5 +100,32 @@ func TestSniffDelimiter(t *testing.T) {
 		if got := sniffDelimiter(sample); got != want {
 			t.Errorf("sniffDelimiter(%q) = %q, want %q", sample, got, want)
 		}
+	}
+}
+
+// isUnknown answers texts over 4 bytes without lower-casing them; it must answer every text
+// as lower-casing it and comparing does. The alphabet holds the words' letters in both
+// cases, the letters whose lower case is ASCII though they are not (the Kelvin sign, the
+// capital I with a dot), dashes and spaces; every text of up to 5 of them is tried.
+func TestIsUnknownAsLowerCased(t *testing.T) {
+	words := []string{"", "-", "–", "—", "--", "n/a", "na", "null", "none"}
+	alphabet := []string{"n", "N", "a", "A", "/", "u", "U", "l", "L", "o", "O", "e", "E", "-", "–", "—", "\u212a", "\u0130", " ", "k"}
+	var try func(prefix string, depth int)
+	checked := 0
+	try = func(s string, depth int) {
+		checked++
+		if got, want := isUnknown(s), slices.Contains(words, strings.ToLower(s)); got != want {
+			t.Fatalf("isUnknown(%q) = %v, want %v", s, got, want)
+		}
+		if depth == 5 {
+			return
+		}
+		for _, c := range alphabet {
+			try(s+c, depth+1)
+		}
+	}
+	try("", 0)
+	if checked < 3_000_000 {
+		t.Fatalf("%d texts checked", checked)
 	}
 }

@@ -107,12 +107,12 @@ func tableState(t *testing.T, pool *pgxpool.Pool, c string) string {
 	t.Helper()
 	var s string
 	if err := pool.QueryRow(context.Background(), `SELECT
-		(SELECT string_agg(concat_ws('|', keyword, keyword_norm, language, search_volume, keyword_difficulty, cpc,
+		coalesce((SELECT string_agg(concat_ws('|', keyword, keyword_norm, language, search_volume, keyword_difficulty, cpc,
 			competition, search_intent, serp_urls, source, synthetic), E'\n' ORDER BY keyword_norm)
-		 FROM keyword_metrics WHERE country = $1) || E'\n--\n' ||
-		(SELECT string_agg(concat_ws('|', domain, keyword, keyword_norm, language, position, url, url_hash, source, synthetic),
+		 FROM keyword_metrics WHERE country = $1), '') || E'\n--\n' ||
+		coalesce((SELECT string_agg(concat_ws('|', domain, keyword, keyword_norm, language, position, url, url_hash, source, synthetic),
 			E'\n' ORDER BY domain, keyword_norm, url)
-		 FROM domain_rankings WHERE country = $1)`, c).Scan(&s); err != nil {
+		 FROM domain_rankings WHERE country = $1), '')`, c).Scan(&s); err != nil {
 		t.Fatal(err)
 	}
 	return s

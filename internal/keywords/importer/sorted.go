@@ -3,6 +3,7 @@ package importer
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -48,10 +50,12 @@ var runBytes = defaultRunBytes
 
 const defaultRunBytes = 32 << 20
 
-// run is one run's records: buf holds them one after the other, offs where each starts.
+// run is one run's records: buf holds them one after the other, offs where each starts;
+// once sorted, offs is in the records' order and lens holds their lengths.
 type run struct {
 	buf  []byte
 	offs []uint32
+	lens []uint32
 }
 
 func newRun() *run {
@@ -176,7 +180,7 @@ func (s *runSorter) spillRuns(full <-chan *run) {
 	defer close(s.done)
 	for rn := range full {
 		s.spill = s.writeRun(rn)
-		rn.buf, rn.offs = rn.buf[:0], rn.offs[:0]
+		rn.buf, rn.offs, rn.lens = rn.buf[:0], rn.offs[:0], rn.lens[:0]
 		if s.spill != nil {
 			return
 		}
@@ -193,11 +197,80 @@ func (s *runSorter) stop() {
 	}
 }
 
-// sort sorts the run's records.
+// sortEntry is a record of a run as its sort compares it: the rank of its key's market
+// prefix (domain, country and language, each with its NUL) among the run's prefixes, then
+// the first 8 bytes of the rest of its order (keyword_norm on), big-endian. A file lists a
+// domain's rows together, so most records of a run share their prefix, and comparing their
+// keys byte by byte read it again on every comparison (a fifth of the read phase's CPU at
+// 30M rankings); most comparisons are now settled by the two numbers.
+type sortEntry struct {
+	group, off, n uint32 // n: the record's length
+	abbr          uint64
+}
+
+// marketPrefixLen returns the length of key k's market prefix: up to its third NUL. The
+// texts hold no NUL (cleanText), so one prefix is never a proper prefix of another, and
+// comparing two keys' prefixes orders the keys as comparing the keys does when they differ.
+func marketPrefixLen(k []byte) int {
+	n := 0
+	for i, c := range k {
+		if c == 0 {
+			if n++; n == 3 {
+				return i + 1
+			}
+		}
+	}
+	return len(k)
+}
+
+// sort sorts the run's records in the order of their order bytes (orderOf).
 func (rn *run) sort() {
-	slices.SortFunc(rn.offs, func(a, b uint32) int {
-		return bytes.Compare(orderOf(rn.buf[a:]), orderOf(rn.buf[b:]))
+	ids := make(map[string]uint32)
+	var prefixes []string
+	entries := make([]sortEntry, len(rn.offs))
+	for i, o := range rn.offs {
+		order := orderOf(rn.buf[o:])
+		p := marketPrefixLen(keyOf(rn.buf[o:]))
+		id, ok := ids[string(order[:p])]
+		if !ok {
+			id = uint32(len(prefixes))
+			ids[string(order[:p])] = id
+			prefixes = append(prefixes, string(order[:p]))
+		}
+		var abbr [8]byte
+		copy(abbr[:], order[p:]) // the rest is at least 29 bytes: NUL, hash, position, line
+		end := uint32(len(rn.buf)) // the records lie in buf in the order offs lists them
+		if i+1 < len(rn.offs) {
+			end = rn.offs[i+1]
+		}
+		entries[i] = sortEntry{group: id, off: o, n: end - o, abbr: binary.BigEndian.Uint64(abbr[:])}
+	}
+	byText := make([]uint32, len(prefixes))
+	for i := range byText {
+		byText[i] = uint32(i)
+	}
+	slices.SortFunc(byText, func(a, b uint32) int { return strings.Compare(prefixes[a], prefixes[b]) })
+	rank := make([]uint32, len(prefixes))
+	for r, id := range byText {
+		rank[id] = uint32(r)
+	}
+	for i := range entries {
+		entries[i].group = rank[entries[i].group]
+	}
+	slices.SortFunc(entries, func(a, b sortEntry) int {
+		if a.group != b.group {
+			return cmp.Compare(a.group, b.group)
+		}
+		if a.abbr != b.abbr {
+			return cmp.Compare(a.abbr, b.abbr)
+		}
+		return bytes.Compare(orderOf(rn.buf[a.off:]), orderOf(rn.buf[b.off:]))
 	})
+	rn.lens = rn.lens[:0]
+	for i, e := range entries {
+		rn.offs[i] = e.off
+		rn.lens = append(rn.lens, e.n)
+	}
 }
 
 // writeRun writes the run, sorted, to a new unlinked temporary file.
@@ -211,8 +284,8 @@ func (s *runSorter) writeRun(rn *run) error {
 	s.files = append(s.files, f)
 	w := bufio.NewWriterSize(f, 1<<20)
 	var n [4]byte
-	for _, o := range rn.offs {
-		r := rn.record(o)
+	for i, o := range rn.offs {
+		r := rn.buf[o : o+rn.lens[i]]
 		binary.BigEndian.PutUint32(n[:], uint32(len(r)))
 		_, _ = w.Write(n[:]) // a write error sticks in w
 		_, _ = w.Write(r)

@@ -66,13 +66,13 @@ func randomRows(rng *rand.Rand, n int) []stagedRow {
 	pick := func(s ...string) string { return s[rng.IntN(len(s))] }
 	rows := make([]stagedRow, n)
 	for i := range rows {
-		kw := pick("b", "ab", "a b", "Ab", "abc", "b a", "a", "AB")
+		kw := pick("b", "ab", "a b", "Ab", "abc", "b a", "a", "AB", "abcdefgh", "abcdefghij", "abcdefghik", "abcdefgh i", "ABCDEFGHIK")
 		var url *string
 		if u := pick("", "https://x.example/1", "https://x.example/2", "-"); u != "-" {
 			url = &u
 		}
 		rows[i] = stagedRow{line: i + 2, metricsRow: metricsRow{keyword: kw, country: pick("us", "gb", "u"), language: pick("en", "e", "en-gb")},
-			domain: pick("a.example", "a.example.org", "b.example", "a"), position: 1 + rng.IntN(4), url: url, norm: strings.ToLower(kw)}
+			domain: pick("a.example", "a.example.org", "b.example", "a", "a-", "b"), position: 1 + rng.IntN(4), url: url, norm: strings.ToLower(kw)}
 	}
 	return rows
 }

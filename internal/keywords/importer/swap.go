@@ -97,8 +97,15 @@ const indexBuilders = 2
 type newTable struct {
 	table, name string
 	indexes     []index
+	checks      []check
 	conn        *pgxpool.Conn
 	guard       pgx.Tx
+}
+
+// check is a CHECK constraint of the old table, which the new one takes once its rows are
+// in (addChecks).
+type check struct {
+	name, def string // def as pg_get_constraintdef prints it, without NOT VALID
 }
 
 // index is an index of the old table to build on the new one.
@@ -187,8 +194,25 @@ func (l *loader) createNewTable(ctx context.Context, table string) (*newTable, e
 	if _, err := l.tx.Exec(ctx, `DROP TABLE IF EXISTS `+nt.name); err != nil {
 		return nil, fmt.Errorf("drop %s: %w", nt.name, err)
 	}
-	if _, err := l.tx.Exec(ctx, `CREATE TABLE `+nt.name+` (LIKE `+table+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
+	if _, err := l.tx.Exec(ctx, `CREATE TABLE `+nt.name+` (LIKE `+table+` INCLUDING ALL EXCLUDING INDEXES EXCLUDING CONSTRAINTS)`); err != nil {
 		return nil, fmt.Errorf("create %s: %w", nt.name, err)
+	}
+	checks, err := l.tx.Query(ctx, `SELECT conname, pg_get_constraintdef(oid), convalidated
+		FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'c' ORDER BY conname`, table)
+	if err != nil {
+		return nil, fmt.Errorf("read constraints of %s: %w", table, err)
+	}
+	nt.checks, err = pgx.CollectRows(checks, func(r pgx.CollectableRow) (check, error) {
+		var c check
+		var valid bool
+		err := r.Scan(&c.name, &c.def, &valid)
+		if !valid {
+			c.def = strings.TrimSuffix(c.def, " NOT VALID")
+		}
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read constraints of %s: %w", table, err)
 	}
 	var opts []string
 	if err := l.tx.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = $1::regclass`, table).Scan(&opts); err != nil {
@@ -222,6 +246,32 @@ func (l *loader) createNewTable(ctx context.Context, table string) (*newTable, e
 		nt.indexes[i].tmp = fmt.Sprintf("%s_%d", nt.name, i)
 	}
 	return nt, nil
+}
+
+// addChecks gives nt the old table's CHECK constraints. The new table is created without
+// them: evaluated for every row of a COPY they were 40% of its time (30M rankings), and the
+// COPY holds the import's only connection that can write the new table. Rows the importer
+// copied it has already checked by the same rules (a row that breaks one is rejected with
+// its line, before it is copied), so those constraints are added NOT VALID, without reading
+// the rows again; they hold for every row written after (the merge of staged rows, later
+// imports, other writers). valid adds them checked, for a table still empty or small.
+// TestDirectLoadMeetsChecks loads a corpus of hostile rows through both paths and then
+// validates every constraint.
+func (l *loader) addChecks(ctx context.Context, nt *newTable, valid bool) error {
+	if len(nt.checks) == 0 {
+		return nil
+	}
+	adds := make([]string, len(nt.checks))
+	for i, c := range nt.checks {
+		adds[i] = "ADD CONSTRAINT " + pgx.Identifier{c.name}.Sanitize() + " " + c.def
+		if !valid {
+			adds[i] += " NOT VALID"
+		}
+	}
+	if _, err := l.tx.Exec(ctx, `ALTER TABLE `+nt.name+` `+strings.Join(adds, ", ")); err != nil {
+		return fmt.Errorf("constraints of %s: %w", nt.name, err)
+	}
+	return nil
 }
 
 // switchTables builds the indexes of the new tables, indexBuilders at a time, then
