@@ -249,7 +249,7 @@ func (l *loader) createNewTable(ctx context.Context, table string) (*newTable, e
 }
 
 // addChecks gives nt the old table's CHECK constraints. The new table is created without
-// them: evaluated for every row of a COPY they were 40% of its time (30M rankings), and the
+// them: evaluated for every row of a COPY they were 40% of its time (5M rankings), and the
 // COPY holds the import's only connection that can write the new table. Rows the importer
 // copied it has already checked by the same rules (a row that breaks one is rejected with
 // its line, before it is copied), so those constraints are added NOT VALID, without reading
