@@ -238,7 +238,7 @@ func (rn *run) sort() {
 			prefixes = append(prefixes, string(order[:p]))
 		}
 		var abbr [8]byte
-		copy(abbr[:], order[p:]) // the rest is at least 29 bytes: NUL, hash, position, line
+		copy(abbr[:], order[p:])   // the rest is at least 29 bytes: NUL, hash, position, line
 		end := uint32(len(rn.buf)) // the records lie in buf in the order offs lists them
 		if i+1 < len(rn.offs) {
 			end = rn.offs[i+1]
