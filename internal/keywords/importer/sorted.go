@@ -53,9 +53,10 @@ const defaultRunBytes = 32 << 20
 // run is one run's records: buf holds them one after the other, offs where each starts;
 // once sorted, offs is in the records' order and lens holds their lengths.
 type run struct {
-	buf  []byte
-	offs []uint32
-	lens []uint32
+	buf     []byte
+	offs    []uint32
+	lens    []uint32
+	entries []sortEntry // the sort's, kept for the run's next filling
 }
 
 func newRun() *run {
@@ -227,7 +228,8 @@ func marketPrefixLen(k []byte) int {
 func (rn *run) sort() {
 	ids := make(map[string]uint32)
 	var prefixes []string
-	entries := make([]sortEntry, len(rn.offs))
+	entries := slices.Grow(rn.entries[:0], len(rn.offs))[:len(rn.offs)]
+	rn.entries = entries
 	for i, o := range rn.offs {
 		order := orderOf(rn.buf[o:])
 		p := marketPrefixLen(keyOf(rn.buf[o:]))
