@@ -92,6 +92,7 @@ func run(ctx context.Context) error {
 	flag.StringVar(&only, "only", "", "ask only the questions whose kind contains this")
 	flag.BoolVar(&askQuestions, "questions", true, "time the answers after the imports")
 	flag.StringVar(&workerMemLimit, "gomemlimit", "", "GOMEMLIMIT of the api and worker (-http), e.g. 900MiB")
+	flag.BoolVar(&wordIndexes, "word-indexes", true, "research reads the word indexes (built before the first research question is timed); false: the SQL look-ups only")
 	flag.IntVar(&columnsMB, "columns-mb", -1, "the keyword columns' memory budget in MiB, in process and in the worker (KEYWORD_COLUMNS_MB; -1: the default)")
 	flag.BoolVar(&paging, "paging", true, "page through every gap of the big domain, 1,000 a page")
 	flag.IntVar(&pagingPages, "paging-pages", 0, "stop the paging after this many pages (0: page through every gap; the count of distinct gaps is checked against the total only then)")
@@ -256,7 +257,13 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 			return res, err
 		}
 	}
-	var opts []local.Option
+	opts := []local.Option{local.WithoutWordIndexes()}
+	if wordIndexes {
+		opts = []local.Option{local.WaitForWordIndexes(), local.WithWordIndexReport(func(b local.WordIndexBuild) {
+			fmt.Fprintf(os.Stderr, "word index %s/%s: %d keywords, %d words, %d MB, built in %s (peak RSS %d MB), err %v\n",
+				b.Country, b.Language, b.Keywords, b.Words, b.Bytes>>20, b.Took.Round(time.Millisecond), peakRSS(os.Getpid())>>20, b.Err)
+		})}
+	}
 	if columnsMB >= 0 {
 		opts = append(opts, local.WithColumnsBudget(int64(columnsMB)<<20))
 	}
@@ -398,6 +405,9 @@ var pagingPages int
 // columnsMB is the keyword columns' budget in MiB (-columns-mb) of the in-process answers
 // and of the worker (-http); -1 keeps the service's default.
 var columnsMB = -1
+
+// wordIndexes makes the in-process research read the word indexes.
+var wordIndexes = true
 
 // workerMemLimit is the Go runtime's soft memory limit (GOMEMLIMIT) of the api and worker
 // (-gomemlimit); "" sets none.

@@ -76,3 +76,20 @@ func SplitIdeasRanking(t *testing.T, n int) {
 // AlikeLookup returns the look-up of the words similar to a term's words and the planner
 // settings it runs with after LookupSettings.
 func AlikeLookup() (sql, settings string) { return alikeSQL, alikeSettings }
+
+// The package's tests wait for the word indexes rather than race their builds.
+func init() { wordsWaitAlways = true }
+
+// WordIndexesOff makes research use the SQL look-ups only until the test ends.
+func WordIndexesOff(t *testing.T) {
+	old := wordsOff
+	t.Cleanup(func() { wordsOff = old })
+	wordsOff = true
+}
+
+// WordIndexesOn makes research use the word indexes until the test ends.
+func WordIndexesOn(t *testing.T) {
+	old := wordsOff
+	t.Cleanup(func() { wordsOff = old })
+	wordsOff = false
+}

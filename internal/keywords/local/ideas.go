@@ -267,8 +267,13 @@ func readLookup(ctx context.Context, tx pgx.Tx, kind lookup, tiers []int, args .
 // termCandidates gathers one term's candidates (see above). serial runs the look-ups
 // without parallel workers, which hand rows over in no fixed order: a look-up cut by its
 // LIMIT then keeps the same rows every time the data is the same (the research walk).
-func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit, want int, serial bool) ([]string, error) {
+func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit, want int, serial bool, ix *wordIndex) ([]string, error) {
 	var keys []string
+	var best []found
+	indexed := false
+	if ix != nil {
+		best, indexed = ix.similar(t.text, float32(threshold), want)
+	}
 	err := p.readTx(ctx, true, func(tx pgx.Tx) error {
 		if serial {
 			if _, err := tx.Exec(ctx, "SET LOCAL max_parallel_workers_per_gather = 0"); err != nil {
@@ -290,6 +295,10 @@ func (p *Provider) termCandidates(ctx context.Context, country, language string,
 			ft = append(ft, rest...)
 		}
 
+		if indexed {
+			keys = mostRelevant(append(ft, best...), limit)
+			return nil
+		}
 		// The most similar: the tiers that can hold a match at once, until want; if there
 		// are more, tier by tier from the last one read, the bar raised to the want-th
 		// best similarity found.
@@ -314,7 +323,7 @@ func (p *Provider) termCandidates(ctx context.Context, country, language string,
 			}
 			return readLookup(ctx, tx, wordLookup, read, a...)
 		}
-		best, err := look(tiers, want)
+		best, err = look(tiers, want)
 		if err != nil {
 			return err
 		}
@@ -359,7 +368,9 @@ func (p *Provider) termCandidates(ctx context.Context, country, language string,
 func mostRelevant(found []found, limit int) []string {
 	rel := make(map[string]float64, len(found))
 	for _, f := range found {
-		rel[f.key] = float64(f.sim) + float64(f.rank)
+		if r, ok := rel[f.key]; !ok || float64(f.sim)+float64(f.rank) > r {
+			rel[f.key] = float64(f.sim) + float64(f.rank)
+		}
 	}
 	keys := slices.Collect(maps.Keys(rel))
 	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(rel[b], rel[a]), strings.Compare(a, b)) })
@@ -467,7 +478,12 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 	terms := make([]ideaTerm, len(texts))
 	var threshold float64
 	var size int
+	var ix *wordIndex
 	err := p.readTx(ctx, true, func(tx pgx.Tx) error {
+		var v columnsVersion
+		if err := tx.QueryRow(ctx, `SELECT generation, token FROM keyword_data_state`).Scan(&v.data, &v.token); err != nil {
+			return err
+		}
 		rows, err := tx.Query(ctx, ideasTermsSQL, country, language, texts, ideasRankAll+1)
 		if err != nil {
 			return err
@@ -495,8 +511,16 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 			}
 		}
 		rows.Close()
-		if err := rows.Err(); err != nil || len(alikeOf) == 0 || size <= ideasRankAll {
+		if err := rows.Err(); err != nil || size <= ideasRankAll {
 			return err
+		}
+		if p.words != nil && !wordsOff {
+			if ix, err = p.words.get(ctx, p.pool, market{country, language}, v, p.waitWords || wordsWaitAlways); err != nil || ix != nil {
+				return err
+			}
+		}
+		if len(alikeOf) == 0 {
+			return nil
 		}
 		// Nearest first from the GiST index, not the whole market sorted: the planner
 		// costs the two about the same and took the sort, which reads every word of the
@@ -535,7 +559,7 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 	for i, t := range terms {
 		eg.Go(func() error {
 			var err error
-			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit, want, serial)
+			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit, want, serial, ix)
 			return err
 		})
 	}

@@ -142,22 +142,40 @@ func ideasAnswer(t *testing.T, p *local.Provider, r keywords.IdeasRequest, leave
 // the answer but the few documented above: the answers are otherwise the same, in the same
 // order.
 func TestIdeasBoundedSameAsFull(t *testing.T) {
-	testBounded(t, nil)
+	local.WordIndexesOff(t)
+	testBounded(t, nil, false)
+}
+
+// With the word index, the bounded candidates hold every keyword the full ranking puts in
+// the answer, the few the SQL look-ups miss included: the answers are the same.
+func TestIdeasIndexedSameAsFull(t *testing.T) {
+	testBounded(t, nil, true)
 }
 
 // With as few candidates as the limit, every tier look-up is cut short and the similarity
 // bar rises tier by tier: the answers are still the full ranking's.
 func TestIdeasBoundedFewCandidates(t *testing.T) {
-	testBounded(t, func(limit int) int { return limit })
+	local.WordIndexesOff(t)
+	testBounded(t, func(limit int) int { return limit }, false)
+	t.Run("indexed", func(t *testing.T) { testBounded(t, func(limit int) int { return limit }, true) })
 }
 
-func testBounded(t *testing.T, want func(limit int) int) {
+// testBounded compares the bounded answers with the full ranking's, with the word index
+// (indexed: nothing missing) or the SQL look-ups (the documented misses left out).
+func testBounded(t *testing.T, want func(limit int) int, indexed bool) {
 	p := local.New(db(t))
+	if indexed {
+		local.WordIndexesOn(t)
+	}
 	var full [][]string
 	for _, r := range ideaRequests {
-		full = append(full, ideasAnswer(t, p, r.IdeasRequest, r.missing))
-		if all := ideasAnswer(t, p, r.IdeasRequest, nil); len(all) != len(full[len(full)-1])+len(r.missing) {
-			t.Fatalf("%+v: the full answer lacks some of %v: %v", r.IdeasRequest, r.missing, all)
+		missing := r.missing
+		if indexed {
+			missing = nil
+		}
+		full = append(full, ideasAnswer(t, p, r.IdeasRequest, missing))
+		if all := ideasAnswer(t, p, r.IdeasRequest, nil); len(all) != len(full[len(full)-1])+len(missing) {
+			t.Fatalf("%+v: the full answer lacks some of %v: %v", r.IdeasRequest, missing, all)
 		}
 	}
 	local.BoundIdeas(t, want)

@@ -22,13 +22,18 @@ const Name = keywords.LocalName
 type Provider struct {
 	pool *pgxpool.Pool
 	cols *columnStore // columns.go
+	// words are the markets' word indexes (wordindex.go), nil when off; waitWords makes a
+	// question wait for its market's index to be built rather than use SQL meanwhile.
+	words     *wordStore
+	waitWords bool
 }
 
 var _ keywords.Provider = (*Provider)(nil)
 
 // New returns a provider reading the pool's keyword tables.
 func New(pool *pgxpool.Pool, opts ...Option) *Provider {
-	p := &Provider{pool: pool, cols: &columnStore{budget: DefaultColumnsBudget, markets: map[market]*columnsEntry{}}}
+	p := &Provider{pool: pool, cols: &columnStore{budget: DefaultColumnsBudget, markets: map[market]*columnsEntry{}},
+		words: &wordStore{}}
 	for _, o := range opts {
 		o(p)
 	}

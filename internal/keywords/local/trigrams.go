@@ -1,0 +1,113 @@
+package local
+
+import (
+	"slices"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Trigrams as pg_trgm cuts them: a text's words (runs of letters and digits) lower-cased,
+// each with two spaces before it and one after, cut into every three characters; a text's
+// trigram set is the union of its words'. A trigram of ASCII characters is its three bytes;
+// one holding any other character is a hash of its three runes with the top bit set
+// (pg_trgm keeps a CRC of such trigrams: equal trigrams are equal either way, and a
+// collision of the hash only adds a candidate the ranking then scores exactly).
+
+// eachWord calls f with each word of s, lower-cased (a slice of buf, valid until the next
+// call).
+func eachWord(s string, buf []byte, f func(word []byte)) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !isWordByte(c) {
+				i++
+				continue
+			}
+		} else if r, size := utf8.DecodeRuneInString(s[i:]); !isWordRune(r) {
+			i += size
+			continue
+		}
+		buf = buf[:0]
+		for i < len(s) {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if !isWordByte(c) {
+					break
+				}
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				buf = append(buf, c)
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !isWordRune(r) {
+				break
+			}
+			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+			i += size
+		}
+		f(buf)
+	}
+	return buf
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// wordTrigrams appends the trigrams of one lower-cased word to out (repeats included).
+func wordTrigrams(word []byte, out []uint32) []uint32 {
+	a, b := rune(' '), rune(' ')
+	for i := 0; i < len(word); {
+		c, size := rune(word[i]), 1
+		if c >= utf8.RuneSelf {
+			c, size = utf8.DecodeRune(word[i:])
+		}
+		out = append(out, trigramOf(a, b, c))
+		a, b = b, c
+		i += size
+	}
+	return append(out, trigramOf(a, b, ' '))
+}
+
+func trigramOf(a, b, c rune) uint32 {
+	if a|b|c < utf8.RuneSelf {
+		return uint32(a)<<16 | uint32(b)<<8 | uint32(c)
+	}
+	h := uint32(2166136261) // FNV-1a over the three runes
+	for _, r := range [3]rune{a, b, c} {
+		for k := 0; k < 4; k++ {
+			h ^= uint32(r>>(8*k)) & 0xff
+			h *= 16777619
+		}
+	}
+	return h | 1<<31
+}
+
+// textTrigrams returns the distinct trigrams of s.
+func textTrigrams(s string) []uint32 {
+	var all []uint32
+	eachWord(s, nil, func(w []byte) { all = wordTrigrams(w, all) })
+	return distinct(all)
+}
+
+// distinct sorts ts and drops repeats, in place.
+func distinct(ts []uint32) []uint32 {
+	if len(ts) < 2 {
+		return ts
+	}
+	slices.Sort(ts)
+	out := ts[:1]
+	for _, t := range ts[1:] {
+		if t != out[len(out)-1] {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,618 @@
+package local
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The word index: a market's keywords by the words they hold, for research's trigram
+// look-ups. A keyword's trigrams are its words' (trigrams.go), so the keywords that share s
+// trigrams with a term are those holding words that share them: a term's look-up reads the
+// keywords of the market's words sharing a trigram with it, rarest word first, and counts
+// each keyword's shared trigrams exactly (the union, over its words, of each word's shared
+// trigrams, a bit per trigram of the term), its similarity then being s / (n + m - s), as
+// pg_trgm's similarity() has it (n the term's trigrams, m the keyword's: the ntrgm column).
+// A keyword holding none of the words read so far shares at most the trigrams of the words
+// left, so the look-up stops when those cannot reach the similarity of the want-th best
+// keyword found: the common words ("how", "to", "make") are read only when the rare ones
+// leave their keywords a chance. The answer is the exact want most similar keywords (and
+// those tied with the last, up to twice want), where the SQL look-ups read only the keywords
+// sharing enough whole words with the term (ideas.go).
+//
+// An index is built from one version of the data (keyword_data_state's generation and
+// token) and used only for questions that see that version; others use the SQL look-ups.
+// Keyword ids are in key order (keyword_norm, collation "C"), so that every worker building
+// the same version numbers it alike and cuts ties the same way.
+
+// wordIndex is one market's keywords by word.
+type wordIndex struct {
+	version    columnsVersion
+	keys       keyTexts // keyword_norm by keyword id
+	ntrgm      []uint16 // the keywords' trigram counts (ntrgm)
+	words      []uint32 // keyword i's distinct words: words[wordEnds[i-1]:wordEnds[i]]
+	wordEnds   []uint32
+	vocab      keyTexts // the words by word id, in order
+	vocabTrgms []uint16 // their trigram counts
+	postEnds   []uint32 // word w's keywords: posts[postEnds[w-1]:postEnds[w]], ascending
+	posts      []uint32
+	byTrgm     map[uint32][]uint32 // the words holding each trigram
+
+	scratch sync.Pool // *wordScratch
+}
+
+// wordScratch is one look-up's working memory, kept for the next.
+type wordScratch struct {
+	masks []uint64 // by word id: the term's trigrams the word holds (zeroed after use)
+	seen  []uint64 // by keyword id: read already (zeroed after use)
+	mark  []uint64 // by keyword id: of a group (zeroed after use)
+}
+
+func span(ends []uint32, i int) (lo, hi uint32) {
+	if i > 0 {
+		lo = ends[i-1]
+	}
+	return lo, ends[i]
+}
+
+// wordIndexBuilder collects a market's keywords in key order.
+type wordIndexBuilder struct {
+	ix    *wordIndex
+	ids   map[string]uint32
+	df    []uint32
+	buf   []byte
+	mine  []uint32
+	trgms []uint32
+}
+
+func newWordIndexBuilder(v columnsVersion) *wordIndexBuilder {
+	return &wordIndexBuilder{ix: &wordIndex{version: v}, ids: map[string]uint32{}}
+}
+
+// add takes the next keyword: its key, its text and its trigram count.
+func (b *wordIndexBuilder) add(norm, keyword string, ntrgm int16) {
+	ix := b.ix
+	ix.keys.text = append(ix.keys.text, norm...)
+	ix.keys.ends = append(ix.keys.ends, uint32(len(ix.keys.text)))
+	ix.ntrgm = append(ix.ntrgm, uint16(max(ntrgm, 0)))
+	b.mine = b.mine[:0]
+	b.buf = eachWord(keyword, b.buf, func(w []byte) {
+		id, ok := b.ids[string(w)]
+		if !ok {
+			id = uint32(len(b.df))
+			b.ids[string(w)] = id
+			b.df = append(b.df, 0)
+			ix.vocab.text = append(ix.vocab.text, w...)
+			ix.vocab.ends = append(ix.vocab.ends, uint32(len(ix.vocab.text)))
+		}
+		if !slices.Contains(b.mine, id) {
+			b.mine = append(b.mine, id)
+		}
+	})
+	for _, id := range b.mine {
+		b.df[id]++
+	}
+	ix.words = append(ix.words, b.mine...)
+	ix.wordEnds = append(ix.wordEnds, uint32(len(ix.words)))
+}
+
+// done sorts the words, builds the postings and the trigram map.
+func (b *wordIndexBuilder) done() *wordIndex {
+	ix := b.ix
+	// Word ids in the words' order (binary search finds a word).
+	order := make([]uint32, len(b.df))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(x, y uint32) int { return strings.Compare(ix.vocab.at(int(x)), ix.vocab.at(int(y))) })
+	newID := make([]uint32, len(order))
+	var vocab keyTexts
+	df := make([]uint32, len(order))
+	for i, old := range order {
+		newID[old] = uint32(i)
+		vocab.text = append(vocab.text, ix.vocab.at(int(old))...)
+		vocab.ends = append(vocab.ends, uint32(len(vocab.text)))
+		df[i] = b.df[old]
+	}
+	ix.vocab, b.df = vocab, df
+	for i, w := range ix.words {
+		ix.words[i] = newID[w]
+	}
+	ix.vocabTrgms = make([]uint16, len(df))
+	ix.postEnds = make([]uint32, len(b.df))
+	at := make([]uint32, len(b.df))
+	var sum uint32
+	for w, n := range b.df {
+		at[w] = sum
+		sum += n
+		ix.postEnds[w] = sum
+	}
+	ix.posts = make([]uint32, sum)
+	for k := range ix.wordEnds {
+		lo, hi := span(ix.wordEnds, k)
+		for _, w := range ix.words[lo:hi] {
+			ix.posts[at[w]] = uint32(k)
+			at[w]++
+		}
+	}
+	ix.byTrgm = map[uint32][]uint32{}
+	for w := range b.df {
+		b.trgms = distinct(wordTrigrams([]byte(ix.vocab.at(w)), b.trgms[:0]))
+		ix.vocabTrgms[w] = uint16(min(len(b.trgms), math.MaxUint16))
+		for _, t := range b.trgms {
+			ix.byTrgm[t] = append(ix.byTrgm[t], uint32(w))
+		}
+	}
+	return ix
+}
+
+// wordIndexSQL reads a market's keywords by trigram count, then key.
+const wordIndexSQL = `SELECT keyword_norm, keyword, coalesce(ntrgm, 0) AS m FROM keyword_metrics
+WHERE country = $1 AND language = $2 ORDER BY m, keyword_norm`
+
+// buildWordIndex reads market m's keywords as the snapshot of tx sees them.
+func buildWordIndex(ctx context.Context, tx pgx.Tx, m market, v columnsVersion) (*wordIndex, error) {
+	b := newWordIndexBuilder(v)
+	rows, err := tx.Query(ctx, wordIndexSQL, m.country, m.language)
+	if err != nil {
+		return nil, err
+	}
+	var norm, keyword []byte
+	var n int16
+	_, err = pgx.ForEachRow(rows, []any{&norm, &keyword, &n}, func() error {
+		b.add(string(norm), string(keyword), n)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("local: word index of %s/%s: %w", m.country, m.language, err)
+	}
+	return b.done(), nil
+}
+
+// maxTermTrigrams is the most trigrams a term looked up in a word index may have (a bit
+// each); a longer term takes the SQL look-ups.
+const maxTermTrigrams = 64
+
+// termGroup is a word of a term and the market's words that stand for it: the word itself,
+// or, for the word of a term of one word and a word no keyword holds, the market's words
+// most similar to it (at most maxAlike, at least the threshold similar).
+type termGroup struct {
+	ids  []uint32
+	mask uint64 // the term's trigrams any of them holds
+	df   int    // keywords holding one of them (with repeats)
+}
+
+const maxAlike = 32
+
+// alikeBar is how similar a market's word must be to a word of a term of several words to
+// stand for it.
+const alikeBar = 0.5
+
+// similar returns the want keywords most similar to term, at least threshold similar, and
+// those tied with the want-th (up to 2 × want), each with its similarity; ok is false when
+// the term has no trigram or more than maxTermTrigrams.
+func (ix *wordIndex) similar(term string, threshold float32, want int) (out []found, ok bool) {
+	return ix.similarStats(term, threshold, want, &probeStats{})
+}
+
+type probeStats struct{ words, sets, setsRead, postings, verified int }
+
+func (ix *wordIndex) similarStats(term string, threshold float32, want int, st *probeStats) (out []found, ok bool) {
+	tg := textTrigrams(term)
+	n := len(tg)
+	if n == 0 || n > maxTermTrigrams || want <= 0 {
+		return nil, false
+	}
+	sc, _ := ix.scratch.Get().(*wordScratch)
+	if sc == nil {
+		sc = &wordScratch{masks: make([]uint64, len(ix.postEnds)), seen: make([]uint64, (len(ix.ntrgm)+63)/64),
+			mark: make([]uint64, (len(ix.ntrgm)+63)/64)}
+	}
+	defer ix.scratch.Put(sc)
+	bit := func(t uint32) uint64 {
+		i, found := slices.BinarySearch(tg, t)
+		if !found {
+			return 0
+		}
+		return 1 << i
+	}
+	// Every market word sharing a trigram with the term gets its mask (the verification of a
+	// keyword ORs its words').
+	var rel []uint32
+	for i, t := range tg {
+		for _, w := range ix.byTrgm[t] {
+			if sc.masks[w] == 0 {
+				rel = append(rel, w)
+			}
+			sc.masks[w] |= 1 << i
+		}
+	}
+	st.words = len(rel)
+	df := func(w uint32) int { lo, hi := span(ix.postEnds, int(w)); return int(hi - lo) }
+
+	// The term's words and what stands for each.
+	var groups []termGroup
+	var words [][]byte
+	eachWord(term, nil, func(w []byte) {
+		if !slices.ContainsFunc(words, func(x []byte) bool { return string(x) == string(w) }) {
+			words = append(words, slices.Clone(w))
+		}
+	})
+	for _, w := range words {
+		var own uint64
+		c := 0
+		for _, t := range distinct(wordTrigrams(w, nil)) {
+			own |= bit(t)
+			c++
+		}
+		g := termGroup{mask: own}
+		id, known := ix.vocab.find(string(w))
+		// A word stands for itself and the market's words at least alikeBar similar to
+		// it ("kettles", "nireli" for "nirelite"); the word of a term of one word, and a
+		// word no keyword holds, for the words at least threshold similar.
+		bar := threshold
+		if known && len(words) > 1 {
+			bar = max(bar, alikeBar)
+		}
+		{
+			// The market's words most similar to it.
+			type alike struct {
+				id  uint32
+				sim float32
+			}
+			var as []alike
+			for _, v := range rel {
+				s := float32(bits.OnesCount64(sc.masks[v] & own))
+				cv := ix.vocabTrgms[v]
+				if sim := s / (float32(c) + float32(cv) - s); sim >= bar || known && v == uint32(id) {
+					as = append(as, alike{v, sim})
+				}
+			}
+			slices.SortFunc(as, func(a, b alike) int { return cmp.Or(cmp.Compare(b.sim, a.sim), cmp.Compare(a.id, b.id)) })
+			for _, a := range as[:min(len(as), maxAlike)] {
+				g.ids = append(g.ids, a.id)
+			}
+		}
+		if len(g.ids) == 0 {
+			continue
+		}
+		g.mask = 0
+		for _, id := range g.ids {
+			g.mask |= sc.masks[id]
+			g.df += df(id)
+		}
+		groups = append(groups, g)
+	}
+	if len(groups) > maxTermWords {
+		slices.SortStableFunc(groups, func(a, b termGroup) int { return cmp.Compare(bits.OnesCount64(b.mask), bits.OnesCount64(a.mask)) })
+		groups = groups[:maxTermWords]
+	}
+
+	type cand struct {
+		id  uint32
+		sim float32
+	}
+	var best []cand
+	bar := threshold
+	cut := func() {
+		slices.SortFunc(best, func(a, b cand) int {
+			return cmp.Or(cmp.Compare(b.sim, a.sim), strings.Compare(ix.keys.at(int(a.id)), ix.keys.at(int(b.id))))
+		})
+		if len(best) < want {
+			return
+		}
+		k := want
+		for k < len(best) && k < 2*want && best[k].sim >= best[want-1].sim {
+			k++
+		}
+		best = best[:k]
+		bar = max(bar, best[want-1].sim)
+	}
+	reaches := func(mask uint64) bool { return float32(bits.OnesCount64(mask))/float32(n) >= bar }
+	var touched []uint32
+	verify := func(k uint32) {
+		if sc.seen[k/64]&(1<<(k%64)) != 0 {
+			return
+		}
+		sc.seen[k/64] |= 1 << (k % 64)
+		touched = append(touched, k)
+		st.verified++
+		var shared uint64
+		wlo, whi := span(ix.wordEnds, int(k))
+		for _, x := range ix.words[wlo:whi] {
+			shared |= sc.masks[x]
+		}
+		s := float32(bits.OnesCount64(shared))
+		// pg_trgm's similarity, in float4 as it computes it.
+		if sim := s / (float32(n) + float32(ix.ntrgm[k]) - s); sim >= bar {
+			best = append(best, cand{k, sim})
+			if len(best) >= 4*want {
+				cut()
+			}
+		}
+	}
+
+	// The smallest sets of the groups whose trigrams can reach the bar: a keyword holding
+	// none of a set's groups' words shares too few trigrams with the term. The cheapest
+	// first, which are the most specific and raise the bar soonest; as the bar rises, the
+	// sets are drawn again (a set that reached the old bar may not reach the new one,
+	// while some of its supersets do). A set is read by its rarest group's keywords, or,
+	// when its second rarest is not much commoner, by the keywords holding both; what was
+	// read covers every set holding the groups read (done).
+	var done []uint
+	// A word's keywords come by trigram count, and one of m ≥ n trigrams is at most n / m
+	// similar: past that bar, the rest of the list cannot reach it.
+	past := func(k uint32) bool {
+		m := float32(ix.ntrgm[k])
+		return m >= float32(n) && float32(n)/m < bar
+	}
+	covered := func(set uint) bool { return slices.ContainsFunc(done, func(d uint) bool { return set&d == d }) }
+	maskOf := func(set uint) (m uint64) {
+		for i, g := range groups {
+			if set&(1<<i) != 0 {
+				m |= g.mask
+			}
+		}
+		return m
+	}
+	// rarest returns the set's rarest group, and its second rarest (-1 for none).
+	rarest := func(set uint) (first, second int) {
+		first, second = -1, -1
+		for i, g := range groups {
+			switch {
+			case set&(1<<i) == 0:
+			case first < 0 || g.df < groups[first].df:
+				first, second = i, first
+			case second < 0 || g.df < groups[second].df:
+				second = i
+			}
+		}
+		return first, second
+	}
+	both := func(first, second int) bool {
+		return second >= 0 && groups[first].df > 4096 && groups[second].df < 16*groups[first].df
+	}
+	cost := func(set uint) int {
+		first, second := rarest(set)
+		if both(first, second) {
+			return (groups[first].df + groups[second].df) / 16
+		}
+		return groups[first].df
+	}
+	for {
+		next, nextCost := uint(0), 0
+		var reaching []uint
+		for size := 1; size <= len(groups); size++ {
+			for set := uint(1); set < 1<<len(groups); set++ {
+				if bits.OnesCount(set) != size || !reaches(maskOf(set)) ||
+					slices.ContainsFunc(reaching, func(r uint) bool { return set&r == r }) {
+					continue
+				}
+				reaching = append(reaching, set)
+				if covered(set) {
+					continue
+				}
+				st.sets++
+				if c := cost(set); next == 0 || c < nextCost {
+					next, nextCost = set, c
+				}
+			}
+		}
+		if next == 0 {
+			break
+		}
+		st.setsRead++
+		first, second := rarest(next)
+		if both(first, second) {
+			done = append(done, 1<<first|1<<second)
+			// Mark the second group's keywords, read the first's that are marked.
+			marked := make([][]uint32, len(groups[second].ids))
+			for j, id := range groups[second].ids {
+				p := ix.postings(id)
+				for i, k := range p {
+					if past(k) {
+						p = p[:i]
+						break
+					}
+					sc.mark[k/64] |= 1 << (k % 64)
+				}
+				marked[j] = p
+				st.postings += len(p)
+			}
+			for _, id := range groups[first].ids {
+				for _, k := range ix.postings(id) {
+					if past(k) {
+						break
+					}
+					st.postings++
+					if sc.mark[k/64]&(1<<(k%64)) != 0 {
+						verify(k)
+					}
+				}
+			}
+			for _, p := range marked {
+				for _, k := range p {
+					sc.mark[k/64] = 0
+				}
+			}
+			continue
+		}
+		done = append(done, 1<<first)
+		for _, id := range groups[first].ids {
+			for _, k := range ix.postings(id) {
+				if past(k) {
+					break
+				}
+				st.postings++
+				verify(k)
+			}
+		}
+	}
+	cut()
+	for _, w := range rel {
+		sc.masks[w] = 0
+	}
+	for _, k := range touched {
+		sc.seen[k/64] = 0
+	}
+	out = make([]found, len(best))
+	for i, c := range best {
+		out[i] = found{key: strings.Clone(ix.keys.at(int(c.id))), sim: c.sim, tier: -1}
+	}
+	return out, true
+}
+
+// postings are the ids of the keywords holding word w, ascending.
+func (ix *wordIndex) postings(w uint32) []uint32 {
+	lo, hi := span(ix.postEnds, int(w))
+	return ix.posts[lo:hi]
+}
+
+// intersect calls f with each id both ascending lists hold, galloping through the longer.
+func intersect(a, b []uint32, f func(uint32)) {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	for _, x := range a {
+		i, found := slices.BinarySearch(b, x)
+		if found {
+			f(x)
+		}
+		if b = b[i:]; len(b) == 0 {
+			return
+		}
+	}
+}
+
+// wordStore holds the markets' word indexes, one version each.
+type wordStore struct {
+	mu      sync.Mutex
+	markets map[market]*wordEntry
+	report  func(WordIndexBuild)
+}
+
+// WordIndexBuild reports one build of a market's word index.
+type WordIndexBuild struct {
+	Country, Language string
+	Keywords, Words   int
+	Bytes             int64
+	Took              time.Duration
+	Err               error
+}
+
+// WithWordIndexReport calls f after every build of a word index.
+func WithWordIndexReport(f func(WordIndexBuild)) Option {
+	return func(p *Provider) {
+		if p.words != nil {
+			p.words.report = f
+		}
+	}
+}
+
+// bytes is the index's size, its trigram map left out.
+func (ix *wordIndex) bytes() int64 {
+	return int64(len(ix.keys.text)+len(ix.vocab.text)) + 2*int64(len(ix.ntrgm)) +
+		4*int64(len(ix.keys.ends)+len(ix.vocab.ends)+len(ix.words)+len(ix.wordEnds)+len(ix.postEnds)+len(ix.posts))
+}
+
+type wordEntry struct {
+	version columnsVersion
+	ready   chan struct{} // closed when ix or err is set
+	ix      *wordIndex
+	err     error
+}
+
+// get returns market m's word index of version v when it is built; otherwise it starts its
+// build (in the background, unless wait) and returns nil.
+func (s *wordStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion, wait bool) (*wordIndex, error) {
+	s.mu.Lock()
+	if s.markets == nil {
+		s.markets = map[market]*wordEntry{}
+	}
+	e := s.markets[m]
+	if e == nil || e.version != v {
+		if e != nil {
+			select {
+			case <-e.ready:
+			default: // an older build still running: let it finish first
+				s.mu.Unlock()
+				if !wait {
+					return nil, nil
+				}
+				select {
+				case <-e.ready:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return s.get(ctx, pool, m, v, wait)
+			}
+		}
+		e = &wordEntry{version: v, ready: make(chan struct{})}
+		s.markets[m] = e
+		go s.build(pool, m, e)
+	}
+	s.mu.Unlock()
+	if !wait {
+		select {
+		case <-e.ready:
+		default:
+			return nil, nil
+		}
+	}
+	select {
+	case <-e.ready:
+		return e.ix, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// build reads the index of e's version; a build that finds the data moved on leaves no
+// index (the next question starts one for the new version).
+func (s *wordStore) build(pool *pgxpool.Pool, m market, e *wordEntry) {
+	t0 := time.Now()
+	defer func() {
+		close(e.ready)
+		if s.report != nil {
+			r := WordIndexBuild{Country: m.country, Language: m.language, Took: time.Since(t0), Err: e.err}
+			if e.ix != nil {
+				r.Keywords, r.Words, r.Bytes = e.ix.keys.len(), e.ix.vocab.len(), e.ix.bytes()
+			}
+			s.report(r)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), columnsLoadTimeout*4)
+	defer cancel()
+	e.err = inSnapshot(ctx, pool, func(tx pgx.Tx) error {
+		var now columnsVersion
+		if err := tx.QueryRow(ctx, `SELECT generation, token FROM keyword_data_state`).Scan(&now.data, &now.token); err != nil {
+			return err
+		}
+		if now.data != e.version.data || now.token != e.version.token {
+			return nil
+		}
+		ix, err := buildWordIndex(ctx, tx, m, e.version)
+		e.ix = ix
+		return err
+	})
+}
+
+// WithoutWordIndexes makes research use the SQL look-ups only.
+func WithoutWordIndexes() Option { return func(p *Provider) { p.words = nil } }
+
+// WaitForWordIndexes makes a question wait for its market's word index to be built,
+// instead of using the SQL look-ups meanwhile (benchmarks and tests).
+func WaitForWordIndexes() Option { return func(p *Provider) { p.waitWords = true } }
+
+// wordsOff turns the word indexes off, and wordsWaitAlways makes every question wait for
+// them (both for the tests).
+var wordsOff, wordsWaitAlways bool
