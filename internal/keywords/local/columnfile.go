@@ -105,7 +105,7 @@ func (f columnFiles) report(err error) {
 }
 
 // bytesOf views a slice of fixed-size values as its bytes.
-func bytesOf[T float64 | uint32 | uint8](s []T) []byte {
+func bytesOf[T float64 | uint32 | uint16 | uint8](s []T) []byte {
 	if len(s) == 0 {
 		return nil
 	}
@@ -113,7 +113,7 @@ func bytesOf[T float64 | uint32 | uint8](s []T) []byte {
 }
 
 // viewOf views n values of type T at b[off:], which must be aligned for T.
-func viewOf[T float64 | uint32 | uint8](b []byte, off, n int) []T {
+func viewOf[T float64 | uint32 | uint16 | uint8](b []byte, off, n int) []T {
 	if n == 0 {
 		return []T{}
 	}

@@ -64,11 +64,17 @@ func WithColumnsBudget(bytes int64) Option {
 	return func(p *Provider) { p.cols.budget = bytes }
 }
 
-// WithColumnFiles shares the keyword columns through files in dir (columnfile.go), which
-// must exist; warn, if not nil, is told of the files that could not be written or read
-// (the columns are then loaded, or kept, in the heap).
+// WithColumnFiles shares the keyword columns through files in dir (columnfile.go), and the
+// word indexes through files beside them (wordfile.go); dir must exist. warn, if not nil,
+// is told of the files that could not be written or read (the columns are then loaded, or
+// kept, in the heap; research uses its SQL look-ups).
 func WithColumnFiles(dir string, warn func(error)) Option {
-	return func(p *Provider) { p.cols.files = columnFiles{dir: dir, warn: warn} }
+	return func(p *Provider) {
+		p.cols.files = columnFiles{dir: dir, warn: warn}
+		if p.words != nil {
+			p.words.dir, p.words.warn = dir, warn
+		}
+	}
 }
 
 // columnsLoadTimeout bounds a load, which runs detached from the question that started it
@@ -295,6 +301,9 @@ func (p *Provider) KeepColumnsWarm(ctx context.Context, interval time.Duration, 
 	defer t.Stop()
 	for {
 		if err := p.WarmColumns(ctx); err != nil && ctx.Err() == nil {
+			logf(err)
+		}
+		if err := p.WarmWordIndexes(ctx); err != nil && ctx.Err() == nil {
 			logf(err)
 		}
 		select {

@@ -547,6 +547,9 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 		}
 		return nil
 	})
+	if ix != nil {
+		defer ix.release()
+	}
 	if err != nil {
 		return nil, err
 	}

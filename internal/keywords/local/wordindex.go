@@ -3,12 +3,14 @@ package local
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"math"
+	"os"
 	"math/bits"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,7 +36,7 @@ import (
 // Keyword ids are in key order (keyword_norm, collation "C"), so that every worker building
 // the same version numbers it alike and cuts ties the same way.
 
-// wordIndex is one market's keywords by word.
+// wordIndex is one market's keywords by word: views of its mapped word file (wordfile.go).
 type wordIndex struct {
 	version    columnsVersion
 	keys       keyTexts // keyword_norm by keyword id
@@ -45,9 +47,41 @@ type wordIndex struct {
 	vocabTrgms []uint16 // their trigram counts
 	postEnds   []uint32 // word w's keywords: posts[postEnds[w-1]:postEnds[w]], ascending
 	posts      []uint32
-	byTrgm     map[uint32][]uint32 // the words holding each trigram
+	trgms      []uint32 // the words' trigrams, ascending, beside the word holding each
+	trgmWords  []uint32
 
-	scratch sync.Pool // *wordScratch
+	mapped  []byte
+	refs    atomic.Int64 // the store's hold and the questions'; unmapped at 0
+	scratch sync.Pool    // *wordScratch
+}
+
+// acquire holds the index for a question until it calls release; false for one let go.
+func (ix *wordIndex) acquire() bool {
+	for {
+		n := ix.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if ix.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+func (ix *wordIndex) release() {
+	if ix.refs.Add(-1) == 0 {
+		_ = unmapFile(ix.mapped)
+	}
+}
+
+// holding returns the words holding trigram t.
+func (ix *wordIndex) holding(t uint32) []uint32 {
+	lo, _ := slices.BinarySearch(ix.trgms, t)
+	hi := lo
+	for hi < len(ix.trgms) && ix.trgms[hi] == t {
+		hi++
+	}
+	return ix.trgmWords[lo:hi]
 }
 
 // wordScratch is one look-up's working memory, kept for the next.
@@ -64,119 +98,9 @@ func span(ends []uint32, i int) (lo, hi uint32) {
 	return lo, ends[i]
 }
 
-// wordIndexBuilder collects a market's keywords in key order.
-type wordIndexBuilder struct {
-	ix    *wordIndex
-	ids   map[string]uint32
-	df    []uint32
-	buf   []byte
-	mine  []uint32
-	trgms []uint32
-}
-
-func newWordIndexBuilder(v columnsVersion) *wordIndexBuilder {
-	return &wordIndexBuilder{ix: &wordIndex{version: v}, ids: map[string]uint32{}}
-}
-
-// add takes the next keyword: its key, its text and its trigram count.
-func (b *wordIndexBuilder) add(norm, keyword string, ntrgm int16) {
-	ix := b.ix
-	ix.keys.text = append(ix.keys.text, norm...)
-	ix.keys.ends = append(ix.keys.ends, uint32(len(ix.keys.text)))
-	ix.ntrgm = append(ix.ntrgm, uint16(max(ntrgm, 0)))
-	b.mine = b.mine[:0]
-	b.buf = eachWord(keyword, b.buf, func(w []byte) {
-		id, ok := b.ids[string(w)]
-		if !ok {
-			id = uint32(len(b.df))
-			b.ids[string(w)] = id
-			b.df = append(b.df, 0)
-			ix.vocab.text = append(ix.vocab.text, w...)
-			ix.vocab.ends = append(ix.vocab.ends, uint32(len(ix.vocab.text)))
-		}
-		if !slices.Contains(b.mine, id) {
-			b.mine = append(b.mine, id)
-		}
-	})
-	for _, id := range b.mine {
-		b.df[id]++
-	}
-	ix.words = append(ix.words, b.mine...)
-	ix.wordEnds = append(ix.wordEnds, uint32(len(ix.words)))
-}
-
-// done sorts the words, builds the postings and the trigram map.
-func (b *wordIndexBuilder) done() *wordIndex {
-	ix := b.ix
-	// Word ids in the words' order (binary search finds a word).
-	order := make([]uint32, len(b.df))
-	for i := range order {
-		order[i] = uint32(i)
-	}
-	slices.SortFunc(order, func(x, y uint32) int { return strings.Compare(ix.vocab.at(int(x)), ix.vocab.at(int(y))) })
-	newID := make([]uint32, len(order))
-	var vocab keyTexts
-	df := make([]uint32, len(order))
-	for i, old := range order {
-		newID[old] = uint32(i)
-		vocab.text = append(vocab.text, ix.vocab.at(int(old))...)
-		vocab.ends = append(vocab.ends, uint32(len(vocab.text)))
-		df[i] = b.df[old]
-	}
-	ix.vocab, b.df = vocab, df
-	for i, w := range ix.words {
-		ix.words[i] = newID[w]
-	}
-	ix.vocabTrgms = make([]uint16, len(df))
-	ix.postEnds = make([]uint32, len(b.df))
-	at := make([]uint32, len(b.df))
-	var sum uint32
-	for w, n := range b.df {
-		at[w] = sum
-		sum += n
-		ix.postEnds[w] = sum
-	}
-	ix.posts = make([]uint32, sum)
-	for k := range ix.wordEnds {
-		lo, hi := span(ix.wordEnds, k)
-		for _, w := range ix.words[lo:hi] {
-			ix.posts[at[w]] = uint32(k)
-			at[w]++
-		}
-	}
-	ix.byTrgm = map[uint32][]uint32{}
-	for w := range b.df {
-		b.trgms = distinct(wordTrigrams([]byte(ix.vocab.at(w)), b.trgms[:0]))
-		ix.vocabTrgms[w] = uint16(min(len(b.trgms), math.MaxUint16))
-		for _, t := range b.trgms {
-			ix.byTrgm[t] = append(ix.byTrgm[t], uint32(w))
-		}
-	}
-	return ix
-}
-
 // wordIndexSQL reads a market's keywords by trigram count, then key.
 const wordIndexSQL = `SELECT keyword_norm, keyword, coalesce(ntrgm, 0) AS m FROM keyword_metrics
 WHERE country = $1 AND language = $2 ORDER BY m, keyword_norm`
-
-// buildWordIndex reads market m's keywords as the snapshot of tx sees them.
-func buildWordIndex(ctx context.Context, tx pgx.Tx, m market, v columnsVersion) (*wordIndex, error) {
-	b := newWordIndexBuilder(v)
-	rows, err := tx.Query(ctx, wordIndexSQL, m.country, m.language)
-	if err != nil {
-		return nil, err
-	}
-	var norm, keyword []byte
-	var n int16
-	_, err = pgx.ForEachRow(rows, []any{&norm, &keyword, &n}, func() error {
-		b.add(string(norm), string(keyword), n)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("local: word index of %s/%s: %w", m.country, m.language, err)
-	}
-	return b.done(), nil
-}
 
 // maxTermTrigrams is the most trigrams a term looked up in a word index may have (a bit
 // each); a longer term takes the SQL look-ups.
@@ -229,7 +153,7 @@ func (ix *wordIndex) similarStats(term string, threshold float32, want int, st *
 	// keyword ORs its words').
 	var rel []uint32
 	for i, t := range tg {
-		for _, w := range ix.byTrgm[t] {
+		for _, w := range ix.holding(t) {
 			if sc.masks[w] == 0 {
 				rel = append(rel, w)
 			}
@@ -477,35 +401,24 @@ func (ix *wordIndex) postings(w uint32) []uint32 {
 	return ix.posts[lo:hi]
 }
 
-// intersect calls f with each id both ascending lists hold, galloping through the longer.
-func intersect(a, b []uint32, f func(uint32)) {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	for _, x := range a {
-		i, found := slices.BinarySearch(b, x)
-		if found {
-			f(x)
-		}
-		if b = b[i:]; len(b) == 0 {
-			return
-		}
-	}
-}
-
-// wordStore holds the markets' word indexes, one version each.
+// wordStore holds the markets' word indexes, one version each. dir is where their files are
+// shared with the node's other workers ("" for the temporary directory, each file unlinked
+// once mapped).
 type wordStore struct {
+	dir     string
+	warn    func(error)
 	mu      sync.Mutex
 	markets map[market]*wordEntry
 	report  func(WordIndexBuild)
 }
 
-// WordIndexBuild reports one build of a market's word index.
+// WordIndexBuild reports one build (or mapping) of a market's word index.
 type WordIndexBuild struct {
 	Country, Language string
 	Keywords, Words   int
-	Bytes             int64
+	Bytes             int64 // the file's size
 	Took              time.Duration
+	Mapped            bool // mapped from a file another build wrote
 	Err               error
 }
 
@@ -518,21 +431,19 @@ func WithWordIndexReport(f func(WordIndexBuild)) Option {
 	}
 }
 
-// bytes is the index's size, its trigram map left out.
-func (ix *wordIndex) bytes() int64 {
-	return int64(len(ix.keys.text)+len(ix.vocab.text)) + 2*int64(len(ix.ntrgm)) +
-		4*int64(len(ix.keys.ends)+len(ix.vocab.ends)+len(ix.words)+len(ix.wordEnds)+len(ix.postEnds)+len(ix.posts))
-}
-
 type wordEntry struct {
 	version columnsVersion
 	ready   chan struct{} // closed when ix or err is set
-	ix      *wordIndex
+	ix      *wordIndex    // held by the store (one of its refs)
+	mapped  bool
 	err     error
 }
 
-// get returns market m's word index of version v when it is built; otherwise it starts its
-// build (in the background, unless wait) and returns nil.
+// wordsBuildTimeout bounds a build, which runs detached from the question that started it.
+const wordsBuildTimeout = 10 * time.Minute
+
+// get returns market m's word index of version v, held for the caller (release it), when it
+// is built; otherwise it starts its build (in the background, unless wait) and returns nil.
 func (s *wordStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion, wait bool) (*wordIndex, error) {
 	s.mu.Lock()
 	if s.markets == nil {
@@ -543,6 +454,9 @@ func (s *wordStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v col
 		if e != nil {
 			select {
 			case <-e.ready:
+				if e.ix != nil {
+					e.ix.release() // the store's hold: unmapped when no question holds it
+				}
 			default: // an older build still running: let it finish first
 				s.mu.Unlock()
 				if !wait {
@@ -570,28 +484,63 @@ func (s *wordStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v col
 	}
 	select {
 	case <-e.ready:
-		return e.ix, e.err
+		if e.err != nil || e.ix == nil || !e.ix.acquire() {
+			return nil, e.err
+		}
+		return e.ix, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-// build reads the index of e's version; a build that finds the data moved on leaves no
-// index (the next question starts one for the new version).
+// build makes the index of e's version ready: mapped from its file when another worker has
+// written it, else built from the database into the file. A build that finds the data moved
+// on leaves no index (the next question starts one for the new version).
 func (s *wordStore) build(pool *pgxpool.Pool, m market, e *wordEntry) {
 	t0 := time.Now()
 	defer func() {
-		close(e.ready)
+		if e.err != nil && s.warn != nil {
+			s.warn(e.err)
+		}
 		if s.report != nil {
-			r := WordIndexBuild{Country: m.country, Language: m.language, Took: time.Since(t0), Err: e.err}
+			r := WordIndexBuild{Country: m.country, Language: m.language, Took: time.Since(t0), Mapped: e.mapped, Err: e.err}
 			if e.ix != nil {
-				r.Keywords, r.Words, r.Bytes = e.ix.keys.len(), e.ix.vocab.len(), e.ix.bytes()
+				r.Keywords, r.Words, r.Bytes = e.ix.keys.len(), e.ix.vocab.len(), int64(len(e.ix.mapped))
 			}
 			s.report(r)
 		}
+		close(e.ready)
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), columnsLoadTimeout*4)
+	ctx, cancel := context.WithTimeout(context.Background(), wordsBuildTimeout)
 	defer cancel()
+	dir, shared := s.dir, s.dir != ""
+	if !shared {
+		dir = os.TempDir()
+	}
+	path, ok := wordPath(dir, m, e.version)
+	if !ok {
+		return
+	}
+	if !shared {
+		path = strings.TrimSuffix(path, ".words") + fmt.Sprintf("-%d-%d.words", os.Getpid(), time.Now().UnixNano())
+	} else {
+		lock, err := lockFile(ctx, path+".lock")
+		if err != nil {
+			e.err = fmt.Errorf("local: word file: lock: %w", err)
+			return
+		}
+		defer lock.Close()
+		ix, err := openWordFile(path, m, e.version, true)
+		if err == nil {
+			ix.refs.Store(1)
+			e.ix, e.mapped = ix, true
+			return
+		}
+		if !errors.Is(err, os.ErrNotExist) && s.warn != nil {
+			s.warn(err)
+		}
+	}
+	built := false
 	e.err = inSnapshot(ctx, pool, func(tx pgx.Tx) error {
 		var now columnsVersion
 		if err := tx.QueryRow(ctx, `SELECT generation, token FROM keyword_data_state`).Scan(&now.data, &now.token); err != nil {
@@ -600,10 +549,68 @@ func (s *wordStore) build(pool *pgxpool.Pool, m market, e *wordEntry) {
 		if now.data != e.version.data || now.token != e.version.token {
 			return nil
 		}
-		ix, err := buildWordIndex(ctx, tx, m, e.version)
-		e.ix = ix
+		built = true
+		return buildWordFile(ctx, tx, m, e.version, path)
+	})
+	if e.err != nil || !built {
+		if e.err != nil {
+			e.err = fmt.Errorf("local: word index of %s/%s: %w", m.country, m.language, e.err)
+		}
+		return
+	}
+	if !shared {
+		defer os.Remove(path) // the mapping stays
+	} else if err := removeOlderWordFiles(dir, m, path); err != nil && s.warn != nil {
+		s.warn(err)
+	}
+	ix, err := openWordFile(path, m, e.version, false)
+	if err != nil {
+		e.err = err
+		return
+	}
+	ix.refs.Store(1)
+	e.ix = ix
+}
+
+// WarmWordIndexes builds (or maps) the word index of every market research would use one
+// for, as the data stands, so that research after a worker starts or after an import does
+// not use the SQL look-ups while the first question's build runs.
+func (p *Provider) WarmWordIndexes(ctx context.Context) error {
+	if p.words == nil || wordsOff {
+		return nil
+	}
+	var v columnsVersion
+	var markets []market
+	err := inSnapshot(ctx, p.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT generation, token FROM keyword_data_state`).Scan(&v.data, &v.token); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT m.country, m.language FROM (SELECT DISTINCT country, language FROM keyword_words) m
+			WHERE (SELECT count(*) FROM (SELECT FROM keyword_metrics k WHERE k.country = m.country AND k.language = m.language LIMIT $1) s) > $2`,
+			ideasRankAll+1, ideasRankAll)
+		if err != nil {
+			return err
+		}
+		var m market
+		_, err = pgx.ForEachRow(rows, []any{&m.country, &m.language}, func() error {
+			markets = append(markets, m)
+			return nil
+		})
 		return err
 	})
+	if err != nil {
+		return fmt.Errorf("local: word indexes: %w", err)
+	}
+	for _, m := range markets {
+		ix, err := p.words.get(ctx, p.pool, m, v, true)
+		if err != nil {
+			return err
+		}
+		if ix != nil {
+			ix.release()
+		}
+	}
+	return nil
 }
 
 // WithoutWordIndexes makes research use the SQL look-ups only.
