@@ -267,7 +267,12 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 	if columnsMB >= 0 {
 		opts = append(opts, local.WithColumnsBudget(int64(columnsMB)<<20))
 	}
-	kp, err := timeColumns(ctx, pool, opts, &res)
+	columnsDir, err := os.MkdirTemp("", "benchscale-columns")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(columnsDir) // the mappings outlive the files' names
+	kp, err := timeColumns(ctx, pool, opts, columnsDir, &res)
 	if err != nil {
 		return res, err
 	}
@@ -311,15 +316,10 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 }
 
 // timeColumns times the keyword columns made ready twice over a column directory of its
-// own: by a provider that reads them from the database and writes their files, then by
-// one that maps those files (as a second worker of a machine does). It returns the second,
+// own (dir, where the word indexes' files go too): by a provider that reads them from the
+// database and writes their files, then by one that maps those files (as a second worker of a machine does). It returns the second,
 // which answers the in-process questions.
-func timeColumns(ctx context.Context, pool *pgxpool.Pool, opts []local.Option, res *result) (*local.Provider, error) {
-	dir, err := os.MkdirTemp("", "benchscale-columns")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir) // the mapping outlives the file's name
+func timeColumns(ctx context.Context, pool *pgxpool.Pool, opts []local.Option, dir string, res *result) (*local.Provider, error) {
 	var warned error
 	opts = append(slices.Clip(opts), local.WithColumnFiles(dir, func(err error) { warned = errors.Join(warned, err) }))
 	var p *local.Provider

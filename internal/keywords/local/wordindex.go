@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"math/bits"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -437,6 +437,20 @@ type wordEntry struct {
 	ix      *wordIndex    // held by the store (one of its refs)
 	mapped  bool
 	err     error
+	ended   time.Time
+}
+
+// wordsRetry is how long after a failed build the next question tries again.
+const wordsRetry = time.Minute
+
+// failed reports a build that ended without an index, long enough ago to try again.
+func (e *wordEntry) failed() bool {
+	select {
+	case <-e.ready:
+		return e.ix == nil && time.Since(e.ended) > wordsRetry
+	default:
+		return false
+	}
 }
 
 // wordsBuildTimeout bounds a build, which runs detached from the question that started it.
@@ -450,6 +464,9 @@ func (s *wordStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v col
 		s.markets = map[market]*wordEntry{}
 	}
 	e := s.markets[m]
+	if e != nil && e.version == v && e.failed() {
+		e = nil // a failed build is tried again after wordsRetry
+	}
 	if e == nil || e.version != v {
 		if e != nil {
 			select {
@@ -484,8 +501,8 @@ func (s *wordStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v col
 	}
 	select {
 	case <-e.ready:
-		if e.err != nil || e.ix == nil || !e.ix.acquire() {
-			return nil, e.err
+		if e.ix == nil || !e.ix.acquire() {
+			return nil, nil // the SQL look-ups answer (a failure was warned of)
 		}
 		return e.ix, nil
 	case <-ctx.Done():
@@ -509,6 +526,7 @@ func (s *wordStore) build(pool *pgxpool.Pool, m market, e *wordEntry) {
 			}
 			s.report(r)
 		}
+		e.ended = time.Now()
 		close(e.ready)
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), wordsBuildTimeout)
