@@ -54,6 +54,12 @@ const DefaultIdeasLimit = 50
 //     stop words and a few shared letters only ("how to make a budget" for "how to make
 //     cold brew at home", "how to bake" for "how to brew"), which rank low when found.
 //
+// Where the market's word index is built for the data the question sees (wordindex.go),
+// the most similar come from it instead of the tier walk: the want most similar among the
+// keywords holding the term's words or near spellings of them, scored exactly as
+// similarity() scores them (the index finds what the walk finds and more, in a fraction of
+// its time). The full-text matches still come from the tiers.
+//
 // Of these, a term passes on its limit most relevant (and those tied with the last): only
 // they can be among the limit most relevant to all the terms. The keywords passed on and
 // the terms themselves are then ranked by the formula above against every term.
