@@ -437,6 +437,7 @@ type wordEntry struct {
 	ix      *wordIndex    // held by the store (one of its refs)
 	mapped  bool
 	err     error
+	started time.Time
 	ended   time.Time
 }
 
@@ -467,6 +468,13 @@ func (s *wordStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v col
 	if e != nil && e.version == v && e.failed() {
 		e = nil // a failed build is tried again after wordsRetry
 	}
+	if e != nil && v.data < e.version.data && time.Since(e.started) < wordsRetry {
+		// A question on a snapshot older than the index's data (it began before an
+		// import's switch) answers in SQL rather than build the old data again. A lower
+		// generation that lasts is a restored backup's, which gets its index.
+		s.mu.Unlock()
+		return nil, nil
+	}
 	if e == nil || e.version != v {
 		if e != nil {
 			select {
@@ -487,7 +495,7 @@ func (s *wordStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v col
 				return s.get(ctx, pool, m, v, wait)
 			}
 		}
-		e = &wordEntry{version: v, ready: make(chan struct{})}
+		e = &wordEntry{version: v, ready: make(chan struct{}), started: time.Now()}
 		s.markets[m] = e
 		go s.build(pool, m, e)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/contentapi/contentapi/internal/keywords"
 	"github.com/contentapi/contentapi/internal/testenv"
 )
 
@@ -189,5 +190,52 @@ func TestWordFileChangedIsBuiltAgain(t *testing.T) {
 	after, _ := again.similar(term, 0.3, 50)
 	if !slices.Equal(after, before) {
 		t.Errorf("after the rebuild %v, before %v", after, before)
+	}
+}
+
+// A write to the keyword data moves research to an index of the new data: a keyword added
+// after the first question is found by the next, from an index built for the new version.
+func TestWordIndexFollowsTheData(t *testing.T) {
+	rankAll := ideasRankAll
+	t.Cleanup(func() { ideasRankAll = rankAll })
+	ideasRankAll = 0
+	rng := rand.New(rand.NewPCG(11, 11))
+	pool, vocab := wordMarket(t, rng, 2000)
+	p := New(pool)
+	ctx := context.Background()
+	term := vocab[5] + " " + vocab[6]
+	added := strings.ToLower(term) + " qzq"
+	ask := func() []string {
+		list, err := p.Ideas(ctx, keywords.IdeasRequest{Topic: term, Country: "ie", Language: "en", Limit: 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, k := range list.Ideas {
+			out = append(out, k.Keyword)
+		}
+		return out
+	}
+	version := func() columnsVersion {
+		var v columnsVersion
+		if err := pool.QueryRow(ctx, `SELECT generation, token FROM keyword_data_state`).Scan(&v.data, &v.token); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if got := ask(); slices.Contains(got, added) {
+		t.Fatalf("%q before it was added: %v", added, got)
+	}
+	if e := p.words.markets[market{"ie", "en"}]; e == nil || e.version != version() || e.ix == nil {
+		t.Fatalf("no index of the data after the first question: %+v", e)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO keyword_metrics (keyword, country, language, source) VALUES ($1, 'ie', 'en', 'test')`, added); err != nil {
+		t.Fatal(err)
+	}
+	if got := ask(); !slices.Contains(got, added) {
+		t.Errorf("%q not found after it was added: %v", added, got)
+	}
+	if e := p.words.markets[market{"ie", "en"}]; e == nil || e.version != version() || e.ix == nil {
+		t.Errorf("the index is not of the new data: %+v", e)
 	}
 }
