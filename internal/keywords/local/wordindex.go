@@ -18,23 +18,29 @@ import (
 )
 
 // The word index: a market's keywords by the words they hold, for research's trigram
-// look-ups. A keyword's trigrams are its words' (trigrams.go), so the keywords that share s
-// trigrams with a term are those holding words that share them: a term's look-up reads the
-// keywords of the market's words sharing a trigram with it, rarest word first, and counts
-// each keyword's shared trigrams exactly (the union, over its words, of each word's shared
-// trigrams, a bit per trigram of the term), its similarity then being s / (n + m - s), as
-// pg_trgm's similarity() has it (n the term's trigrams, m the keyword's: the ntrgm column).
-// A keyword holding none of the words read so far shares at most the trigrams of the words
-// left, so the look-up stops when those cannot reach the similarity of the want-th best
-// keyword found: the common words ("how", "to", "make") are read only when the rare ones
-// leave their keywords a chance. The answer is the exact want most similar keywords (and
-// those tied with the last, up to twice want), where the SQL look-ups read only the keywords
-// sharing enough whole words with the term (ideas.go).
+// look-ups. A keyword's trigrams are its words' (trigrams.go), so what a keyword shares with
+// a term is what its words share: each market word sharing a trigram with the term gets a
+// bitmask of the term's trigrams it holds, and a keyword's shared trigrams are the OR of its
+// words' masks, counted exactly; its similarity is then s / (n + m - s) in float4, as
+// pg_trgm's similarity() computes it (n the term's trigrams, m the keyword's: ntrgm).
+//
+// Which keywords are read: each word of the term stands for itself and the market's words
+// at least alikeBar similar to it (the word of a term of one word, and a word no keyword
+// holds, for the maxAlike most similar at the threshold), and the keywords read are those
+// holding the words of a set of the term's words whose trigrams can reach the bar (the
+// want-th best similarity found so far; the threshold at first). Sets are read cheapest
+// first and drawn again as the bar rises (see similar). A word's keywords come by trigram
+// count, and one of m ≥ n trigrams is at most n / m similar, so a list is read only as far
+// as its keywords can reach the bar. The answer is the want most similar of the keywords
+// read (and those tied with the last, up to twice want): the same keywords the SQL tier
+// walk reads (those sharing enough of the term's words) and those sharing near spellings of
+// them, in a fraction of the time (docs/keyword-data-at-scale.md). Keywords similar to the
+// term only through pieces of other words are found by neither.
 //
 // An index is built from one version of the data (keyword_data_state's generation and
 // token) and used only for questions that see that version; others use the SQL look-ups.
-// Keyword ids are in key order (keyword_norm, collation "C"), so that every worker building
-// the same version numbers it alike and cuts ties the same way.
+// Keyword ids are in (trigram count, keyword_norm) order, so that every worker building the
+// same version numbers it alike and cuts ties the same way (by key).
 
 // wordIndex is one market's keywords by word: views of its mapped word file (wordfile.go).
 type wordIndex struct {
@@ -121,16 +127,18 @@ const maxAlike = 32
 // stand for it.
 const alikeBar = 0.5
 
-// similar returns the want keywords most similar to term, at least threshold similar, and
-// those tied with the want-th (up to 2 × want), each with its similarity; ok is false when
-// the term has no trigram or more than maxTermTrigrams.
+// similar returns the want keywords most similar to term of those its word sets read (see
+// above), at least threshold similar, and those tied with the want-th (up to 2 × want), each
+// with its similarity; ok is false when the term has no trigram or more than
+// maxTermTrigrams.
 func (ix *wordIndex) similar(term string, threshold float32, want int) (out []found, ok bool) {
-	return ix.similarStats(term, threshold, want, &probeStats{})
+	return ix.similarStats(term, threshold, want, &lookupStats{})
 }
 
-type probeStats struct{ words, sets, setsRead, postings, verified int }
+// lookupStats counts what a look-up read (for the timings test).
+type lookupStats struct{ words, sets, setsRead, postings, verified int }
 
-func (ix *wordIndex) similarStats(term string, threshold float32, want int, st *probeStats) (out []found, ok bool) {
+func (ix *wordIndex) similarStats(term string, threshold float32, want int, st *lookupStats) (out []found, ok bool) {
 	tg := textTrigrams(term)
 	n := len(tg)
 	if n == 0 || n > maxTermTrigrams || want <= 0 {
