@@ -97,7 +97,12 @@ func localProvider(ctx context.Context, a *app.App) (keywords.Provider, error) {
 	base := columnsDir(cfg, a.Log)
 	providers := map[string]*local.Provider{}
 	for _, u := range urls {
-		opts := []local.Option{local.WithColumnsBudget(budget)}
+		opts := []local.Option{local.WithColumnsBudget(budget), local.WithWordIndexReport(func(b local.WordIndexBuild) {
+			if b.Err == nil && b.Keywords > 0 {
+				a.Log.Info("research word index ready", "market", b.Country+"/"+b.Language, "keywords", b.Keywords,
+					"mb", b.Bytes>>20, "took", b.Took.Round(time.Millisecond).String(), "mapped", b.Mapped)
+			}
+		})}
 		if dir, err := databaseColumnsDir(base, cmp.Or(u, cfg.DatabaseURL)); err != nil {
 			a.Log.Warn("keyword columns: no column files, each worker loads its own", "err", err)
 		} else if dir != "" {

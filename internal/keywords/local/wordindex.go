@@ -440,23 +440,30 @@ func WithWordIndexReport(f func(WordIndexBuild)) Option {
 }
 
 type wordEntry struct {
-	version columnsVersion
-	ready   chan struct{} // closed when ix or err is set
-	ix      *wordIndex    // held by the store (one of its refs)
-	mapped  bool
-	err     error
-	started time.Time
-	ended   time.Time
+	version  columnsVersion
+	ready    chan struct{} // closed when ix or err is set
+	ix       *wordIndex    // held by the store (one of its refs)
+	mapped   bool
+	err      error
+	started  time.Time
+	ended    time.Time
+	failures int // builds of this version that failed before this one
 }
 
-// wordsRetry is how long after a failed build the next question tries again.
-const wordsRetry = time.Minute
+// wordsRetry is how long after a failed build the next question tries again, doubled
+// after each failure of the same version up to wordsRetryMax (a full disk should not have
+// every worker read the market from PostgreSQL every minute).
+const (
+	wordsRetry    = time.Minute
+	wordsRetryMax = time.Hour
+)
 
 // failed reports a build that ended without an index, long enough ago to try again.
 func (e *wordEntry) failed() bool {
 	select {
 	case <-e.ready:
-		return e.ix == nil && time.Since(e.ended) > wordsRetry
+		wait := min(wordsRetry<<min(e.failures, 6), wordsRetryMax)
+		return e.ix == nil && time.Since(e.ended) > wait
 	default:
 		return false
 	}
@@ -473,8 +480,10 @@ func (s *wordStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v col
 		s.markets = map[market]*wordEntry{}
 	}
 	e := s.markets[m]
+	failures := 0
 	if e != nil && e.version == v && e.failed() {
-		e = nil // a failed build is tried again after wordsRetry
+		failures = e.failures + 1
+		e = nil // a failed build is tried again after a while
 	}
 	if e != nil && v.data < e.version.data && time.Since(e.started) < wordsRetry {
 		// A question on a snapshot older than the index's data (it began before an
@@ -503,7 +512,7 @@ func (s *wordStore) get(ctx context.Context, pool *pgxpool.Pool, m market, v col
 				return s.get(ctx, pool, m, v, wait)
 			}
 		}
-		e = &wordEntry{version: v, ready: make(chan struct{}), started: time.Now()}
+		e = &wordEntry{version: v, ready: make(chan struct{}), started: time.Now(), failures: failures}
 		s.markets[m] = e
 		go s.build(pool, m, e)
 	}
@@ -574,6 +583,13 @@ func (s *wordStore) build(pool *pgxpool.Pool, m market, e *wordEntry) {
 			s.warn(err)
 		}
 	}
+	if shared {
+		// The market's older files go first: the disk then holds one index of the market
+		// and this build's parts, not two indexes (workers mapping an old file keep it).
+		if err := removeOlderWordFiles(dir, m, path); err != nil && s.warn != nil {
+			s.warn(err)
+		}
+	}
 	built := false
 	e.err = inSnapshot(ctx, pool, func(tx pgx.Tx) error {
 		var now columnsVersion
@@ -594,8 +610,6 @@ func (s *wordStore) build(pool *pgxpool.Pool, m market, e *wordEntry) {
 	}
 	if !shared {
 		defer os.Remove(path) // the mapping stays
-	} else if err := removeOlderWordFiles(dir, m, path); err != nil && s.warn != nil {
-		s.warn(err)
 	}
 	ix, err := openWordFile(path, m, e.version, false)
 	if err != nil {
