@@ -68,6 +68,9 @@ type Config struct {
 	// KeywordColumnsDir is where the workers of a machine share the keyword columns through
 	// files: "" for the user's cache directory, "off" for none.
 	KeywordColumnsDir string
+	// KeywordWordIndex has research read each large market's word index (shared through
+	// files in KeywordColumnsDir); false leaves it to its SQL look-ups.
+	KeywordWordIndex bool
 	// KeywordMarketDatabases are the markets whose keyword data lives in a database of its
 	// own (the local provider), each once; every other market's is in DATABASE_URL's.
 	KeywordMarketDatabases []MarketDatabase
@@ -159,6 +162,7 @@ var vars = []struct {
 	{"KEYWORD_CACHE_TTL", "24h", false},
 	{"KEYWORD_COLUMNS_MB", "640", false},
 	{"KEYWORD_COLUMNS_DIR", "", false},
+	{"KEYWORD_WORD_INDEX", "true", false},
 	{"KEYWORD_MARKET_DATABASES", "", true},
 	{"DATAFORSEO_LOGIN", "", true},
 	{"DATAFORSEO_PASSWORD", "", true},
@@ -277,6 +281,7 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		KeywordCacheTTL:         dur("KEYWORD_CACHE_TTL", 0),
 		KeywordColumnsMB:        integer("KEYWORD_COLUMNS_MB", 0, 1<<20),
 		KeywordColumnsDir:       get("KEYWORD_COLUMNS_DIR"),
+		KeywordWordIndex:        boolean("KEYWORD_WORD_INDEX"),
 		DataForSEOLogin:         get("DATAFORSEO_LOGIN"),
 		DataForSEOPassword:      get("DATAFORSEO_PASSWORD"),
 		DataForSEOBaseURL:       absURL("DATAFORSEO_BASE_URL", "http", "https"),

@@ -103,6 +103,9 @@ func localProvider(ctx context.Context, a *app.App) (keywords.Provider, error) {
 					"mb", b.Bytes>>20, "took", b.Took.Round(time.Millisecond).String(), "mapped", b.Mapped)
 			}
 		})}
+		if !cfg.KeywordWordIndex {
+			opts = append(opts, local.WithoutWordIndexes())
+		}
 		if dir, err := databaseColumnsDir(base, cmp.Or(u, cfg.DatabaseURL)); err != nil {
 			a.Log.Warn("keyword columns: no column files, each worker loads its own", "err", err)
 		} else if dir != "" {

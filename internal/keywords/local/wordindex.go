@@ -40,7 +40,7 @@ import (
 // An index is built from one version of the data (keyword_data_state's generation and
 // token) and used only for questions that see that version; others use the SQL look-ups.
 // Keyword ids are in (trigram count, keyword_norm) order, so that every worker building the
-// same version numbers it alike and cuts ties the same way (by key).
+// same version numbers it alike and cuts ties the same way (by id).
 
 // wordIndex is one market's keywords by word: views of its mapped word file (wordfile.go).
 type wordIndex struct {
@@ -236,9 +236,9 @@ func (ix *wordIndex) similarStats(term string, threshold float32, want int, st *
 	var best []cand
 	bar := threshold
 	cut := func() {
-		slices.SortFunc(best, func(a, b cand) int {
-			return cmp.Or(cmp.Compare(b.sim, a.sim), strings.Compare(ix.keys.at(int(a.id)), ix.keys.at(int(b.id))))
-		})
+		// Ties by id, the same in every worker's build of the data (and the keys' pages
+		// are left unread).
+		slices.SortFunc(best, func(a, b cand) int { return cmp.Or(cmp.Compare(b.sim, a.sim), cmp.Compare(a.id, b.id)) })
 		if len(best) < want {
 			return
 		}
