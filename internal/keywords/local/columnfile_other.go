@@ -12,8 +12,6 @@ var errNoMapping = errors.New("local: column files are mapped on unix systems on
 
 func mapFile(*os.File, int) ([]byte, error) { return nil, errNoMapping }
 
-func mapFileWritable(*os.File, int) ([]byte, error) { return nil, errNoMapping }
-
 func unmapFile([]byte) error { return nil }
 
 func lockFile(context.Context, string) (*os.File, error) { return nil, errNoMapping }

@@ -18,15 +18,6 @@ func mapFile(f *os.File, size int) ([]byte, error) {
 	return syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
 }
 
-// mapFileWritable maps size bytes of f for reading and writing, shared: what is written
-// goes to the file.
-func mapFileWritable(f *os.File, size int) ([]byte, error) {
-	if size == 0 {
-		return []byte{}, nil
-	}
-	return syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-}
-
 func unmapFile(b []byte) error {
 	if len(b) == 0 {
 		return nil
