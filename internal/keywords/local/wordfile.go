@@ -89,13 +89,19 @@ func wordFileHeader(m market, v columnsVersion) wordHeader {
 	return h
 }
 
-// openWordFile maps the word file at path, which must hold market m's index at version v.
+// openWordFile maps the word file at path, which must hold market m's index at version v;
+// summed checks it whole first (a file this process did not write).
 func openWordFile(path string, m market, v columnsVersion, summed bool) (*wordIndex, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	kept := false
+	defer func() {
+		if !kept {
+			_ = f.Close()
+		}
+	}()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -116,7 +122,19 @@ func openWordFile(path string, m market, v columnsVersion, summed bool) (*wordIn
 	if int64(l.size) != st.Size() {
 		return nil, fmt.Errorf("%w %s: %d bytes, its header says %d", errColumnFile, path, st.Size(), l.size)
 	}
-	b, err := mapFile(f, l.size)
+	if summed {
+		sum := crc32.New(castagnoli)
+		if _, err := io.Copy(sum, io.NewSectionReader(f, wordHeaderSize, int64(l.size-wordHeaderSize))); err != nil {
+			return nil, err
+		}
+		if got := sum.Sum32(); got != h.Sum {
+			return nil, fmt.Errorf("%w %s: its checksum is %08x, its header says %08x", errColumnFile, path, got, h.Sum)
+		}
+	}
+	// The keys' texts are left out of the mapping and read as answers need them: a look-up
+	// returns a few hundred keys from anywhere in the file, and mapped they would end up
+	// resident whole.
+	b, err := mapFile(f, l.keyText)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +148,7 @@ func openWordFile(path string, m market, v columnsVersion, summed bool) (*wordIn
 		if err := unmapFile(b); err != nil {
 			return nil, err
 		}
-		if b, err = mapFile(f, l.size); err != nil {
+		if b, err = mapFile(f, l.keyText); err != nil {
 			return nil, err
 		}
 	}
@@ -139,23 +157,18 @@ func openWordFile(path string, m market, v columnsVersion, summed bool) (*wordIn
 		_ = unmapFile(b)
 		return nil, err
 	}
-	ix.version = v
+	ix.version, ix.file, ix.keyText, ix.size = v, f, int64(l.keyText), int64(l.size)
+	kept = true
 	return ix, nil
 }
 
-// wordIndexOf views a mapped word file, checked: its checksum when summed, and that every
-// list's ends rise within its array and every id is in range, so that no look-up reads out
-// of the mapping.
-func wordIndexOf(b []byte, h wordHeader, l wordLayout, summed bool) (*wordIndex, error) {
-	if summed {
-		if got := crc32.Checksum(b[wordHeaderSize:], castagnoli); got != h.Sum {
-			return nil, fmt.Errorf("its checksum is %08x, its header says %08x", got, h.Sum)
-		}
-	}
-	checked := summed
+// wordIndexOf views a mapped word file (all but the keys' texts), checked when checked:
+// every list's ends rise within its array and every id is in range, so that no look-up
+// reads out of the mapping.
+func wordIndexOf(b []byte, h wordHeader, l wordLayout, checked bool) (*wordIndex, error) {
 	n, w, v, t := int(h.N), int(h.W), int(h.V), int(h.T)
 	ix := &wordIndex{mapped: b}
-	ix.keys = keyTexts{ends: viewOf[uint32](b, l.keyEnds, n), text: b[l.keyText:l.size:l.size]}
+	ix.keys = keyTexts{ends: viewOf[uint32](b, l.keyEnds, n)} // the texts are read from the file
 	ix.ntrgm = viewOf[uint16](b, l.ntrgm, n)
 	ix.wordEnds = viewOf[uint32](b, l.wordEnds, n)
 	ix.words = viewOf[uint32](b, l.words, w)
@@ -187,7 +200,7 @@ func wordIndexOf(b []byte, h wordHeader, l wordLayout, summed bool) (*wordIndex,
 		return true
 	}
 	switch {
-	case !rising(ix.keys.ends, len(ix.keys.text)) || !rising(ix.vocab.ends, len(ix.vocab.text)):
+	case !rising(ix.keys.ends, int(h.KeyText)) || !rising(ix.vocab.ends, len(ix.vocab.text)):
 		return nil, errors.New("its texts are out of order")
 	case !rising(ix.wordEnds, w) || !rising(ix.postEnds, w):
 		return nil, errors.New("its lists are out of order")

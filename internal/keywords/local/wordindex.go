@@ -56,8 +56,11 @@ type wordIndex struct {
 	trgms      []uint32 // the words' trigrams, ascending, beside the word holding each
 	trgmWords  []uint32
 
-	mapped  []byte
-	refs    atomic.Int64 // the store's hold and the questions'; unmapped at 0
+	mapped  []byte   // the file but the keys' texts
+	file    *os.File // the file, open for the keys' texts (at keyText)
+	keyText int64
+	size    int64        // the file's
+	refs    atomic.Int64 // the store's hold and the questions'; unmapped and closed at 0
 	scratch sync.Pool    // *wordScratch
 }
 
@@ -77,7 +80,18 @@ func (ix *wordIndex) acquire() bool {
 func (ix *wordIndex) release() {
 	if ix.refs.Add(-1) == 0 {
 		_ = unmapFile(ix.mapped)
+		_ = ix.file.Close()
 	}
+}
+
+// key reads keyword k's key from the file.
+func (ix *wordIndex) key(k uint32) (string, error) {
+	lo, hi := span(ix.keys.ends, int(k))
+	b := make([]byte, hi-lo)
+	if _, err := ix.file.ReadAt(b, ix.keyText+int64(lo)); err != nil {
+		return "", err
+	}
+	return string(b), nil
 }
 
 // holding returns the words holding trigram t.
@@ -398,7 +412,11 @@ func (ix *wordIndex) similarStats(term string, threshold float32, want int, st *
 	}
 	out = make([]found, len(best))
 	for i, c := range best {
-		out[i] = found{key: strings.Clone(ix.keys.at(int(c.id))), sim: c.sim, tier: -1}
+		key, err := ix.key(c.id)
+		if err != nil {
+			return nil, false // the SQL look-ups answer
+		}
+		out[i] = found{key: key, sim: c.sim, tier: -1}
 	}
 	return out, true
 }
@@ -547,7 +565,7 @@ func (s *wordStore) build(pool *pgxpool.Pool, m market, e *wordEntry) {
 		if s.report != nil {
 			r := WordIndexBuild{Country: m.country, Language: m.language, Took: time.Since(t0), Mapped: e.mapped, Err: e.err}
 			if e.ix != nil {
-				r.Keywords, r.Words, r.Bytes = e.ix.keys.len(), e.ix.vocab.len(), int64(len(e.ix.mapped))
+				r.Keywords, r.Words, r.Bytes = e.ix.keys.len(), e.ix.vocab.len(), e.ix.size
 			}
 			s.report(r)
 		}

@@ -37,7 +37,7 @@ func TestWordIndexTimings(t *testing.T) {
 		t.Fatalf("no index: %v", err)
 	}
 	defer ix.release()
-	t.Logf("built in %s, %d MB; after the build:", time.Since(t0).Round(time.Millisecond), len(ix.mapped)>>20)
+	t.Logf("built in %s, %d MB; after the build:", time.Since(t0).Round(time.Millisecond), ix.size>>20)
 	status, _ := os.ReadFile("/proc/self/status")
 	for _, l := range strings.Split(string(status), "\n") {
 		if strings.HasPrefix(l, "VmHWM") || strings.HasPrefix(l, "RssAnon") || strings.HasPrefix(l, "RssFile") {
