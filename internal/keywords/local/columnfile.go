@@ -268,16 +268,23 @@ func checkMapped(b []byte, ends []uint32, text int, sum uint32, summed bool) err
 // files beside them; and the temporary files of writes that a crash cut short (older than
 // a load may take).
 func removeOlderColumnFiles(dir string, m market, keep string) error {
-	names, err := filepath.Glob(filepath.Join(dir, m.country+"-"+m.language+"-*"))
+	return removeOlderFiles(dir, m, keep, ".cols", 2*columnsLoadTimeout)
+}
+
+// removeOlderFiles removes market m's files of the kind ext (".cols", ".words") other than
+// keep, their lock files, and the kind's temporary files (named "."+ext+"-*") older than
+// stale, which a crash left behind.
+func removeOlderFiles(dir string, m market, keep, ext string, stale time.Duration) error {
+	names, err := filepath.Glob(filepath.Join(dir, m.country+"-"+m.language+"-*"+ext+"*"))
 	if err != nil {
 		return err
 	}
-	temps, err := filepath.Glob(filepath.Join(dir, ".cols-*"))
+	temps, err := filepath.Glob(filepath.Join(dir, ext+"-*"))
 	if err != nil {
 		return err
 	}
 	for _, name := range temps {
-		if st, err := os.Stat(name); err == nil && time.Since(st.ModTime()) > 2*columnsLoadTimeout {
+		if st, err := os.Stat(name); err == nil && time.Since(st.ModTime()) > stale {
 			names = append(names, name)
 		}
 	}
@@ -285,7 +292,7 @@ func removeOlderColumnFiles(dir string, m market, keep string) error {
 	for _, name := range names {
 		base := filepath.Base(name)
 		if name == keep || name == keep+".lock" ||
-			!(strings.HasSuffix(name, ".cols") || strings.HasSuffix(name, ".cols.lock") || strings.HasPrefix(base, ".cols-")) {
+			!(strings.HasSuffix(name, ext) || strings.HasSuffix(name, ext+".lock") || strings.HasPrefix(base, ext+"-")) {
 			continue
 		}
 		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {

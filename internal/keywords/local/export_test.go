@@ -80,16 +80,10 @@ func AlikeLookup() (sql, settings string) { return alikeSQL, alikeSettings }
 // The package's tests wait for the word indexes rather than race their builds.
 func init() { wordsWaitAlways = true }
 
-// WordIndexesOff makes research use the SQL look-ups only until the test ends.
-func WordIndexesOff(t *testing.T) {
+// WordIndexes makes research use the word indexes (on) or the SQL look-ups only until the
+// test ends.
+func WordIndexes(t *testing.T, on bool) {
 	old := wordsOff
 	t.Cleanup(func() { wordsOff = old })
-	wordsOff = true
-}
-
-// WordIndexesOn makes research use the word indexes until the test ends.
-func WordIndexesOn(t *testing.T) {
-	old := wordsOff
-	t.Cleanup(func() { wordsOff = old })
-	wordsOff = false
+	wordsOff = !on
 }

@@ -142,7 +142,7 @@ func ideasAnswer(t *testing.T, p *local.Provider, r keywords.IdeasRequest, leave
 // the answer but the few documented above: the answers are otherwise the same, in the same
 // order.
 func TestIdeasBoundedSameAsFull(t *testing.T) {
-	local.WordIndexesOff(t)
+	local.WordIndexes(t, false)
 	testBounded(t, nil, false)
 }
 
@@ -155,7 +155,7 @@ func TestIdeasIndexedSameAsFull(t *testing.T) {
 // With as few candidates as the limit, every tier look-up is cut short and the similarity
 // bar rises tier by tier: the answers are still the full ranking's.
 func TestIdeasBoundedFewCandidates(t *testing.T) {
-	local.WordIndexesOff(t)
+	local.WordIndexes(t, false)
 	testBounded(t, func(limit int) int { return limit }, false)
 	t.Run("indexed", func(t *testing.T) { testBounded(t, func(limit int) int { return limit }, true) })
 }
@@ -165,7 +165,7 @@ func TestIdeasBoundedFewCandidates(t *testing.T) {
 func testBounded(t *testing.T, want func(limit int) int, indexed bool) {
 	p := local.New(db(t))
 	if indexed {
-		local.WordIndexesOn(t)
+		local.WordIndexes(t, true)
 	}
 	var full [][]string
 	for _, r := range ideaRequests {

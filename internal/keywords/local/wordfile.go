@@ -2,6 +2,7 @@ package local
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -13,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5"
@@ -303,19 +303,16 @@ func buildWordFile(ctx context.Context, tx pgx.Tx, m market, v columnsVersion, p
 	var pairs []pair
 	var trg []uint32
 	vocabText := 0
+	vocabTrgms := make([]uint16, len(vocab))
 	for i, old := range order {
 		trg = distinct(wordTrigrams([]byte(vocab[old]), trg[:0]))
 		for _, t := range trg {
 			pairs = append(pairs, pair{t, uint32(i)})
 		}
+		vocabTrgms[i] = uint16(min(len(trg), math.MaxUint16))
 		vocabText += len(vocab[old])
 	}
-	slices.SortFunc(pairs, func(a, b pair) int {
-		if a.t != b.t {
-			return cmpU32(a.t, b.t)
-		}
-		return cmpU32(a.w, b.w)
-	})
+	slices.SortFunc(pairs, func(a, b pair) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.w, b.w)) })
 	h := wordFileHeader(m, v)
 	h.N, h.W, h.V, h.T, h.VocabText, h.KeyText = uint64(n), uint64(w), uint64(len(vocab)), uint64(len(pairs)), uint64(vocabText), uint64(keyText)
 	l := wordLayoutOf(h)
@@ -363,12 +360,11 @@ func buildWordFile(ctx context.Context, tx pgx.Tx, m market, v columnsVersion, p
 		}
 		at += len(c)
 	}
-	vocabEnds, vocabTrgms := make([]uint32, len(vocab)), make([]uint16, len(vocab))
+	vocabEnds := make([]uint32, len(vocab))
 	text := make([]byte, 0, vocabText)
 	for i, old := range order {
 		text = append(text, vocab[old]...)
 		vocabEnds[i] = uint32(len(text))
-		vocabTrgms[i] = uint16(min(len(distinct(wordTrigrams([]byte(vocab[old]), trg[:0]))), math.MaxUint16))
 	}
 	trgms, trgmWords := make([]uint32, len(pairs)), make([]uint32, len(pairs))
 	for i, p := range pairs {
@@ -465,42 +461,10 @@ func buildWordFile(ctx context.Context, tx pgx.Tx, m market, v columnsVersion, p
 // unsafeString views b as a string for a call that does not keep it.
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-func cmpU32(a, b uint32) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // removeOlderWordFiles removes market m's word files other than keep, their locks, and the
 // temporary files of builds a crash cut short.
 func removeOlderWordFiles(dir string, m market, keep string) error {
-	names, err := filepath.Glob(filepath.Join(dir, m.country+"-"+m.language+"-*.words*"))
-	if err != nil {
-		return err
-	}
-	temps, err := filepath.Glob(filepath.Join(dir, ".words-*"))
-	if err != nil {
-		return err
-	}
-	for _, name := range temps {
-		if st, err := os.Stat(name); err == nil && time.Since(st.ModTime()) > 2*wordsBuildTimeout {
-			names = append(names, name)
-		}
-	}
-	var errs []error
-	for _, name := range names {
-		if name == keep || name == keep+".lock" {
-			continue
-		}
-		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return removeOlderFiles(dir, m, keep, ".words", 2*wordsBuildTimeout)
 }
 
 // u32Reader reads uint32s in the machine's order, a block at a time.
