@@ -1,7 +1,9 @@
 package local
 
 import (
+	"cmp"
 	"errors"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -203,6 +205,43 @@ func TestRemoveOlderColumnFiles(t *testing.T) {
 	for _, p := range gone {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s kept", filepath.Base(p))
+		}
+	}
+}
+
+// Rows compare on their keys' ranks (keyRank), not their texts: a key's rank must order
+// against every row's as the texts do, whether the columns hold the key (a cursor's row)
+// or not (a cursor from data since changed, or a key between two of theirs).
+func TestKeyRankOrdersAsTheTexts(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 1))
+	word := func() string {
+		b := make([]byte, r.IntN(4))
+		for i := range b {
+			b[i] = "abz\x00é"[r.IntN(5)]
+		}
+		return string(b)
+	}
+	for range 50 {
+		seen := map[string]bool{}
+		for range r.IntN(40) {
+			seen[word()] = true
+		}
+		keys := slices.Sorted(maps.Keys(seen))
+		c := &marketColumns{norms: keyTextsOf(keys)}
+		for range 200 {
+			probe := word()
+			if len(keys) > 0 && r.IntN(3) == 0 {
+				probe = keys[r.IntN(len(keys))]
+			}
+			at := c.keyRank(probe)
+			for id, key := range keys {
+				if got, want := cmp.Compare(rankOf(uint32(id)), at), strings.Compare(key, probe); got != want {
+					t.Fatalf("keys %q: row %q against %q compares %d by rank, %d by text", keys, key, probe, got, want)
+				}
+			}
+			if i, ok := c.norms.find(probe); ok && c.keyAt(at) != probe || !ok && at != rankOf(uint32(i))-1 {
+				t.Fatalf("keys %q: %q at rank %d", keys, probe, at)
+			}
 		}
 	}
 }

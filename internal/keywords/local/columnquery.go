@@ -53,7 +53,7 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 	filter := newRowFilter(q.filters)
 	var after *colRow
 	if q.after != nil {
-		after = &colRow{key: q.after.Key}
+		after = &colRow{at: c.keyRank(q.after.Key)}
 		for i, v := range q.after.Values {
 			after.values[i] = math.NaN()
 			if v != nil {
@@ -86,7 +86,7 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 	for _, r := range top.sorted() {
 		// The key is copied out of the columns, which may be a file's mapping that goes
 		// when the columns are let go.
-		row := pageRow{key: strings.Clone(r.key), values: make([]*float64, len(q.order))}
+		row := pageRow{key: strings.Clone(c.keyAt(r.at)), values: make([]*float64, len(q.order))}
 		for i, o := range q.order {
 			if v := r.values[i]; o.Field != keywords.FieldKeyword && !math.IsNaN(v) {
 				row.values[i] = &v
@@ -127,10 +127,12 @@ func behindOn(o keywords.OrderKey, v, w float64) bool {
 // is answered in SQL.
 const maxColumnKeys = 3
 
-// colRow is a row's sort values (NaN: unknown) and key.
+// colRow is a row's sort values (NaN: unknown) and its key's rank in key order (keyRank):
+// the keys are sorted, so rows compare on their keys as integers, without reading the
+// keys' texts, which a pass over millions of tied rows would read at random.
 type colRow struct {
 	values [maxColumnKeys]float64
-	key    string
+	at     int64
 }
 
 type gapEval struct {
@@ -156,7 +158,7 @@ func (e *gapEval) value(id uint32, f keywords.Field) float64 {
 }
 
 func (e *gapEval) row(id uint32) colRow {
-	r := colRow{key: e.c.norms.at(int(id))}
+	r := colRow{at: rankOf(id)}
 	for i, o := range e.order {
 		r.values[i] = e.value(id, o.Field)
 	}
@@ -172,7 +174,7 @@ func compareRows(order []keywords.OrderKey, a, b *colRow) int {
 	for i, o := range order {
 		var c int
 		if o.Field == keywords.FieldKeyword {
-			c = strings.Compare(a.key, b.key)
+			c = cmp.Compare(a.at, b.at)
 		} else {
 			an, bn := math.IsNaN(a.values[i]), math.IsNaN(b.values[i])
 			switch {
@@ -192,7 +194,7 @@ func compareRows(order []keywords.OrderKey, a, b *colRow) int {
 			return c
 		}
 	}
-	return strings.Compare(a.key, b.key)
+	return cmp.Compare(a.at, b.at)
 }
 
 // rankingsOnColumns returns the keys of the page of the domain's rankings after the page
@@ -217,7 +219,7 @@ func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk mar
 	}
 	var afterRow *colRow
 	if after != nil {
-		afterRow = &colRow{key: after[len(after)-1].(string)}
+		afterRow = &colRow{at: c.keyRank(after[len(after)-1].(string))}
 		for i, o := range order {
 			if o.Field != keywords.FieldKeyword {
 				afterRow.values[i] = after[i].(float64)
@@ -252,19 +254,18 @@ func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk mar
 		rows, more = rows[:limit], true
 	}
 	for i := range rows {
-		rows[i].key = strings.Clone(rows[i].key) // out of the columns, as in gapsOnColumns
-		keys = append(keys, rows[i].key)
+		keys = append(keys, strings.Clone(c.keyAt(rows[i].at))) // out of the columns, as in gapsOnColumns
 	}
 	if len(rows) > 0 {
-		r := rows[len(rows)-1]
+		r, key := rows[len(rows)-1], keys[len(keys)-1]
 		for i, o := range order {
 			if o.Field == keywords.FieldKeyword {
-				last = append(last, r.key)
+				last = append(last, key)
 			} else {
 				last = append(last, r.values[i])
 			}
 		}
-		last = append(last, r.key)
+		last = append(last, key)
 	}
 	return keys, last, more, counts, true, nil
 }
@@ -299,7 +300,7 @@ func (e *rankEval) value(id uint32, f keywords.Field) float64 {
 }
 
 func (e *rankEval) row(id uint32) colRow {
-	r := colRow{key: e.c.norms.at(int(id))}
+	r := colRow{at: rankOf(id)}
 	for i, o := range e.order {
 		r.values[i] = e.sortValue(id, o)
 	}

@@ -851,6 +851,24 @@ func (k keyTexts) at(i int) string {
 	return unsafe.String(&k.text[start], int(k.ends[i]-start))
 }
 
+// rankOf is keyword id's place in key order, as colRow holds it: the ids are the keys'
+// order, doubled to leave room between them for keys the columns do not hold.
+func rankOf(id uint32) int64 { return 2 * int64(id) }
+
+// keyRank is the place of norm in key order among the columns' keys (rankOf of its id when
+// they hold it, else between the ids of the keys before and after it), so that a cursor's
+// key compares with the rows' as their texts would.
+func (c *marketColumns) keyRank(norm string) int64 {
+	i, ok := c.norms.find(norm)
+	if ok {
+		return rankOf(uint32(i))
+	}
+	return rankOf(uint32(i)) - 1
+}
+
+// keyAt is the text of the key at rank r, a rank of one of the columns' keys.
+func (c *marketColumns) keyAt(r int64) string { return c.norms.at(int(r / 2)) }
+
 // find is the id of the keyword norm, by binary search.
 func (k keyTexts) find(norm string) (int, bool) {
 	i := sort.Search(k.len(), func(i int) bool { return k.at(i) >= norm })
