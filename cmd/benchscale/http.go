@@ -215,6 +215,9 @@ func startHTTP(ctx context.Context, o httpOptions, dsn string) (s *httpStack, er
 	if columnsMB >= 0 {
 		env = append(env, "KEYWORD_COLUMNS_MB="+strconv.Itoa(columnsMB))
 	}
+	if mappedMB >= 0 {
+		env = append(env, "KEYWORD_MAPPED_MB="+strconv.Itoa(mappedMB))
+	}
 	if workerMemLimit != "" {
 		env = append(env, "GOMEMLIMIT="+workerMemLimit)
 	}

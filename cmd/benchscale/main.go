@@ -93,6 +93,7 @@ func run(ctx context.Context) error {
 	flag.BoolVar(&askQuestions, "questions", true, "time the answers after the imports")
 	flag.StringVar(&workerMemLimit, "gomemlimit", "", "GOMEMLIMIT of the api and worker (-http), e.g. 900MiB")
 	flag.BoolVar(&wordIndexes, "word-indexes", true, "research reads the word indexes (built before the first research question is timed); false: the SQL look-ups only")
+	flag.IntVar(&mappedMB, "mapped-mb", -1, "the bound in MiB of the mapped column and word files' pages resident, in process and in the worker (KEYWORD_MAPPED_MB; -1: the default)")
 	flag.IntVar(&columnsMB, "columns-mb", -1, "the keyword columns' memory budget in MiB, in process and in the worker (KEYWORD_COLUMNS_MB; -1: the default)")
 	flag.BoolVar(&paging, "paging", true, "page through every gap of the big domain, 1,000 a page")
 	flag.IntVar(&pagingPages, "paging-pages", 0, "stop the paging after this many pages (0: page through every gap; the count of distinct gaps is checked against the total only then)")
@@ -267,6 +268,11 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 	if columnsMB >= 0 {
 		opts = append(opts, local.WithColumnsBudget(int64(columnsMB)<<20))
 	}
+	mapped := defaultMappedMB
+	if mappedMB >= 0 {
+		mapped = mappedMB
+	}
+	local.SetMappedMemoryLimit(int64(mapped) << 20)
 	columnsDir, err := os.MkdirTemp("", "benchscale-columns")
 	if err != nil {
 		return res, err
@@ -306,7 +312,7 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 			}
 		}
 	}
-	fmt.Fprintf(os.Stderr, "in-process answers: peak RSS %d MB\n", peakRSS(os.Getpid())>>20)
+	fmt.Fprintf(os.Stderr, "in-process answers: peak RSS %d MB, the mapped files' pages let go %d times\n", peakRSS(os.Getpid())>>20, local.MappedTrims())
 	if paging && strings.Contains(pagingKind, only) {
 		if err := pageAll(ctx, b, &res, "site0300.example", d.domains[0]); err != nil {
 			return res, err
@@ -405,6 +411,13 @@ var pagingPages int
 // columnsMB is the keyword columns' budget in MiB (-columns-mb) of the in-process answers
 // and of the worker (-http); -1 keeps the service's default.
 var columnsMB = -1
+
+// mappedMB is the bound in MiB of the mapped files' pages resident (-mapped-mb) in process
+// and in the worker; -1 keeps the service's default, defaultMappedMB.
+var mappedMB = -1
+
+// defaultMappedMB is KEYWORD_MAPPED_MB's default.
+const defaultMappedMB = 384
 
 // wordIndexes makes the in-process research read the word indexes.
 var wordIndexes = true

@@ -68,6 +68,9 @@ type Config struct {
 	// KeywordColumnsDir is where the workers of a machine share the keyword columns through
 	// files: "" for the user's cache directory, "off" for none.
 	KeywordColumnsDir string
+	// KeywordMappedMB bounds the pages of the mapped column and word files resident in a
+	// worker (0: no bound).
+	KeywordMappedMB int
 	// KeywordWordIndex has research read each large market's word index (shared through
 	// files in KeywordColumnsDir); false leaves it to its SQL look-ups.
 	KeywordWordIndex bool
@@ -162,6 +165,7 @@ var vars = []struct {
 	{"KEYWORD_CACHE_TTL", "24h", false},
 	{"KEYWORD_COLUMNS_MB", "640", false},
 	{"KEYWORD_COLUMNS_DIR", "", false},
+	{"KEYWORD_MAPPED_MB", "384", false},
 	{"KEYWORD_WORD_INDEX", "true", false},
 	{"KEYWORD_MARKET_DATABASES", "", true},
 	{"DATAFORSEO_LOGIN", "", true},
@@ -281,6 +285,7 @@ func LoadLookup(lookup LookupEnv) (*Config, error) {
 		KeywordCacheTTL:         dur("KEYWORD_CACHE_TTL", 0),
 		KeywordColumnsMB:        integer("KEYWORD_COLUMNS_MB", 0, 1<<20),
 		KeywordColumnsDir:       get("KEYWORD_COLUMNS_DIR"),
+		KeywordMappedMB:         integer("KEYWORD_MAPPED_MB", 0, 1<<20),
 		KeywordWordIndex:        boolean("KEYWORD_WORD_INDEX"),
 		DataForSEOLogin:         get("DATAFORSEO_LOGIN"),
 		DataForSEOPassword:      get("DATAFORSEO_PASSWORD"),

@@ -94,6 +94,7 @@ func localProvider(ctx context.Context, a *app.App) (keywords.Provider, error) {
 		pools[md.URL] = pool
 	}
 	budget := int64(cfg.KeywordColumnsMB) << 20 / int64(len(urls))
+	local.SetMappedMemoryLimit(int64(cfg.KeywordMappedMB) << 20)
 	base := columnsDir(cfg, a.Log)
 	providers := map[string]*local.Provider{}
 	for _, u := range urls {

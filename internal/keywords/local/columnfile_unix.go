@@ -8,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // mapFile maps size bytes of f read-only, shared with every process mapping it.
@@ -15,15 +17,18 @@ func mapFile(f *os.File, size int) ([]byte, error) {
 	if size == 0 {
 		return []byte{}, nil
 	}
-	return syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	b, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err == nil {
+		mapped(b)
+	}
+	return b, err
 }
 
-func unmapFile(b []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
-	return syscall.Munmap(b)
-}
+func unmapFile(b []byte) error { return unmapped(b, syscall.Munmap) }
+
+// dropPages lets go of the resident pages of b, a read-only shared mapping: they stay in
+// the page cache, and a later read maps them again.
+func dropPages(b []byte) { _ = unix.Madvise(b, unix.MADV_DONTNEED) }
 
 // lockFile opens (creating) the file at path and waits, until ctx ends, for its exclusive
 // lock; closing the file lets it go.

@@ -243,6 +243,7 @@ func (c *marketColumns) release() {
 	if c.refs.Add(-1) == 0 && c.mapped != nil {
 		_ = unmapFile(c.mapped)
 	}
+	boundMapped()
 }
 
 // WarmColumns loads the keyword columns of the data as it stands, the biggest markets first

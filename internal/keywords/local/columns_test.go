@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/contentapi/contentapi/internal/keywords"
@@ -87,6 +88,11 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 	dir := t.TempDir()
 	warn := func(err error) { t.Errorf("column file: %v", err) }
 	heap, written, found := local.New(pool), local.New(pool, local.WithColumnFiles(dir, warn)), local.New(pool, local.WithColumnFiles(dir, warn))
+	// A bound of one byte: the mapped files' pages are let go after every question's use of
+	// them, and read again by the next.
+	old := local.SetMappedMemoryLimit(1)
+	t.Cleanup(func() { local.SetMappedMemoryLimit(old) })
+	trims := local.MappedTrims()
 	// Each market's keyword texts in many chunks, as at ten million keywords.
 	local.SmallDictChunks(t, 256)
 	if err := local.BuildKeywordSets(ctx, pool); err != nil {
@@ -184,6 +190,9 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 			return answer{Total: l.Total, Bands: l.Bands, Next: l.Next, Rows: l.Rankings}, err
 		}
 		t.Run(fmt.Sprintf("rankings %s %+v %v limit %d", domain, filters, order, limit), func(t *testing.T) { same(t, q) })
+	}
+	if runtime.GOOS == "linux" && local.MappedTrims() == trims {
+		t.Error("the mapped files' pages were never let go under a bound of one byte")
 	}
 	// Each market's columns were loaded twice from the database (the heap provider's, the
 	// file writer's) and mapped from the file by the finder.

@@ -82,6 +82,7 @@ func (ix *wordIndex) release() {
 		_ = unmapFile(ix.mapped)
 		_ = ix.file.Close()
 	}
+	boundMapped()
 }
 
 // key reads keyword k's key from the file.
