@@ -17,14 +17,17 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,6 +93,7 @@ func run(ctx context.Context) error {
 	keep := flag.Bool("keep", false, "keep the databases (for EXPLAIN), print their names")
 	flag.StringVar(&reuse, "reuse", "", "time the answers of this kept database (same sizes and seed) without generating or importing")
 	flag.StringVar(&only, "only", "", "ask only the questions whose kind contains this")
+	flag.BoolVar(&reimport, "reimport", true, "import the rankings file a second time over the stored rows (timed)")
 	flag.BoolVar(&askQuestions, "questions", true, "time the answers after the imports")
 	flag.StringVar(&workerMemLimit, "gomemlimit", "", "GOMEMLIMIT of the api and worker (-http), e.g. 900MiB")
 	flag.BoolVar(&wordIndexes, "word-indexes", true, "research reads the word indexes (built before the first research question is timed); false: the SQL look-ups only")
@@ -98,15 +102,33 @@ func run(ctx context.Context) error {
 	flag.BoolVar(&paging, "paging", true, "page through every gap of the big domain, 1,000 a page")
 	flag.IntVar(&pagingPages, "paging-pages", 0, "stop the paging after this many pages (0: page through every gap; the count of distinct gaps is checked against the total only then)")
 	flag.BoolVar(&compress, "gzip", true, "write the data files gzip-compressed")
-	flag.BoolVar(&overHTTP, "http", false, "also time every question (but the paging) through HTTP: bin/api and bin/worker started on each database")
+	flag.BoolVar(&overHTTP, "http", false, "also time every question (the paging too) through HTTP: bin/api and bin/worker started on each database")
 	flag.StringVar(&httpOpts.api, "api", "bin/api", "the api binary (-http)")
 	flag.StringVar(&httpOpts.worker, "worker", "bin/worker", "the worker binary (-http)")
 	flag.StringVar(&httpOpts.redisServer, "redis-url", cmp.Or(os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379"),
 		"Redis server for -http (default $REDIS_URL); its database number is ignored: a free one (15 down to 1) is claimed")
 	filesDir := flag.String("files", "", "write the data files into this directory and keep them; files already there (same shape, sizes and seed) are used as they are")
 	shapes := flag.String("shapes", shapeSpread+","+shapeSkewed, "data-set shapes, comma-separated: spread, skewed")
+	flag.StringVar(&keptColumns, "columns-dir", "", "keep the column and word files in this directory, and map those already there for the same data (\"\": a temporary directory, removed)")
+	floorOnly := flag.String("floor", "", "only time the raw COPY of this data file into a table of -database-url's database (the import's floor), and stop")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the in-process answers to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	httpOpts.ctl = *ctlBin
+	if *floorOnly != "" {
+		_, err := copyFloor(ctx, *dsn, *floorOnly, -1)
+		return err
+	}
 
 	sizes, err := parseSizes(*kwFlag, *rkFlag, *bigFlag)
 	if err != nil {
@@ -208,10 +230,12 @@ func measure(ctx context.Context, s size, shape string, domains int, seed uint64
 		return res, err
 	}
 	res.importRK.rows = s.rankings
-	if res.reimport, err = ctl(ctx, ctlBin, dsn, "import", "rankings", rkFile); err != nil {
-		return res, err
+	if reimport {
+		if res.reimport, err = ctl(ctx, ctlBin, dsn, "import", "rankings", rkFile); err != nil {
+			return res, err
+		}
+		res.reimport.rows = s.rankings
 	}
-	res.reimport.rows = s.rankings
 	if res.floorRK, err = copyFloor(ctx, dsn, rkFile, s.rankings); err != nil {
 		return res, err
 	}
@@ -273,11 +297,15 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 		mapped = mappedMB
 	}
 	local.SetMappedMemoryLimit(int64(mapped) << 20)
-	columnsDir, err := os.MkdirTemp("", "benchscale-columns")
-	if err != nil {
-		return res, err
+	columnsDir := keptColumns
+	if columnsDir == "" {
+		dir, err := os.MkdirTemp("", "benchscale-columns")
+		if err != nil {
+			return res, err
+		}
+		defer os.RemoveAll(dir) // the mappings outlive the files' names
+		columnsDir = dir
 	}
-	defer os.RemoveAll(columnsDir) // the mappings outlive the files' names
 	kp, err := timeColumns(ctx, pool, opts, columnsDir, &res)
 	if err != nil {
 		return res, err
@@ -317,6 +345,11 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 		if err := pageAll(ctx, b, &res, "site0300.example", d.domains[0]); err != nil {
 			return res, err
 		}
+		if stack != nil {
+			if err := pageAllHTTP(ctx, stack, &res, "site0300.example", d.domains[0]); err != nil {
+				return res, err
+			}
+		}
 	}
 	return res, nil
 }
@@ -350,21 +383,46 @@ func timeColumns(ctx context.Context, pool *pgxpool.Pool, opts []local.Option, d
 const pagingKind = "gaps paging 1000 a page"
 
 // pageAll pages through every gap of the domain against the competitor, 1,000 a page with
-// next_cursor, timing each page, and checks that each gap comes back exactly once.
+// next_cursor, in process, timing each page, and checks that each gap comes back exactly
+// once.
 func pageAll(ctx context.Context, b *report.Builder, res *result, domain, competitor string) error {
+	return walkGaps(res, res.timings, domain, competitor, func(r report.GapsRequest) (report.GapsResult, error) {
+		if err := r.Normalize(report.Options{}); err != nil {
+			return report.GapsResult{}, err
+		}
+		return b.Gaps(ctx, r)
+	})
+}
+
+// pageAllHTTP is pageAll through the API.
+func pageAllHTTP(ctx context.Context, s *httpStack, res *result, domain, competitor string) error {
+	return walkGaps(res, res.httpTimings, domain, competitor, func(r report.GapsRequest) (report.GapsResult, error) {
+		var page report.GapsResult
+		status, data, err := s.post(ctx, "/v1/keywords/gaps", s.key, mustJSON(r))
+		if err != nil {
+			return page, err
+		}
+		if status != http.StatusOK {
+			return page, fmt.Errorf("POST /v1/keywords/gaps: status %d: %.500s", status, data)
+		}
+		return page, json.Unmarshal(data, &page)
+	})
+}
+
+// walkGaps pages through the gaps with ask, timing each page into timings, and records
+// (or, through HTTP after in process, checks) what came back.
+func walkGaps(res *result, timings map[string][]time.Duration, domain, competitor string, ask func(report.GapsRequest) (report.GapsResult, error)) error {
 	limit := 1000
 	seen := map[string]bool{}
 	cursor := ""
 	pages, total := 0, 0
+	answer := ""
 	for {
 		r := report.GapsRequest{Domain: domain, Competitors: []string{competitor}, Limit: &limit}
 		r.Cursor = cursor
-		if err := r.Normalize(report.Options{}); err != nil {
-			return err
-		}
 		t0 := time.Now()
-		page, err := b.Gaps(ctx, r)
-		res.timings[pagingKind] = append(res.timings[pagingKind], time.Since(t0))
+		page, err := ask(r)
+		timings[pagingKind] = append(timings[pagingKind], time.Since(t0))
 		if err != nil {
 			return fmt.Errorf("%s, page %d: %w", pagingKind, pages+1, err)
 		}
@@ -380,15 +438,21 @@ func pageAll(ctx context.Context, b *report.Builder, res *result, domain, compet
 			break
 		}
 		if pagingPages > 0 && pages == pagingPages {
-			res.answers[pagingKind] = fmt.Sprintf("the first %d pages, %d distinct gaps of total %d", pages, len(seen), total)
-			return nil
+			answer = fmt.Sprintf("the first %d pages, %d distinct gaps of total %d", pages, len(seen), total)
+			break
 		}
 		cursor = *page.NextCursor
 	}
-	if len(seen) != total {
-		return fmt.Errorf("%s: %d gaps came back, total %d", pagingKind, len(seen), total)
+	if answer == "" {
+		if len(seen) != total {
+			return fmt.Errorf("%s: %d gaps came back, total %d", pagingKind, len(seen), total)
+		}
+		answer = fmt.Sprintf("%d pages, %d distinct gaps = total %d", pages, len(seen), total)
 	}
-	res.answers[pagingKind] = fmt.Sprintf("%d pages, %d distinct gaps = total %d", pages, len(seen), total)
+	if want, ok := res.answers[pagingKind]; ok && want != answer {
+		return fmt.Errorf("%s: over HTTP %q, in process %q", pagingKind, answer, want)
+	}
+	res.answers[pagingKind] = answer
 	return nil
 }
 
@@ -405,12 +469,18 @@ var (
 // the big domain is paged through (-paging).
 var askQuestions, paging = true, true
 
+// reimport is -reimport.
+var reimport = true
+
 // pagingPages is -paging-pages: the pages paged through, every one when 0.
 var pagingPages int
 
 // columnsMB is the keyword columns' budget in MiB (-columns-mb) of the in-process answers
 // and of the worker (-http); -1 keeps the service's default.
 var columnsMB = -1
+
+// keptColumns is -columns-dir.
+var keptColumns string
 
 // mappedMB is the bound in MiB of the mapped files' pages resident (-mapped-mb) in process
 // and in the worker; -1 keeps the service's default, defaultMappedMB.
