@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -199,8 +200,53 @@ func intentCode(s string) uint8 {
 const columnsKeywordsSQL = `SELECT DISTINCT keyword_norm FROM domain_rankings WHERE country = $1 AND language = $2 ORDER BY 1`
 
 // columnsMetricsSQL is a market's keyword metrics.
-const columnsMetricsSQL = `SELECT keyword_norm, search_volume::float8, keyword_difficulty, cpc, search_intent
+const columnsMetricsSQL = `SELECT keyword_norm, search_volume::float8, keyword_difficulty::float8, cpc::float8, search_intent
 FROM keyword_metrics WHERE country = $1 AND language = $2`
+
+// readMetricColumns fills c's metric columns from the rows of columnsMetricsSQL, read as
+// the server sent them: nothing is allocated per row, so that a load's heap holds the
+// columns and not ten million rows' garbage besides (at ten million keywords a load that
+// scanned each row into strings and pointers peaked at twice the columns' size).
+func readMetricColumns(c *marketColumns, rows pgx.Rows) error {
+	defer rows.Close()
+	fields := rows.FieldDescriptions()
+	if len(fields) != 5 {
+		return fmt.Errorf("local: keyword columns: %d columns, want 5", len(fields))
+	}
+	float := func(i int, raw []byte) (float64, error) {
+		switch {
+		case raw == nil:
+			return math.NaN(), nil
+		case fields[i].Format == pgx.BinaryFormatCode && len(raw) == 8:
+			return math.Float64frombits(binary.BigEndian.Uint64(raw)), nil
+		case fields[i].Format == pgx.TextFormatCode:
+			return strconv.ParseFloat(unsafe.String(unsafe.SliceData(raw), len(raw)), 64)
+		}
+		return 0, fmt.Errorf("local: keyword columns: %s in format %d, %d bytes", fields[i].Name, fields[i].Format, len(raw))
+	}
+	for rows.Next() {
+		raw := rows.RawValues()
+		norm := raw[0]
+		id, found := c.norms.find(unsafe.String(unsafe.SliceData(norm), len(norm)))
+		if !found { // a keyword nobody ranks for
+			continue
+		}
+		var err error
+		if c.volume[id], err = float(1, raw[1]); err != nil {
+			return err
+		}
+		if c.diff[id], err = float(2, raw[2]); err != nil {
+			return err
+		}
+		if c.cpc[id], err = float(3, raw[3]); err != nil {
+			return err
+		}
+		if raw[4] != nil {
+			c.intent[id] = intentCode(unsafe.String(unsafe.SliceData(raw[4]), len(raw[4])))
+		}
+	}
+	return rows.Err()
+}
 
 // columns returns the market's columns of the data tx sees, nil when the keyword sets are
 // stale, the columns are off, or the data moved while they loaded (the caller answers in
@@ -504,29 +550,7 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 		if err != nil {
 			return err
 		}
-		var norm string
-		var volume, diff, cpc *float64
-		var intent *string
-		_, err = pgx.ForEachRow(rows, []any{&norm, &volume, &diff, &cpc, &intent}, func() error {
-			id, found := c.norms.find(norm)
-			if !found { // a keyword nobody ranks for
-				return nil
-			}
-			if volume != nil {
-				c.volume[id] = *volume
-			}
-			if diff != nil {
-				c.diff[id] = *diff
-			}
-			if cpc != nil {
-				c.cpc[id] = *cpc
-			}
-			if intent != nil {
-				c.intent[id] = intentCode(*intent)
-			}
-			return nil
-		})
-		return err
+		return readMetricColumns(c, rows)
 	})
 	if err != nil {
 		return nil, err
