@@ -2,6 +2,7 @@ package local
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"maps"
 	"math"
@@ -12,6 +13,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contentapi/contentapi/internal/testenv"
 )
 
 // randomColumns are n keywords' columns with random texts (empty ones among them) and
@@ -242,6 +247,43 @@ func TestKeyRankOrdersAsTheTexts(t *testing.T) {
 			if i, ok := c.norms.find(probe); ok && c.keyAt(at) != probe || !ok && at != rankOf(uint32(i))-1 {
 				t.Fatalf("keys %q: %q at rank %d", keys, probe, at)
 			}
+		}
+	}
+}
+
+// The metric columns are read from the rows as the server sends them: in binary (pgx's
+// extended protocol, the service's) or as text (the simple protocol), with the same values.
+func TestMetricColumnsInEitherFormat(t *testing.T) {
+	_, dsn := testenv.PostgresDSN(t)
+	const q = `SELECT * FROM (VALUES ('alpha', 1250::float8, NULL::float8, 0.35::float8, 'commercial'),
+		('beta', NULL, 42.5, NULL, NULL), ('nobody', 1, 1, 1, 'informational')) v`
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		cfg, err := pgx.ParseConfig(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.DefaultQueryExecMode = mode
+		conn, err := pgx.ConnectConfig(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &marketColumns{norms: keyTextsOf([]string{"alpha", "beta", "gamma"})}
+		nan := math.NaN()
+		c.volume, c.diff, c.cpc, c.intent = []float64{nan, nan, nan}, []float64{nan, nan, nan}, []float64{nan, nan, nan}, make([]uint8, 3)
+		rows, err := conn.Query(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := readMetricColumns(c, rows); err != nil {
+			t.Fatalf("mode %v: %v", mode, err)
+		}
+		_ = conn.Close(context.Background())
+		same := func(got, want []float64) bool {
+			return slices.EqualFunc(got, want, func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) })
+		}
+		if !same(c.volume, []float64{1250, nan, nan}) || !same(c.diff, []float64{nan, 42.5, nan}) ||
+			!same(c.cpc, []float64{0.35, nan, nan}) || !slices.Equal(c.intent, []uint8{intentCode("commercial"), 0, 0}) {
+			t.Fatalf("mode %v: volume %v, difficulty %v, cpc %v, intent %v", mode, c.volume, c.diff, c.cpc, c.intent)
 		}
 	}
 }
