@@ -86,7 +86,8 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 	for _, r := range top.sorted() {
 		// The key is copied out of the columns, which may be a file's mapping that goes
 		// when the columns are let go.
-		row := pageRow{key: strings.Clone(c.keyAt(r.at)), values: make([]*float64, len(q.order))}
+		row := pageRow{key: strings.Clone(c.keyAt(r.at)), values: make([]*float64, len(q.order)),
+			positions: competitorPositions(uint32(r.at/2), m.competitors, comps)}
 		for i, o := range q.order {
 			if v := r.values[i]; o.Field != keywords.FieldKeyword && !math.IsNaN(v) {
 				row.values[i] = &v
@@ -95,6 +96,18 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 		page = append(page, row)
 	}
 	return page, total, true, nil
+}
+
+// competitorPositions is each named competitor's best position for keyword id, of those
+// that rank for it (sets, in the order of names).
+func competitorPositions(id uint32, names []string, sets []*domainSet) map[string]int {
+	out := map[string]int{}
+	for i, s := range sets {
+		if s.ids.Contains(id) {
+			out[names[i]] = int(s.positions[s.ids.Rank(id)-1])
+		}
+	}
+	return out
 }
 
 // outside reports whether the gap id falls outside the page on the order's first key

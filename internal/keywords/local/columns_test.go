@@ -305,3 +305,70 @@ func TestWarmColumns(t *testing.T) {
 		t.Fatalf("warming after a rebuild: %v, no load", err)
 	}
 }
+
+// A gaps page the keyword columns chose reads only the keywords' metrics from PostgreSQL,
+// the competitors' positions coming from their keyword sets: it must still say which gaps
+// a synthetic ranking row stands behind, and spell a keyword without metrics as its ranking
+// rows do, as the SQL answer does.
+func TestColumnGapsSyntheticAndUnmeasured(t *testing.T) {
+	pool := db(t)
+	ctx := context.Background()
+	t.Cleanup(func() {
+		_, _ = pool.Exec(ctx, `DELETE FROM domain_rankings WHERE country = 'sy'; DELETE FROM keyword_metrics WHERE country = 'sy'`)
+		_ = local.BuildKeywordSets(ctx, pool)
+	})
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO keyword_metrics (keyword, country, language, search_volume, source, synthetic) VALUES
+			('shared one', 'sy', 'en', 100, 'test', false), ('comp two', 'sy', 'en', 90, 'test', false),
+			('comp three', 'sy', 'en', 80, 'test', false), ('metrics four', 'sy', 'en', 70, 'test', true),
+			('plain six', 'sy', 'en', 60, 'test', false);
+		INSERT INTO domain_rankings (domain, keyword, country, language, position, url, source, synthetic) VALUES
+			('ours.example', 'shared one', 'sy', 'en', 3, 'https://ours.example/1', 'test', false),
+			('c1.example', 'shared one', 'sy', 'en', 1, 'https://c1.example/1', 'test', false),
+			('c1.example', 'comp two', 'sy', 'en', 4, 'https://c1.example/2', 'test', true),
+			('c1.example', 'comp three', 'sy', 'en', 7, 'https://c1.example/3', 'test', true),
+			('c1.example', 'comp three', 'sy', 'en', 2, 'https://c1.example/3b', 'test', false),
+			('c2.example', 'comp three', 'sy', 'en', 9, 'https://c2.example/3', 'test', false),
+			('c2.example', 'metrics four', 'sy', 'en', 5, 'https://c2.example/4', 'test', false),
+			('c2.example', 'Unmeasured  Five', 'sy', 'en', 6, 'https://c2.example/5', 'test', false),
+			('c1.example', 'plain six', 'sy', 'en', 8, 'https://c1.example/6', 'test', false)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := local.BuildKeywordSets(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(t *testing.T) keywords.GapList {
+		t.Helper()
+		l, err := local.New(pool).Gaps(ctx, keywords.GapsRequest{Domain: "ours.example", Competitors: []string{"c1.example", "c2.example"},
+			Country: "sy", Language: "en", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	before := local.ColumnAnswers()
+	cols := ask(t)
+	if local.ColumnAnswers() == before {
+		t.Fatal("the columns did not answer")
+	}
+	var sql keywords.GapList
+	t.Run("sql", func(t *testing.T) {
+		local.ColumnsOff(t)
+		sql = ask(t)
+	})
+	if !reflect.DeepEqual(cols, sql) {
+		t.Fatalf("columns and SQL differ:\ncols %+v\n sql %+v", cols, sql)
+	}
+	got := map[string]keywords.Gap{}
+	for _, g := range cols.Gaps {
+		got[g.Keyword.Keyword] = g
+	}
+	for kw, synthetic := range map[string]bool{"comp two": true, "comp three": true, "metrics four": true, "Unmeasured  Five": false, "plain six": false} {
+		if g, ok := got[kw]; !ok || g.Synthetic != synthetic {
+			t.Errorf("%q: listed %v, synthetic %v, want %v (gaps %+v)", kw, ok, g.Synthetic, synthetic, cols.Gaps)
+		}
+	}
+	if p := got["comp three"].CompetitorPositions; p["c1.example"] != 2 || p["c2.example"] != 9 || len(p) != 2 {
+		t.Errorf("comp three's positions %v, want c1 2 and c2 9", p)
+	}
+}
