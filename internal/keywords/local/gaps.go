@@ -106,15 +106,7 @@ func (p *Provider) Gaps(ctx context.Context, req keywords.GapsRequest) (keywords
 			last := page[len(page)-1]
 			out.Next = gapPosition{Values: last.values, Key: last.key, Total: total}.token()
 		}
-		keys := make([]string, len(page))
-		for i, r := range page {
-			keys[i] = r.key
-		}
-		if len(page) > 0 && page[0].positions != nil {
-			out.Gaps, err = readGapMetrics(ctx, tx, country, language, competitors, page)
-			return err
-		}
-		out.Gaps, err = readGaps(ctx, tx, country, language, competitors, keys)
+		out.Gaps, err = readGaps(ctx, tx, country, language, competitors, page)
 		return err
 	})
 	if err != nil {
@@ -351,53 +343,38 @@ FROM unnest($4::text[]) WITH ORDINALITY AS g(keyword_norm, ord)
 LEFT JOIN keyword_metrics k ON k.country = $1 AND k.language = $2 AND k.keyword_norm = g.keyword_norm
 ORDER BY g.ord`
 
-// readGapMetrics reads the page's gaps as readGaps does, their competitors' positions
-// taken from the rows.
-func readGapMetrics(ctx context.Context, tx pgx.Tx, country, language string, competitors []string, page []pageRow) ([]keywords.Gap, error) {
+// readGaps reads the page's gaps in order: their metrics and each named competitor's best
+// position, which the rows hold when the keyword columns chose them (gapMetricsSQL then
+// reads the rest) and gapsReadSQL reads otherwise.
+func readGaps(ctx context.Context, tx pgx.Tx, country, language string, competitors []string, page []pageRow) ([]keywords.Gap, error) {
 	keys := make([]string, len(page))
 	for i, r := range page {
 		keys[i] = r.key
 	}
+	known := len(page) > 0 && page[0].positions != nil
+	query := gapsReadSQL
+	if known {
+		query = gapMetricsSQL
+	}
 	out := make([]keywords.Gap, 0, len(page))
-	rows, err := tx.Query(ctx, gapMetricsSQL, country, language, competitors, keys)
+	rows, err := tx.Query(ctx, query, country, language, competitors, keys)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
+		if len(out) == len(page) {
+			return nil, fmt.Errorf("more gaps read than the page's %d", len(page))
+		}
 		var g keywords.Gap
 		var intent *string
-		if err := rows.Scan(&g.Keyword.Keyword, &g.SearchVolume, &g.Difficulty, &g.CPC, &g.Competition,
-			&intent, &g.SERPURLs, &g.Synthetic); err != nil {
-			return nil, err
+		dest := []any{&g.Keyword.Keyword, &g.SearchVolume, &g.Difficulty, &g.CPC, &g.Competition,
+			&intent, &g.SERPURLs, &g.CompetitorPositions, &g.Synthetic}
+		if known {
+			dest = slices.Delete(dest, 7, 8)
+			g.CompetitorPositions = page[len(out)].positions
 		}
-		if intent != nil {
-			g.Intent = *intent
-		}
-		g.CompetitorPositions = page[len(out)].positions
-		out = append(out, g)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(out) != len(page) {
-		return nil, fmt.Errorf("read %d of the page's %d gaps", len(out), len(page))
-	}
-	return out, nil
-}
-
-func readGaps(ctx context.Context, tx pgx.Tx, country, language string, competitors, keys []string) ([]keywords.Gap, error) {
-	out := make([]keywords.Gap, 0, len(keys))
-	rows, err := tx.Query(ctx, gapsReadSQL, country, language, competitors, keys)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var g keywords.Gap
-		var intent *string
-		if err := rows.Scan(&g.Keyword.Keyword, &g.SearchVolume, &g.Difficulty, &g.CPC, &g.Competition,
-			&intent, &g.SERPURLs, &g.CompetitorPositions, &g.Synthetic); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		if intent != nil {
