@@ -292,11 +292,11 @@ func ask(ctx context.Context, res result, d *dataset, dsn string, rounds int) (_
 	if columnsMB >= 0 {
 		opts = append(opts, local.WithColumnsBudget(int64(columnsMB)<<20))
 	}
-	mapped := defaultMappedMB
+	mapped := int64(local.DefaultMappedLimit)
 	if mappedMB >= 0 {
-		mapped = mappedMB
+		mapped = int64(mappedMB) << 20
 	}
-	local.SetMappedMemoryLimit(int64(mapped) << 20)
+	local.SetMappedMemoryLimit(mapped)
 	columnsDir := keptColumns
 	if columnsDir == "" {
 		dir, err := os.MkdirTemp("", "benchscale-columns")
@@ -483,11 +483,8 @@ var columnsMB = -1
 var keptColumns string
 
 // mappedMB is the bound in MiB of the mapped files' pages resident (-mapped-mb) in process
-// and in the worker; -1 keeps the service's default, defaultMappedMB.
+// and in the worker; -1 keeps the service's default (local.DefaultMappedLimit).
 var mappedMB = -1
-
-// defaultMappedMB is KEYWORD_MAPPED_MB's default.
-const defaultMappedMB = 384
 
 // wordIndexes makes the in-process research read the word indexes.
 var wordIndexes = true

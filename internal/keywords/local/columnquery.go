@@ -87,7 +87,7 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 		// The key is copied out of the columns, which may be a file's mapping that goes
 		// when the columns are let go.
 		row := pageRow{key: strings.Clone(c.keyAt(r.at)), values: make([]*float64, len(q.order)),
-			positions: competitorPositions(uint32(r.at/2), m.competitors, comps)}
+			positions: competitorPositions(idAt(r.at), m.competitors, comps)}
 		for i, o := range q.order {
 			if v := r.values[i]; o.Field != keywords.FieldKeyword && !math.IsNaN(v) {
 				row.values[i] = &v

@@ -880,6 +880,9 @@ func (k keyTexts) at(i int) string {
 // order, doubled to leave room between them for keys the columns do not hold.
 func rankOf(id uint32) int64 { return 2 * int64(id) }
 
+// idAt is the id of the key at rank r, a rank of one of the columns' keys.
+func idAt(r int64) uint32 { return uint32(r / 2) }
+
 // keyRank is the place of norm in key order among the columns' keys (rankOf of its id when
 // they hold it, else between the ids of the keys before and after it), so that a cursor's
 // key compares with the rows' as their texts would.
@@ -892,7 +895,7 @@ func (c *marketColumns) keyRank(norm string) int64 {
 }
 
 // keyAt is the text of the key at rank r, a rank of one of the columns' keys.
-func (c *marketColumns) keyAt(r int64) string { return c.norms.at(int(r / 2)) }
+func (c *marketColumns) keyAt(r int64) string { return c.norms.at(int(idAt(r))) }
 
 // find is the id of the keyword norm, by binary search.
 func (k keyTexts) find(norm string) (int, bool) {

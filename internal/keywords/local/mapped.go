@@ -21,6 +21,9 @@ var mappings = struct {
 	live map[*byte][]byte
 }{live: map[*byte][]byte{}}
 
+// DefaultMappedLimit is the bound a worker sets when none is configured (KEYWORD_MAPPED_MB).
+const DefaultMappedLimit = 384 << 20
+
 // mappedLimit is SetMappedMemoryLimit's bound in bytes, 0 for none.
 var mappedLimit atomic.Int64
 
