@@ -1,10 +1,12 @@
 package local_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -125,5 +127,46 @@ func TestColumnFilesShared(t *testing.T) {
 	}
 	if len(warned) != 1 {
 		t.Fatalf("warnings %v", warned)
+	}
+}
+
+// A column file built in place from the database, its pages let go as it is written, holds
+// the bytes a file written from the same columns in the heap holds.
+func TestColumnFileBuiltInPlace(t *testing.T) {
+	pool := setsFixture(t)
+	old := local.SetMappedMemoryLimit(1) // every check of the bound lets the pages go
+	t.Cleanup(func() { local.SetMappedMemoryLimit(old) })
+	built, written, err := local.ColumnFilesBothWays(context.Background(), pool, t.TempDir(), "pg", "en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(built) < 600*(8*3+4+1) {
+		t.Fatalf("a column file of %d bytes for 600 keywords", len(built))
+	}
+	if !bytes.Equal(built, written) {
+		at := 0
+		for at < min(len(built), len(written)) && built[at] == written[at] {
+			at++
+		}
+		t.Fatalf("the built file (%d bytes) differs from the written one (%d bytes) at byte %d", len(built), len(written), at)
+	}
+}
+
+// A column file whose pages fail under the load (here: the file cut to nothing once mapped,
+// so every write through the mapping faults) fails that load with an error, leaves no file
+// behind, and the process goes on.
+func TestColumnFileFaultFailsTheLoad(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("column files are written in place on Linux only")
+	}
+	pool := setsFixture(t)
+	dir := t.TempDir()
+	err := local.BuildColumnFileCutShort(t, pool, dir, "pg", "en")
+	if err == nil {
+		t.Fatal("a load writing through a mapping of nothing succeeded")
+	}
+	t.Log(err)
+	if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 0 {
+		t.Fatalf("files left behind: %v", names)
 	}
 }

@@ -459,6 +459,17 @@ func (s *columnStore) load(ctx context.Context, pool *pgxpool.Pool, m market, v 
 	case !errors.Is(err, os.ErrNotExist):
 		s.files.report(err)
 	}
+	c, err = buildColumnFile(ctx, pool, path, m, v, s.budget, s.cacheBytes())
+	switch {
+	case err == nil:
+		columnLoads.Add(1)
+		s.files.report(removeOlderColumnFiles(s.files.dir, m, path))
+		return c, nil
+	case !errors.Is(err, errNoWritableMapping):
+		return nil, err
+	}
+	// Where a file cannot be written through a mapping, the columns are loaded into the
+	// heap, written, and mapped from the file.
 	c, err = s.loadFromDatabase(ctx, pool, m, v)
 	if err != nil {
 		return nil, err
@@ -481,7 +492,7 @@ func (s *columnStore) load(ctx context.Context, pool *pgxpool.Pool, m market, v 
 }
 
 func (s *columnStore) loadFromDatabase(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion) (*marketColumns, error) {
-	c, err := loadColumns(ctx, pool, m, v, s.budget, s.cacheBytes())
+	c, err := loadColumns(ctx, pool, m, v, s.budget, s.cacheBytes(), heapColumns)
 	if err == nil {
 		columnLoads.Add(1)
 		c.refs.Store(1)
@@ -499,7 +510,19 @@ var (
 // columnBytes is the size of the columns of n keywords whose texts take text bytes.
 func columnBytes(n, text int) int64 { return int64(text) + int64(n)*(4+3*8+1) }
 
-func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion, budget int64, cacheBytes uint64) (*marketColumns, error) {
+// placeColumns gives c its arrays for n keywords whose texts take text bytes: in the heap
+// (heapColumns), or views of a column file being written (buildColumnFile).
+type placeColumns func(c *marketColumns, n, text int) error
+
+func heapColumns(c *marketColumns, n, text int) error {
+	c.volume, c.diff, c.cpc, c.intent = make([]float64, n), make([]float64, n), make([]float64, n), make([]uint8, n)
+	c.norms = keyTexts{text: make([]byte, text), ends: make([]uint32, n)}
+	return nil
+}
+
+// loadColumns reads market m's columns at version v from the database into the arrays
+// place gives them, filled as the rows arrive: nothing of the market is held twice.
+func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVersion, budget int64, cacheBytes uint64, place placeColumns) (*marketColumns, error) {
 	c := newMarketColumns(cacheBytes)
 	err := inSnapshot(ctx, pool, func(tx pgx.Tx) error {
 		var now columnsVersion
@@ -513,17 +536,10 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 		if _, err := tx.Exec(ctx, "SET LOCAL jit = off; SET LOCAL work_mem = '256MB'"); err != nil {
 			return err
 		}
-		var n, text int
+		var n, joined int
 		err := tx.QueryRow(ctx, `SELECT `+dictSizes+`
 			FROM keyword_set_keywords WHERE country = $1 AND language = $2 HAVING count(*) > 0`,
-			m.country, m.language).Scan(&n, &text)
-		if err == nil && columnBytes(n, text) > budget {
-			return errColumnsTooBig
-		}
-		var dict []byte
-		if err == nil {
-			dict, err = readDict(ctx, tx, m, text)
-		}
+			m.country, m.language).Scan(&n, &joined)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			// Sets built before migration 00038 (or 00043): the keywords are grouped from the rankings.
@@ -531,19 +547,33 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 			if err != nil {
 				return err
 			}
-			c.norms = keyTextsOf(keys)
+			text := 0
+			for _, key := range keys {
+				text += len(key)
+			}
+			if err := placeWithin(c, len(keys), text, budget, place); err != nil {
+				return err
+			}
+			w := keyTextsWriter{k: &c.norms}
+			for _, key := range keys {
+				w.add(unsafe.Slice(unsafe.StringData(key), len(key)))
+			}
+			if err := w.done(); err != nil {
+				return err
+			}
 		case err != nil:
 			return err
-		case len(dict) > 0:
-			c.norms = splitKeyTexts(dict)
+		default:
+			// The joined texts hold a NUL between each two keywords.
+			if err := placeWithin(c, n, max(joined-max(n-1, 0), 0), budget, place); err != nil {
+				return err
+			}
+			if err := readKeyTexts(ctx, tx, m, &c.norms); err != nil {
+				return err
+			}
 		}
-		n = c.norms.len()
-		if c.bytes = columnBytes(n, len(c.norms.text)); c.bytes > budget {
-			return errColumnsTooBig
-		}
-		c.volume, c.diff, c.cpc, c.intent = make([]float64, n), make([]float64, n), make([]float64, n), make([]uint8, n)
 		nan := math.NaN()
-		for i := range n {
+		for i := range c.volume {
 			c.volume[i], c.diff[i], c.cpc[i] = nan, nan, nan
 		}
 		rows, err := tx.Query(ctx, columnsMetricsSQL, m.country, m.language)
@@ -556,6 +586,15 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 		return nil, err
 	}
 	return c, nil
+}
+
+// placeWithin places c's arrays for n keywords of text bytes, errColumnsTooBig when they
+// would take more than budget.
+func placeWithin(c *marketColumns, n, text int, budget int64, place placeColumns) error {
+	if c.bytes = columnBytes(n, text); c.bytes > budget {
+		return errColumnsTooBig
+	}
+	return place(c, n, text)
 }
 
 // set returns the domain's keyword set, read in tx (whose snapshot holds the sets of the
@@ -796,27 +835,26 @@ func eachID(b *roaring.Bitmap, f func(id uint32)) {
 }
 
 // dictSizes are, over a market's rows of keyword_set_keywords, its keywords and the size
-// of their texts as readDict joins them: the chunks and a NUL between each two.
+// of their texts joined by a NUL between each two (chunks hold them so).
 const dictSizes = `sum(keywords)::int, sum(octet_length(norms) + 1)::int - 1`
 
-// readDict reads market m's keyword texts from keyword_set_keywords, its chunks in order
-// joined by a NUL, size bytes in all.
-func readDict(ctx context.Context, tx pgx.Tx, m market, size int) ([]byte, error) {
+// readKeyTexts reads market m's keyword texts from keyword_set_keywords (chunks of
+// NUL-separated texts, in order) into k, whose storage is sized for them.
+func readKeyTexts(ctx context.Context, tx pgx.Tx, m market, k *keyTexts) error {
 	rows, err := tx.Query(ctx, `SELECT norms FROM keyword_set_keywords WHERE country = $1 AND language = $2 ORDER BY chunk`,
 		m.country, m.language)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	dict := make([]byte, 0, size)
-	var chunk []byte
-	_, err = pgx.ForEachRow(rows, []any{&chunk}, func() error {
-		if len(dict) > 0 {
-			dict = append(dict, 0)
-		}
-		dict = append(dict, chunk...)
-		return nil
-	})
-	return dict, err
+	defer rows.Close()
+	w := keyTextsWriter{k: k}
+	for rows.Next() {
+		w.addChunk(rows.RawValues()[0])
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return w.done()
 }
 
 // keyTexts are a market's normalised keywords in id order (which is their byte order): the
@@ -827,25 +865,43 @@ type keyTexts struct {
 	ends []uint32 // keyword i is text[ends[i-1]:ends[i]] (from 0 for the first)
 }
 
-// splitKeyTexts takes the texts of dict, NUL-separated as readDict joins them, keeping dict
-// as their storage.
-func splitKeyTexts(dict []byte) keyTexts {
-	k := keyTexts{ends: make([]uint32, 0, bytes.Count(dict, []byte{0})+1)}
-	w := 0
-	for rest := dict; ; {
-		i := bytes.IndexByte(rest, 0)
-		if i < 0 {
-			i = len(rest)
-		}
-		w += copy(dict[w:], rest[:i]) // closes up over the NULs, in place
-		k.ends = append(k.ends, uint32(w))
-		if i == len(rest) {
-			break
-		}
-		rest = rest[i+1:]
+// keyTextsWriter fills keyTexts whose storage was sized for them, a keyword at a time.
+type keyTextsWriter struct {
+	k    *keyTexts
+	n, w int  // keywords and bytes written
+	over bool // more keywords or bytes than the storage holds
+}
+
+func (kw *keyTextsWriter) add(key []byte) {
+	if kw.n == len(kw.k.ends) || len(key) > len(kw.k.text)-kw.w {
+		kw.over = true
+		return
 	}
-	k.text = dict[:w]
-	return k
+	kw.w += copy(kw.k.text[kw.w:], key)
+	kw.k.ends[kw.n] = uint32(kw.w)
+	kw.n++
+}
+
+// addChunk adds the NUL-separated keywords of chunk.
+func (kw *keyTextsWriter) addChunk(chunk []byte) {
+	for {
+		i := bytes.IndexByte(chunk, 0)
+		if i < 0 {
+			kw.add(chunk)
+			return
+		}
+		kw.add(chunk[:i])
+		chunk = chunk[i+1:]
+	}
+}
+
+// done reports keywords that did not fill their storage exactly.
+func (kw *keyTextsWriter) done() error {
+	if kw.over || kw.n != len(kw.k.ends) || kw.w != len(kw.k.text) {
+		return fmt.Errorf("local: keyword texts: %d keywords of %d bytes read (more: %v), %d of %d expected",
+			kw.n, kw.w, kw.over, len(kw.k.ends), len(kw.k.text))
+	}
+	return nil
 }
 
 // keyTextsOf stores keys, which must be sorted, as keyTexts.
@@ -854,10 +910,10 @@ func keyTextsOf(keys []string) keyTexts {
 	for _, key := range keys {
 		size += len(key)
 	}
-	k := keyTexts{text: make([]byte, 0, size), ends: make([]uint32, len(keys))}
-	for i, key := range keys {
-		k.text = append(k.text, key...)
-		k.ends[i] = uint32(len(k.text))
+	k := keyTexts{text: make([]byte, size), ends: make([]uint32, len(keys))}
+	w := keyTextsWriter{k: &k}
+	for _, key := range keys {
+		w.add([]byte(key))
 	}
 	return k
 }

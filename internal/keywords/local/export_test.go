@@ -1,8 +1,13 @@
 package local
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // BoundIdeas makes Ideas rank a bounded candidate set in every market until the test ends,
@@ -86,4 +91,65 @@ func WordIndexes(t *testing.T, on bool) {
 	old := wordsOff
 	t.Cleanup(func() { wordsOff = old })
 	wordsOff = !on
+}
+
+// ColumnFilesBothWays writes market country/language's column file of the data as it
+// stands twice into dir: built through its mapping from the database, and written from
+// columns loaded into the heap, and returns both files' bytes.
+func ColumnFilesBothWays(ctx context.Context, pool *pgxpool.Pool, dir, country, language string) (built, written []byte, err error) {
+	m, v, path, err := columnFileOf(ctx, pool, dir, country, language)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := buildColumnFile(ctx, pool, path, m, v, DefaultColumnsBudget, 1<<20)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.release()
+	if built, err = os.ReadFile(path); err != nil {
+		return nil, nil, err
+	}
+	heap, err := loadColumns(ctx, pool, m, v, DefaultColumnsBudget, 1<<20, heapColumns)
+	if err != nil {
+		return nil, nil, err
+	}
+	other := filepath.Join(dir, "written.cols")
+	if err := writeColumnFile(other, heap, m, v); err != nil {
+		return nil, nil, err
+	}
+	written, err = os.ReadFile(other)
+	return built, written, err
+}
+
+// BuildColumnFileCutShort builds market country/language's column file into dir with the
+// file cut to nothing under its mapping before the load writes it, and returns the build's
+// error.
+func BuildColumnFileCutShort(t *testing.T, pool *pgxpool.Pool, dir, country, language string) error {
+	ctx := context.Background()
+	m, v, path, err := columnFileOf(ctx, pool, dir, country, language)
+	if err != nil {
+		return err
+	}
+	columnFilePlaced = func(f *os.File) {
+		if err := f.Truncate(0); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { columnFilePlaced = nil }()
+	c, err := buildColumnFile(ctx, pool, path, m, v, DefaultColumnsBudget, 1<<20)
+	if c != nil {
+		c.release()
+	}
+	return err
+}
+
+func columnFileOf(ctx context.Context, pool *pgxpool.Pool, dir, country, language string) (market, columnsVersion, string, error) {
+	m := market{country, language}
+	var v columnsVersion
+	if err := pool.QueryRow(ctx, `SELECT s.built, b.generation, b.token FROM keyword_sets_state s, keyword_data_state b`).
+		Scan(&v.sets, &v.data, &v.token); err != nil {
+		return m, v, "", err
+	}
+	path, _ := columnFiles{dir: dir}.path(m, v)
+	return m, v, path, nil
 }

@@ -91,7 +91,24 @@ func TestPositionList(t *testing.T) {
 // keyword is found at its id.
 func TestKeyTexts(t *testing.T) {
 	keys := []string{"a", "ab", "b cold brew", "kettle", "z"}
-	for _, k := range []keyTexts{splitKeyTexts([]byte(strings.Join(keys, "\x00"))), keyTextsOf(keys)} {
+	// As keyword_set_keywords holds them: chunks of NUL-separated texts.
+	chunked := keyTexts{text: make([]byte, len(strings.Join(keys, ""))), ends: make([]uint32, len(keys))}
+	w := keyTextsWriter{k: &chunked}
+	w.addChunk([]byte(strings.Join(keys[:2], "\x00")))
+	w.addChunk([]byte(strings.Join(keys[2:], "\x00")))
+	if err := w.done(); err != nil {
+		t.Fatal(err)
+	}
+	// One keyword more, or one byte more, than the storage holds is an error.
+	for _, extra := range []string{"\x00zz", "z"} {
+		short := keyTexts{text: make([]byte, len(chunked.text)), ends: make([]uint32, len(keys))}
+		w := keyTextsWriter{k: &short}
+		w.addChunk([]byte(strings.Join(keys, "\x00") + extra))
+		if err := w.done(); err == nil {
+			t.Errorf("%q more than the storage holds: no error", extra)
+		}
+	}
+	for _, k := range []keyTexts{chunked, keyTextsOf(keys)} {
 		if k.len() != len(keys) {
 			t.Fatalf("%d keywords, want %d", k.len(), len(keys))
 		}
