@@ -107,3 +107,93 @@ func TestEveryImportPathMovesTheAnswers(t *testing.T) {
 	}
 	check(t, "a delete in SQL")
 }
+
+// Every import path moves the keyword data's version, and the keywords' own version
+// (research's word index is named by it) exactly when it writes keyword_metrics: a file of
+// rankings alone by any path leaves the keywords' version; a keyword file, or a rankings
+// file with metrics (its volumes are loaded into keyword_metrics), by any path moves it.
+func TestKeywordsVersionMovesWithKeywordsOnly(t *testing.T) {
+	ctx := context.Background()
+	pool := testenv.Postgres(t)
+	if _, err := pool.Exec(ctx, `TRUNCATE domain_rankings, keyword_metrics`); err != nil {
+		t.Fatal(err)
+	}
+	type version struct {
+		data, keywords int64
+		token, kwToken [16]byte
+	}
+	read := func() (v version) {
+		if err := pool.QueryRow(ctx, `SELECT generation, keywords_generation, token, keywords_token FROM keyword_data_state`).
+			Scan(&v.data, &v.keywords, &v.token, &v.kwToken); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	keywordsFile := func(n, volume int) string {
+		var b strings.Builder
+		b.WriteString("keyword,volume\n")
+		for i := range n {
+			fmt.Fprintf(&b, "kw %04d,%d\n", i, volume+i)
+		}
+		return b.String()
+	}
+	step := func(t *testing.T, name string, keywordsToo bool, load func() error) {
+		t.Helper()
+		before := read()
+		if err := load(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		after := read()
+		if after.data <= before.data || after.token == before.token {
+			t.Errorf("%s: the data's version did not move: %+v → %+v", name, before, after)
+		}
+		movedKeywords := after.keywords != before.keywords || after.kwToken != before.kwToken
+		if movedKeywords != keywordsToo || (keywordsToo && after.keywords <= before.keywords) {
+			t.Errorf("%s: the keywords' version moved %v, want %v (%+v → %+v)", name, movedKeywords, keywordsToo, before, after)
+		}
+	}
+	// rankingsOnly is rankingsFile without its volume column.
+	rankingsOnly := func(n, shift int) string {
+		lines := strings.Split(rankingsFile(n, shift), "\n")
+		for i, line := range lines {
+			if j := strings.LastIndexByte(line, ','); j >= 0 {
+				lines[i] = line[:j]
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
+	rankings := func(file string) func() error {
+		return func() error {
+			_, err := importer.ImportRankings(ctx, pool, strings.NewReader(file), importer.Options{Source: "test"})
+			return err
+		}
+	}
+	kws := func(file string) func() error {
+		return func() error {
+			_, err := importer.ImportKeywords(ctx, pool, strings.NewReader(file), importer.Options{Source: "test"})
+			return err
+		}
+	}
+	t.Run("direct", func(t *testing.T) {
+		importer.AlwaysDirect(t, 50, 0)
+		step(t, "rankings copied into a new table", false, rankings(rankingsOnly(300, 0)))
+		step(t, "keywords copied into a new table", true, kws(keywordsFile(300, 10)))
+	})
+	t.Run("switch", func(t *testing.T) {
+		importer.AlwaysNewTable(t, nil)
+		step(t, "rankings switched in", false, rankings(rankingsOnly(900, 0)))
+		step(t, "rankings with volumes switched in", true, rankings(rankingsFile(900, 0)))
+		step(t, "keywords switched in", true, kws(keywordsFile(900, 20)))
+	})
+	step(t, "rankings merged", false, rankings(rankingsOnly(200, 3)))
+	step(t, "rankings with volumes merged", true, rankings(rankingsFile(200, 5)))
+	step(t, "keywords merged", true, kws(keywordsFile(200, 30)))
+	step(t, "a ranking deleted in SQL", false, func() error {
+		_, err := pool.Exec(ctx, `DELETE FROM domain_rankings WHERE domain = 'rival0.test' AND position > 30`)
+		return err
+	})
+	step(t, "a keyword updated in SQL", true, func() error {
+		_, err := pool.Exec(ctx, `UPDATE keyword_metrics SET search_volume = search_volume + 1 WHERE keyword_norm = 'kw 0001'`)
+		return err
+	})
+}

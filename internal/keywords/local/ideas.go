@@ -487,7 +487,7 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 	var ix *wordIndex
 	err := p.readTx(ctx, true, func(tx pgx.Tx) error {
 		var v columnsVersion
-		if err := tx.QueryRow(ctx, `SELECT generation, token FROM keyword_data_state`).Scan(&v.data, &v.token); err != nil {
+		if err := tx.QueryRow(ctx, keywordsVersionSQL).Scan(&v.data, &v.token); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, ideasTermsSQL, country, language, texts, ideasRankAll+1)

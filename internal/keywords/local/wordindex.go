@@ -37,10 +37,16 @@ import (
 // them, in a fraction of the time (docs/keyword-data-at-scale.md). Keywords similar to the
 // term only through pieces of other words are found by neither.
 //
-// An index is built from one version of the data (keyword_data_state's generation and
-// token) and used only for questions that see that version; others use the SQL look-ups.
+// An index is built from one version of the keywords (keyword_data_state's
+// keywords_generation and keywords_token, which writes to the rankings leave as they are:
+// migration 00046) and used only for questions that see that version; others use the SQL
+// look-ups.
 // Keyword ids are in (trigram count, keyword_norm) order, so that every worker building the
 // same version numbers it alike and cuts ties the same way (by id).
+
+// keywordsVersionSQL reads the keywords' version, which names a word index (in the data
+// and token of a columnsVersion; its sets are 0).
+const keywordsVersionSQL = `SELECT keywords_generation, keywords_token FROM keyword_data_state`
 
 // wordIndex is one market's keywords by word: views of its mapped word file (wordfile.go).
 type wordIndex struct {
@@ -612,7 +618,7 @@ func (s *wordStore) build(pool *pgxpool.Pool, m market, e *wordEntry) {
 	built := false
 	e.err = inSnapshot(ctx, pool, func(tx pgx.Tx) error {
 		var now columnsVersion
-		if err := tx.QueryRow(ctx, `SELECT generation, token FROM keyword_data_state`).Scan(&now.data, &now.token); err != nil {
+		if err := tx.QueryRow(ctx, keywordsVersionSQL).Scan(&now.data, &now.token); err != nil {
 			return err
 		}
 		if now.data != e.version.data || now.token != e.version.token {
@@ -649,7 +655,7 @@ func (p *Provider) WarmWordIndexes(ctx context.Context) error {
 	var v columnsVersion
 	var markets []market
 	err := inSnapshot(ctx, p.pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT generation, token FROM keyword_data_state`).Scan(&v.data, &v.token); err != nil {
+		if err := tx.QueryRow(ctx, keywordsVersionSQL).Scan(&v.data, &v.token); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT m.country, m.language FROM (SELECT DISTINCT country, language FROM keyword_words) m

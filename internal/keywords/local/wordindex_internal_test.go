@@ -71,7 +71,7 @@ func wordIndexOfMarket(t *testing.T, pool *pgxpool.Pool, dir string) *wordIndex 
 	t.Helper()
 	ctx := context.Background()
 	var v columnsVersion
-	if err := pool.QueryRow(ctx, `SELECT generation, token FROM keyword_data_state`).Scan(&v.data, &v.token); err != nil {
+	if err := pool.QueryRow(ctx, keywordsVersionSQL).Scan(&v.data, &v.token); err != nil {
 		t.Fatal(err)
 	}
 	s := &wordStore{dir: dir, warn: func(err error) { t.Logf("warned: %v", err) }}
@@ -175,7 +175,7 @@ func TestWordFileChangedIsBuiltAgain(t *testing.T) {
 	}
 	var warned []error
 	var v columnsVersion
-	if err := pool.QueryRow(context.Background(), `SELECT generation, token FROM keyword_data_state`).Scan(&v.data, &v.token); err != nil {
+	if err := pool.QueryRow(context.Background(), keywordsVersionSQL).Scan(&v.data, &v.token); err != nil {
 		t.Fatal(err)
 	}
 	s := &wordStore{dir: dir, warn: func(err error) { warned = append(warned, err) }}
@@ -193,8 +193,9 @@ func TestWordFileChangedIsBuiltAgain(t *testing.T) {
 	}
 }
 
-// A write to the keyword data moves research to an index of the new data: a keyword added
+// A write to the keywords moves research to an index of the new keywords: a keyword added
 // after the first question is found by the next, from an index built for the new version.
+// A write to the rankings alone keeps the index.
 func TestWordIndexFollowsTheData(t *testing.T) {
 	rankAll := ideasRankAll
 	t.Cleanup(func() { ideasRankAll = rankAll })
@@ -218,16 +219,39 @@ func TestWordIndexFollowsTheData(t *testing.T) {
 	}
 	version := func() columnsVersion {
 		var v columnsVersion
-		if err := pool.QueryRow(ctx, `SELECT generation, token FROM keyword_data_state`).Scan(&v.data, &v.token); err != nil {
+		if err := pool.QueryRow(ctx, keywordsVersionSQL).Scan(&v.data, &v.token); err != nil {
 			t.Fatal(err)
 		}
 		return v
 	}
-	if got := ask(); slices.Contains(got, added) {
-		t.Fatalf("%q before it was added: %v", added, got)
+	dataToken := func() (tok [16]byte) {
+		if err := pool.QueryRow(ctx, `SELECT token FROM keyword_data_state`).Scan(&tok); err != nil {
+			t.Fatal(err)
+		}
+		return tok
 	}
-	if e := p.words.markets[market{"ie", "en"}]; e == nil || e.version != version() || e.ix == nil {
-		t.Fatalf("no index of the data after the first question: %+v", e)
+	first := ask()
+	if slices.Contains(first, added) {
+		t.Fatalf("%q before it was added: %v", added, first)
+	}
+	built := p.words.markets[market{"ie", "en"}]
+	if built == nil || built.version != version() || built.ix == nil {
+		t.Fatalf("no index of the data after the first question: %+v", built)
+	}
+	// A write to the rankings alone moves the data on, not the keywords: the index stays.
+	before, keys := dataToken(), version()
+	if _, err := pool.Exec(ctx, `INSERT INTO domain_rankings (domain, keyword, country, language, position, url, source)
+		VALUES ('ranks.example', $1, 'ie', 'en', 3, 'https://ranks.example/', 'test')`, first[0]); err != nil {
+		t.Fatal(err)
+	}
+	if dataToken() == before || version() != keys {
+		t.Fatalf("a ranking write: data token moved %v, keywords' version %+v → %+v", dataToken() != before, keys, version())
+	}
+	if got := ask(); !slices.Equal(got, first) {
+		t.Fatalf("after a ranking write: %v, want %v", got, first)
+	}
+	if e := p.words.markets[market{"ie", "en"}]; e != built {
+		t.Fatalf("the index was built again after a ranking write: %+v", e)
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO keyword_metrics (keyword, country, language, source) VALUES ($1, 'ie', 'en', 'test')`, added); err != nil {
 		t.Fatal(err)

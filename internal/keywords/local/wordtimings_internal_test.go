@@ -29,7 +29,7 @@ func TestWordIndexTimings(t *testing.T) {
 	defer pool.Close()
 	t0 := time.Now()
 	var v columnsVersion
-	if err := pool.QueryRow(ctx, `SELECT generation, token FROM keyword_data_state`).Scan(&v.data, &v.token); err != nil {
+	if err := pool.QueryRow(ctx, keywordsVersionSQL).Scan(&v.data, &v.token); err != nil {
 		t.Fatal(err)
 	}
 	ix, err := (&wordStore{dir: t.TempDir()}).get(ctx, pool, market{"us", "en"}, v, true)
