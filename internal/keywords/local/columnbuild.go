@@ -77,7 +77,7 @@ func buildColumnFile(ctx context.Context, pool *pgxpool.Pool, path string, m mar
 		}
 		c.volume, c.diff, c.cpc = viewOf[float64](b, l.volume, n), viewOf[float64](b, l.diff, n), viewOf[float64](b, l.cpc, n)
 		c.norms = keyTexts{ends: viewOf[uint32](b, l.ends, n), text: b[l.text:l.size:l.size]}
-		c.intent = viewOf[uint8](b, l.intent, n)
+		c.intent, c.byVolume = viewOf[uint8](b, l.intent, n), viewOf[uint32](b, l.byVolume, n)
 		return nil
 	}
 	if _, err := loadColumns(ctx, pool, m, v, budget, cacheBytes, place); err != nil {

@@ -35,10 +35,11 @@ import (
 // The layout, in the machine's byte order (the header says which; a file of the other
 // order is not read): a 64-byte header, then the columns' arrays, each at an offset that is
 // a multiple of 8: volume, difficulty and CPC (float64 × n), the texts' ends (uint32 × n),
-// the intents (uint8 × n), then the texts.
+// the ids in the order of volume (uint32 × n: byVolume), the intents (uint8 × n), then the
+// texts.
 
 // columnFileMagic opens every column file; the digit is the layout's version.
-const columnFileMagic = "KWCOLS01"
+const columnFileMagic = "KWCOLS02"
 
 // byteOrderMark is written in the machine's order: read back in another, it differs.
 const byteOrderMark = 0x01020304
@@ -61,7 +62,7 @@ type columnHeader struct {
 
 // columnLayout is where each array of a file of n keywords and text bytes of texts lies.
 type columnLayout struct {
-	volume, diff, cpc, ends, intent, text, size int
+	volume, diff, cpc, ends, byVolume, intent, text, size int
 }
 
 func layoutOf(n, text int) columnLayout {
@@ -71,7 +72,8 @@ func layoutOf(n, text int) columnLayout {
 	l.diff = l.volume + 8*n
 	l.cpc = l.diff + 8*n
 	l.ends = l.cpc + 8*n
-	l.intent = align(l.ends + 4*n)
+	l.byVolume = l.ends + 4*n
+	l.intent = align(l.byVolume + 4*n)
 	l.text = align(l.intent + n)
 	l.size = l.text + text
 	return l
@@ -153,7 +155,7 @@ func writeColumnFile(path string, c *marketColumns, m market, v columnsVersion) 
 		off int
 		b   []byte
 	}{{l.volume, bytesOf(c.volume)}, {l.diff, bytesOf(c.diff)}, {l.cpc, bytesOf(c.cpc)}, {l.ends, bytesOf(c.norms.ends)},
-		{l.intent, bytesOf(c.intent)}, {l.text, c.norms.text}} {
+		{l.byVolume, bytesOf(c.byVolume)}, {l.intent, bytesOf(c.intent)}, {l.text, c.norms.text}} {
 		pad(part.off)
 		_, _ = w.Write(part.b)
 		at += len(part.b)
@@ -229,8 +231,8 @@ func openColumnFile(path string, m market, v columnsVersion, budget int64, cache
 	if err != nil {
 		return nil, err
 	}
-	ends := viewOf[uint32](b, l.ends, n)
-	if err := checkMapped(b, ends, text, h.Sum, summed); err != nil {
+	ends, byVolume := viewOf[uint32](b, l.ends, n), viewOf[uint32](b, l.byVolume, n)
+	if err := checkMapped(b, ends, byVolume, text, h.Sum, summed); err != nil {
 		_ = unmapFile(b)
 		return nil, fmt.Errorf("%w %s: %w", errColumnFile, path, err)
 	}
@@ -238,14 +240,15 @@ func openColumnFile(path string, m market, v columnsVersion, budget int64, cache
 	c.bytes, c.mapped = columnBytes(n, text), b
 	c.volume, c.diff, c.cpc = viewOf[float64](b, l.volume, n), viewOf[float64](b, l.diff, n), viewOf[float64](b, l.cpc, n)
 	c.norms = keyTexts{ends: ends, text: b[l.text:l.size:l.size]}
-	c.intent = viewOf[uint8](b, l.intent, n)
+	c.intent, c.byVolume = viewOf[uint8](b, l.intent, n), byVolume
 	c.refs.Store(1)
 	return c, nil
 }
 
-// checkMapped checks a mapped column file: its checksum when summed (every page read), and
-// that its texts' ends rise to the texts' length, so that no keyword reads past them.
-func checkMapped(b []byte, ends []uint32, text int, sum uint32, summed bool) error {
+// checkMapped checks a mapped column file: its checksum when summed (every page read), that
+// its texts' ends rise to the texts' length, so that no keyword reads past them, and that
+// the ids in volume order are ids.
+func checkMapped(b []byte, ends, byVolume []uint32, text int, sum uint32, summed bool) error {
 	if summed {
 		if got := crc32.Checksum(b[columnHeaderSize:], castagnoli); got != sum {
 			return fmt.Errorf("its checksum is %08x, its header says %08x", got, sum)
@@ -260,6 +263,11 @@ func checkMapped(b []byte, ends []uint32, text int, sum uint32, summed bool) err
 	}
 	if len(ends) > 0 && int(prev) != text {
 		return fmt.Errorf("its keyword texts end at %d of %d bytes", prev, text)
+	}
+	for _, id := range byVolume {
+		if int(id) >= len(ends) {
+			return fmt.Errorf("its volume order holds id %d of %d", id, len(ends))
+		}
 	}
 	return nil
 }

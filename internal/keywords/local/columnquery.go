@@ -61,11 +61,20 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 			}
 		}
 	}
+	filtering := len(filter.fields) > 0 || filter.anyOf
+	if gaps := cand.GetCardinality(); limit > 0 && !filtering && c.walksByVolume(q.order, limit+1, gaps) {
+		maxSteps := int(gaps)
+		if volumeWalks == walkAlways {
+			maxSteps = math.MaxInt
+		}
+		if rows, ok := c.volumeWalk(cand, after, limit+1, maxSteps); ok {
+			return c.gapPage(rows, q, m.competitors, comps), int(gaps), true, nil
+		}
+	}
 	top := topK[colRow]{k: limit + 1, cmp: e.compare}
 	if limit <= 0 {
 		top.k = 0
 	}
-	filtering := len(filter.fields) > 0 || filter.anyOf
 	eachID(cand, func(id uint32) {
 		if filtering && !passes(&e, id, c.intent[id], &filter) {
 			return
@@ -83,11 +92,18 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 			top.offer(r)
 		}
 	})
-	for _, r := range top.sorted() {
+	return c.gapPage(top.sorted(), q, m.competitors, comps), total, true, nil
+}
+
+// gapPage is the page of the rows chosen, in order, with each named competitor's best
+// position (comps: their keyword sets, in the order of names).
+func (c *marketColumns) gapPage(rows []colRow, q gapQuery, names []string, comps []*domainSet) []pageRow {
+	page := make([]pageRow, 0, len(rows))
+	for _, r := range rows {
 		// The key is copied out of the columns, which may be a file's mapping that goes
 		// when the columns are let go.
 		row := pageRow{key: strings.Clone(c.keyAt(r.at)), values: make([]*float64, len(q.order)),
-			positions: competitorPositions(idAt(r.at), m.competitors, comps)}
+			positions: competitorPositions(idAt(r.at), names, comps)}
 		for i, o := range q.order {
 			if v := r.values[i]; o.Field != keywords.FieldKeyword && !math.IsNaN(v) {
 				row.values[i] = &v
@@ -95,7 +111,7 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 		}
 		page = append(page, row)
 	}
-	return page, total, true, nil
+	return page
 }
 
 // competitorPositions is each named competitor's best position for keyword id, of those

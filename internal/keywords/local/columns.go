@@ -136,6 +136,9 @@ type marketColumns struct {
 	diff   []float64
 	cpc    []float64
 	intent []uint8
+	// byVolume is every id in the gaps' default order: volume descending (unknown last),
+	// then key; a page of gaps in that order walks it from the cursor (volumeWalk).
+	byVolume []uint32
 
 	sets  byteCache[*domainSet]      // decoded keyword sets, by domain
 	words byteCache[*roaring.Bitmap] // the ids holding a word, by word
@@ -508,7 +511,7 @@ var (
 )
 
 // columnBytes is the size of the columns of n keywords whose texts take text bytes.
-func columnBytes(n, text int) int64 { return int64(text) + int64(n)*(4+3*8+1) }
+func columnBytes(n, text int) int64 { return int64(text) + int64(n)*(4+4+3*8+1) }
 
 // placeColumns gives c its arrays for n keywords whose texts take text bytes: in the heap
 // (heapColumns), or views of a column file being written (buildColumnFile).
@@ -516,7 +519,7 @@ type placeColumns func(c *marketColumns, n, text int) error
 
 func heapColumns(c *marketColumns, n, text int) error {
 	c.volume, c.diff, c.cpc, c.intent = make([]float64, n), make([]float64, n), make([]float64, n), make([]uint8, n)
-	c.norms = keyTexts{text: make([]byte, text), ends: make([]uint32, n)}
+	c.norms, c.byVolume = keyTexts{text: make([]byte, text), ends: make([]uint32, n)}, make([]uint32, n)
 	return nil
 }
 
@@ -580,7 +583,11 @@ func loadColumns(ctx context.Context, pool *pgxpool.Pool, m market, v columnsVer
 		if err != nil {
 			return err
 		}
-		return readMetricColumns(c, rows)
+		if err := readMetricColumns(c, rows); err != nil {
+			return err
+		}
+		orderByVolume(c.byVolume, c.volume)
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -144,8 +144,16 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 		for _, c := range []struct {
 			name string
 			p    *local.Provider
-		}{{"columns", heap}, {"column file written", written}, {"column file found", found}} {
-			if cols := ask(t, c.name, c.p, f); !reflect.DeepEqual(sql, cols) {
+			walk int // 0: as chosen, 1: gaps in volume order always walked, 2: never
+		}{{"columns", heap, 0}, {"column file written", written, 0}, {"column file found", found, 0},
+			{"columns walked by volume", heap, 1}, {"column file found, walked by volume", found, 1}, {"columns passed over", heap, 2}} {
+			restore := func() {}
+			if c.walk > 0 {
+				restore = local.WalkByVolume(c.walk == 1)
+			}
+			cols := ask(t, c.name, c.p, f)
+			restore()
+			if !reflect.DeepEqual(sql, cols) {
 				t.Fatalf("%s differ from SQL:\n sql %+v\ncols %+v", c.name, sql, cols)
 			}
 		}
@@ -190,6 +198,21 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 			return answer{Total: l.Total, Bands: l.Bands, Next: l.Next, Rows: l.Rankings}, err
 		}
 		t.Run(fmt.Sprintf("rankings %s %+v %v limit %d", domain, filters, order, limit), func(t *testing.T) { same(t, q) })
+	}
+	// Gaps in the default order, unfiltered: the pages a walk by volume answers.
+	walks := local.VolumeWalks()
+	for _, comps := range [][]string{{"comp1.example"}, {"comp2.example", "comp1.example"}} {
+		for _, limit := range []int{1, 6, 37} {
+			q := func(p *local.Provider, after string) (answer, error) {
+				l, err := p.Gaps(ctx, keywords.GapsRequest{Domain: "ours.example", Competitors: comps, Country: "pg", Language: "en",
+					Limit: limit, After: after})
+				return answer{Total: l.Total, Next: l.Next, Rows: l.Gaps}, err
+			}
+			t.Run(fmt.Sprintf("gaps %v by volume limit %d", comps, limit), func(t *testing.T) { same(t, q) })
+		}
+	}
+	if local.VolumeWalks() == walks {
+		t.Error("no page of gaps walked the ids in volume order")
 	}
 	if runtime.GOOS == "linux" && local.MappedTrims() == trims {
 		t.Error("the mapped files' pages were never let go under a bound of one byte")

@@ -153,3 +153,17 @@ func columnFileOf(ctx context.Context, pool *pgxpool.Pool, dir, country, languag
 	path, _ := columnFiles{dir: dir}.path(m, v)
 	return m, v, path, nil
 }
+
+// WalkByVolume makes every unfiltered page of gaps in the default order walk the ids in
+// volume order (always true) or pass over the whole gap set (false) until restore.
+func WalkByVolume(always bool) (restore func()) {
+	old := volumeWalks
+	volumeWalks = walkNever
+	if always {
+		volumeWalks = walkAlways
+	}
+	return func() { volumeWalks = old }
+}
+
+// VolumeWalks is how many pages of gaps walked the ids in volume order.
+func VolumeWalks() int64 { return volumeWalked.Load() }
