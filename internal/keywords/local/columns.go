@@ -44,7 +44,7 @@ import (
 // answer SQL gives in the same snapshot: the same rows, order, totals and page tokens
 // (TestColumnsAnswerAsSQL compares them).
 //
-// Memory: about 30 bytes per ranked keyword and its text (about 50 MB for a market of 1M). The columns of all
+// Memory: about 34 bytes per ranked keyword and its text (about 54 MB for a market of 1M). The columns of all
 // markets share a budget (KEYWORD_COLUMNS_MB, DefaultColumnsBudget): past it the least
 // recently used market is dropped, and a market larger than the whole budget is answered
 // in SQL. Each market's decoded keyword sets, and again its word matches, may take an
