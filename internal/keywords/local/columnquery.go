@@ -62,7 +62,8 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 		}
 	}
 	filtering := len(filter.fields) > 0 || filter.anyOf
-	if gaps := cand.GetCardinality(); limit > 0 && !filtering && c.walksByVolume(q.order, limit+1, gaps) {
+	gaps := cand.GetCardinality()
+	if limit > 0 && !filtering && c.walksByVolume(q.order, limit+1, gaps) {
 		maxSteps := int(gaps)
 		if volumeWalks == walkAlways {
 			maxSteps = math.MaxInt
@@ -75,7 +76,19 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 	if limit <= 0 {
 		top.k = 0
 	}
-	eachID(cand, func(id uint32) {
+	each := func(f func(id uint32)) { eachID(cand, f) }
+	if r, ok := q.filters.Ranges[keywords.FieldSearchVolume]; ok && len(c.byVolume) == c.norms.len() {
+		if lo, hi := c.volumeSpan(boundsOf(r)); spanFirst(hi-lo, gaps) {
+			each = func(f func(id uint32)) {
+				for _, id := range c.byVolume[lo:hi] {
+					if cand.Contains(id) {
+						f(id)
+					}
+				}
+			}
+		}
+	}
+	each(func(id uint32) {
 		if filtering && !passes(&e, id, c.intent[id], &filter) {
 			return
 		}

@@ -64,7 +64,8 @@ func TestOrderByVolume(t *testing.T) {
 }
 
 // A walk from any cursor finds the ids of the set after it, in order, as a pass does; a
-// walk over a sparse set gives up past its steps.
+// volume range's span holds exactly the ids it passes; a walk over a sparse set gives up
+// past its steps.
 func TestVolumeWalk(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 2))
 	const n = 5000
@@ -107,6 +108,29 @@ func TestVolumeWalk(t *testing.T) {
 		}
 		if !slices.EqualFunc(got, want[skip:end], same) {
 			t.Fatalf("walk of %d after %+v: %d rows, want %d", k, after, len(got), end-skip)
+		}
+	}
+	// A volume range's ids are one span of the list: exactly the ids it passes.
+	for range 100 {
+		b := bounds{math.Inf(-1), math.Inf(1)}
+		known := func() float64 { // a filter's bound is a number
+			for {
+				if v := c.volume[r.IntN(n)]; !math.IsNaN(v) {
+					return v + float64(r.IntN(3)-1)/2
+				}
+			}
+		}
+		if r.IntN(3) > 0 {
+			b.lo = known()
+		}
+		if r.IntN(3) > 0 {
+			b.hi = known()
+		}
+		lo, hi := c.volumeSpan(b)
+		for i, id := range c.byVolume {
+			if in := i >= lo && i < hi; in != b.pass(c.volume[id]) {
+				t.Fatalf("bounds %+v: id %d (volume %v) at %d, span [%d, %d)", b, id, c.volume[id], i, lo, hi)
+			}
 		}
 	}
 	sparse := roaring.BitmapOf(c.byVolume[n-1])
