@@ -129,6 +129,9 @@ func writeColumnFile(path string, c *marketColumns, m market, v columnsVersion) 
 	if uint64(text) > math.MaxUint32 {
 		return fmt.Errorf("local: column file: %d bytes of keyword texts do not fit", text)
 	}
+	if len(c.volume) != n || len(c.diff) != n || len(c.cpc) != n || len(c.intent) != n || len(c.byVolume) != n {
+		return fmt.Errorf("local: column file: columns of %d keywords with arrays of other lengths", n)
+	}
 	l := layoutOf(n, text)
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".cols-*")
 	if err != nil {

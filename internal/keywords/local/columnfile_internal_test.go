@@ -37,6 +37,8 @@ func randomColumns(r *rand.Rand, n int) *marketColumns {
 		c.volume, c.diff, c.cpc = append(c.volume, value()), append(c.diff, value()), append(c.cpc, value())
 		c.intent = append(c.intent, uint8(r.IntN(len(intents))))
 	}
+	c.byVolume = make([]uint32, n)
+	orderByVolume(c.byVolume, c.volume)
 	return c
 }
 
@@ -59,7 +61,7 @@ func sameColumns(t *testing.T, got, want *marketColumns) {
 		}
 	}
 	if !slices.Equal(bits(got.volume), bits(want.volume)) || !slices.Equal(bits(got.diff), bits(want.diff)) ||
-		!slices.Equal(bits(got.cpc), bits(want.cpc)) || !slices.Equal(got.intent, want.intent) {
+		!slices.Equal(bits(got.cpc), bits(want.cpc)) || !slices.Equal(got.intent, want.intent) || !slices.Equal(got.byVolume, want.byVolume) {
 		t.Fatal("the metrics read back differ")
 	}
 }
