@@ -66,10 +66,12 @@ func buildColumnFile(ctx context.Context, pool *pgxpool.Pool, path string, m mar
 	place := func(c *marketColumns, keys, texts int) error {
 		n, text = keys, texts
 		l := layoutOf(n, text)
-		if tmp, err = os.CreateTemp(filepath.Dir(path), ".cols-*"); err != nil {
+		f, err := os.CreateTemp(filepath.Dir(path), ".cols-*")
+		if err != nil {
 			return fmt.Errorf("%w: %w", errNoWritableMapping, err)
 		}
-		if b, err = mapForWrite(tmp, l.size); err != nil {
+		tmp = f
+		if b, err = mapForWrite(f, l.size); err != nil {
 			return fmt.Errorf("%w: %w", errNoWritableMapping, err)
 		}
 		if columnFilePlaced != nil {

@@ -64,11 +64,7 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 	filtering := len(filter.fields) > 0 || filter.anyOf
 	gaps := cand.GetCardinality()
 	if limit > 0 && !filtering && c.walksByVolume(q.order, limit+1, gaps) {
-		maxSteps := int(gaps)
-		if volumeWalks == walkAlways {
-			maxSteps = math.MaxInt
-		}
-		if rows, ok := c.volumeWalk(cand, after, limit+1, maxSteps); ok {
+		if rows, ok := c.volumeWalk(cand, after, limit+1, walkSteps(gaps)); ok {
 			return c.gapPage(rows, q, m.competitors, comps), int(gaps), true, nil
 		}
 	}

@@ -2,6 +2,7 @@ package local
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -37,38 +38,32 @@ var maxDistinctVolumes = 1 << 16
 // orderByVolume fills by with the ids of volume in the order volumeDesc: volume
 // descending, unknown (NaN) last, then id (the keys are in id order).
 func orderByVolume(by []uint32, volume []float64) {
-	counts := map[float64]int{}
-	unknown := 0
+	at := map[float64]int{} // each known volume's count, then where its first id goes
 	for _, v := range volume {
 		if math.IsNaN(v) {
-			unknown++
 			continue
 		}
-		counts[v]++
-		if len(counts) > maxDistinctVolumes {
+		at[v]++
+		if len(at) > maxDistinctVolumes {
 			sortByVolume(by, volume)
 			return
 		}
 	}
-	values := make([]float64, 0, len(counts))
-	for v := range counts {
-		values = append(values, v)
-	}
-	slices.SortFunc(values, func(a, b float64) int { return cmp.Compare(b, a) })
-	next := make(map[float64]int, len(values))
-	at := 0
+	values := slices.SortedFunc(maps.Keys(at), func(a, b float64) int { return cmp.Compare(b, a) })
+	next := 0
 	for _, v := range values {
-		next[v] = at
-		at += counts[v]
+		n := at[v]
+		at[v] = next
+		next += n
 	}
 	for id, v := range volume {
 		if math.IsNaN(v) {
-			by[at] = uint32(id)
-			at++
+			by[next] = uint32(id)
+			next++
 			continue
 		}
-		by[next[v]] = uint32(id)
-		next[v]++
+		by[at[v]] = uint32(id)
+		at[v]++
 	}
 }
 
@@ -78,10 +73,14 @@ func sortByVolume(by []uint32, volume []float64) {
 		by[i] = uint32(i)
 	}
 	slices.SortFunc(by, func(a, b uint32) int {
-		ra := colRow{values: [maxColumnKeys]float64{volume[a]}, at: rankOf(a)}
-		rb := colRow{values: [maxColumnKeys]float64{volume[b]}, at: rankOf(b)}
+		ra, rb := volumeRow(volume, a), volumeRow(volume, b)
 		return compareRows(volumeDesc, &ra, &rb)
 	})
+}
+
+// volumeRow is keyword id's row in the order volumeDesc.
+func volumeRow(volume []float64, id uint32) colRow {
+	return colRow{values: [maxColumnKeys]float64{volume[id]}, at: rankOf(id)}
 }
 
 // walkMode chooses between the walk and the pass (tests force either).
@@ -114,18 +113,24 @@ func (c *marketColumns) walksByVolume(order []keywords.OrderKey, limit int, gaps
 	return 4*uint64(limit)*uint64(len(c.byVolume)) < gaps*gaps
 }
 
+// walkSteps is how many ids not in a gap set of size gaps a walk passes over before it
+// gives up for the pass (which takes gaps steps).
+func walkSteps(gaps uint64) int {
+	if volumeWalks == walkAlways {
+		return math.MaxInt
+	}
+	return int(min(gaps, math.MaxInt32))
+}
+
 // volumeWalk returns the first k ids of cand after the cursor (nil: from the start) in the
 // order volumeDesc, as rows of that order; ok is false when it passed over more than
 // maxSteps ids not in cand first (the caller then makes its pass).
 func (c *marketColumns) volumeWalk(cand *roaring.Bitmap, after *colRow, k, maxSteps int) (rows []colRow, ok bool) {
 	by := c.byVolume
-	row := func(i int) colRow {
-		return colRow{values: [maxColumnKeys]float64{c.volume[by[i]]}, at: rankOf(by[i])}
-	}
 	start := 0
 	if after != nil {
 		start = sort.Search(len(by), func(i int) bool {
-			r := row(i)
+			r := volumeRow(c.volume, by[i])
 			return compareRows(volumeDesc, &r, after) > 0
 		})
 	}
@@ -137,7 +142,7 @@ func (c *marketColumns) volumeWalk(cand *roaring.Bitmap, after *colRow, k, maxSt
 			}
 			continue
 		}
-		rows = append(rows, row(i))
+		rows = append(rows, volumeRow(c.volume, by[i]))
 	}
 	volumeWalked.Add(1)
 	return rows, true

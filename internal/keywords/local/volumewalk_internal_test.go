@@ -43,8 +43,7 @@ func TestOrderByVolume(t *testing.T) {
 			if i == 0 {
 				continue
 			}
-			a := colRow{values: [maxColumnKeys]float64{volume[counted[i-1]]}, at: rankOf(counted[i-1])}
-			b := colRow{values: [maxColumnKeys]float64{volume[id]}, at: rankOf(id)}
+			a, b := volumeRow(volume, counted[i-1]), volumeRow(volume, id)
 			if compareRows(volumeDesc, &a, &b) >= 0 {
 				t.Fatalf("%+v: id %d (volume %v) before id %d (volume %v)", shape, counted[i-1], volume[counted[i-1]], id, volume[id])
 			}
@@ -80,7 +79,7 @@ func TestVolumeWalk(t *testing.T) {
 	var want []colRow // the set in order
 	for _, id := range c.byVolume {
 		if cand.Contains(id) {
-			want = append(want, colRow{values: [maxColumnKeys]float64{c.volume[id]}, at: rankOf(id)})
+			want = append(want, volumeRow(c.volume, id))
 		}
 	}
 	for range 200 {
