@@ -58,11 +58,21 @@ const gateChannel = "gate:accounts"
 // leaseScript grants a lease of up to ARGV[3] slots from the account's window and returns
 // the account's state with it. KEYS: the state hash, the leases' sorted set, the leases'
 // counters (sum "n", sequence "seq"). ARGV: the presenting key's id, window µs, slots
-// wanted, lease µs. Reply: {status, limit, remaining, reset_us, period_end, plan, version,
+// wanted, lease µs, then any number of hand-backs (entry, when it leaves the window, unused
+// slots), applied first as returnScript would, so slots this replica gives up are free
+// before the grant is counted. Reply: {status, limit, remaining, reset_us, period_end, plan, version,
 // granted, member, member_expires, revoked key ids...}; status is 0 state missing (fill and
 // retry), 1 granted, 2 limited, 3 key revoked. member is the lease's entry for slots
 // beyond the first ("" when none), which a replica hands back with returnScript.
 var leaseScript = redis.NewScript(`
+for i = 5, #ARGV - 2, 3 do
+	if redis.call('ZREM', KEYS[2], ARGV[i]) == 1 then
+		local id, count = string.match(ARGV[i], '^(.*):(%d+)$')
+		local left = tonumber(count) - tonumber(ARGV[i + 2])
+		if left > 0 then redis.call('ZADD', KEYS[2], ARGV[i + 1], id .. ':' .. left) end
+		redis.call('HINCRBY', KEYS[3], 'n', -tonumber(ARGV[i + 2]))
+	end
+end
 local h = redis.call('HGETALL', KEYS[1])
 local st, revs, mine = {}, {}, 'rev:' .. ARGV[1]
 for i = 1, #h, 2 do
@@ -105,7 +115,8 @@ return out
 `)
 
 // returnScript hands back ARGV[3] unused slots of lease entry ARGV[1] (which leaves the
-// window at ARGV[2]); an entry that already left the window is not counted any more.
+// window at ARGV[2]); an entry that already left the window is not counted any more, and
+// an entry handed back once is not found again, so a second hand-back does nothing.
 var returnScript = redis.NewScript(`
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
 	local id, count = string.match(ARGV[1], '^(.*):(%d+)$')
@@ -148,6 +159,11 @@ type account struct {
 
 	endAfterUse bool // the lease ends when its last slot is used (a push dropped it)
 
+	// owed are slots handed back in the background, not known to have reached Redis: the
+	// next lease hands them back again, in its own call, so they are free before it is
+	// granted (a lease asked for at once would otherwise count them against a new limit).
+	owed []handedBack
+
 	fetching chan struct{} // closed when the lease being asked for is in
 	pushes   int           // pushes received; a lease asked for before one is not trusted
 	dropped  bool          // a push dropped the state while a lease was being asked for
@@ -159,6 +175,10 @@ type admission struct {
 	window   time.Duration  // the limit's window: Window (tests shorten it)
 	accounts sync.Map       // uuid.UUID → *account
 	handing  sync.WaitGroup // slots being handed back (close waits for them)
+
+	// backLate, when set, runs before each background hand-back is sent (tests hold it
+	// back to let the next lease overtake it).
+	backLate func()
 }
 
 // get returns the account's state, created empty the first time.
@@ -242,20 +262,26 @@ func (a *admission) lease(ctx context.Context, acc *account, key uuid.UUID, now 
 		want = int(math.Ceil(rate * leaseFill.Seconds()))
 		want = max(1, min(want, acc.limit/leaseShare))
 	}
-	unused := acc.handBack()
+	back := acc.owed
+	if h := acc.handBack(); h.slots > 0 {
+		back = append(back, h)
+	}
+	acc.owed = nil
 	done := make(chan struct{})
 	acc.fetching, acc.dropped = done, false
 	pushes := acc.pushes
 	acc.mu.Unlock()
 
-	a.giveBack(acc.id, unused)
 	sent := time.Now()
-	reply, err := a.run(ctx, acc.id, key, want)
+	reply, err := a.run(ctx, acc.id, key, want, back)
 
 	acc.mu.Lock()
 	acc.fetching = nil
 	close(done)
 	if err != nil {
+		for _, h := range back {
+			a.giveBack(acc, h)
+		}
 		return err
 	}
 	if status, _ := reply[0].(int64); status == 3 {
@@ -277,7 +303,7 @@ func (a *admission) lease(ctx context.Context, acc *account, key uuid.UUID, now 
 		// slots go back.
 		acc.version = ""
 		if acc.dropped && acc.left > 0 {
-			a.giveBack(acc.id, acc.handBackBeyond(1))
+			a.giveBack(acc, acc.handBackBeyond(1))
 			acc.endAfterUse = true
 		} else if acc.dropped {
 			acc.ends = sent
@@ -286,11 +312,17 @@ func (a *admission) lease(ctx context.Context, acc *account, key uuid.UUID, now 
 	return nil
 }
 
-// run calls leaseScript, filling the account's state from the database when Redis has none.
-func (a *admission) run(ctx context.Context, id, key uuid.UUID, want int) ([]any, error) {
+// run calls leaseScript with the hand-backs back, filling the account's state from the
+// database when Redis has none.
+func (a *admission) run(ctx context.Context, id, key uuid.UUID, want int, back []handedBack) ([]any, error) {
 	keys := leaseKeys(id)
+	args := make([]any, 0, 4+3*len(back))
+	args = append(args, key.String(), a.window.Microseconds(), want, leaseTTL.Microseconds())
+	for _, h := range back {
+		args = append(args, h.member, h.exp, h.slots)
+	}
 	for attempt := 0; ; attempt++ {
-		reply, err := a.g.batch.Run(ctx, keys, key.String(), a.window.Microseconds(), want, leaseTTL.Microseconds())
+		reply, err := a.g.batch.Run(ctx, keys, args...)
 		if err != nil {
 			return nil, fmt.Errorf("auth: gate: %w", err)
 		}
@@ -373,16 +405,22 @@ func (acc *account) handBackBeyond(keep int) handedBack {
 	return h
 }
 
-// giveBack hands unused slots back to Redis, in the background: the answer is not waited
-// for, and a failure leaves the slots counted until their entry leaves the window.
-func (a *admission) giveBack(id uuid.UUID, h handedBack) {
+// giveBack hands unused slots back to Redis, in the background (acc.mu held): the answer
+// is not waited for, and the slots are owed to acc's next lease, which hands them back
+// again; a failure of both leaves them counted until their entry leaves the window.
+func (a *admission) giveBack(acc *account, h handedBack) {
 	if h.slots <= 0 {
 		return
 	}
+	acc.owed = append(acc.owed, h)
+	id := acc.id
 	keys := leaseKeys(id)
 	a.handing.Add(1)
 	go func() {
 		defer a.handing.Done()
+		if a.backLate != nil {
+			a.backLate()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := returnScript.Run(ctx, a.g.rdb, keys[1:], h.member, h.exp, h.slots).Err(); err != nil {
@@ -400,15 +438,13 @@ func (a *admission) pushed(id uuid.UUID, version string) {
 	acc := v.(*account)
 	acc.mu.Lock()
 	acc.pushes++
-	var unused handedBack
 	if version != "" {
 		acc.version = version
 	} else {
 		acc.loaded, acc.dropped = false, true
-		unused = acc.handBack()
+		a.giveBack(acc, acc.handBack())
 	}
 	acc.mu.Unlock()
-	a.giveBack(id, unused)
 }
 
 // listen applies the changes other replicas and the worker push, until ctx ends. A push

@@ -16,6 +16,7 @@ import (
 
 	"github.com/contentapi/contentapi/internal/clock"
 	"github.com/contentapi/contentapi/internal/credits"
+	"github.com/contentapi/contentapi/internal/ratelimit"
 	"github.com/contentapi/contentapi/internal/testenv"
 )
 
@@ -136,5 +137,71 @@ func leasesNeverOverAdmit(t *testing.T, limit int) {
 	t.Logf("%d calls, %d admitted (%.1f windows of %d), most in one window %d", len(calls), len(ok), windows, limit, worst)
 	if worst < limit*3/4 || float64(len(ok)) < windows*float64(limit)*0.75 {
 		t.Errorf("%d admitted, at most %d in a window: the limit of %d is not being used", len(ok), worst, limit)
+	}
+}
+
+// TestDroppedLeaseSlotsFreeBeforeTheNextLease drops a lease holding unused slots (a plan
+// change) and asks for the next lease at once, while the background hand-back of those
+// slots is held back: the slots must be free when the next lease is counted (or a
+// downgraded account is refused calls it never made), and the hand-back arriving late must
+// not free them a second time (or the limit is over-admitted).
+func TestDroppedLeaseSlotsFreeBeforeTheNextLease(t *testing.T) {
+	const limit = 400
+	ctx := context.Background()
+	pool, rdb := testenv.Postgres(t), testenv.Redis(t)
+	clk := clock.Real{}
+	ledger := credits.NewLedger(pool, clk)
+	g := NewGate(pool, rdb, ledger, clk, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer g.Close()
+	hold := make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
+	defer release() // before Close, which waits for the hand-backs
+	g.adm.backLate = func() { <-hold }
+	accounts := NewAccounts(pool, ledger, clk, g)
+	reg, err := accounts.Register(ctx, uuid.NewString()+"@example.com", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := accounts.SetPlan(ctx, reg.AccountID, "pro", limit, 0); err != nil {
+		t.Fatal(err)
+	}
+	admit := func() ratelimit.Decision {
+		t.Helper()
+		d, err := g.Admit(ctx, reg.AccountID)
+		if err != nil || !d.Allowed {
+			t.Fatalf("admit: %+v %v", d, err)
+		}
+		return d
+	}
+
+	// The first lease is one slot; the second, asked for at a high rate, is more.
+	admit()
+	admit()
+	acc := g.adm.get(reg.AccountID)
+	acc.mu.Lock()
+	unused := acc.left
+	acc.mu.Unlock()
+	if unused < 2 {
+		t.Fatalf("second lease left %d unused slots: the test needs a lease of several", unused)
+	}
+
+	if err := g.Refresh(ctx, reg.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	if d := admit(); d.Remaining != limit-3 {
+		t.Fatalf("after a dropped lease of %d unused slots: %d remaining of %d, want %d", unused, d.Remaining, limit, limit-3)
+	}
+
+	release()
+	g.adm.handing.Wait()
+	acc.mu.Lock()
+	left := acc.left
+	acc.mu.Unlock()
+	n, err := rdb.HGet(ctx, leaseKeys(reg.AccountID)[2], "n").Int()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3+left {
+		t.Fatalf("after the late hand-back the window counts %d slots, want %d (3 used, %d leased unused)", n, 3+left, left)
 	}
 }
