@@ -68,39 +68,50 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 			return c.gapPage(rows, q, m.competitors, comps), int(gaps), true, nil
 		}
 	}
-	top := topK[colRow]{k: limit + 1, cmp: e.compare}
+	k := limit + 1
 	if limit <= 0 {
-		top.k = 0
+		k = 0
 	}
-	each := func(f func(id uint32)) { eachID(cand, f) }
+	parts := candParts(cand)
 	if r, ok := q.filters.Ranges[keywords.FieldSearchVolume]; ok && len(c.byVolume) == c.norms.len() {
 		if lo, hi := c.volumeSpan(boundsOf(r)); spanFirst(hi-lo, gaps) {
-			each = func(f func(id uint32)) {
-				for _, id := range c.byVolume[lo:hi] {
-					if cand.Contains(id) {
-						f(id)
-					}
-				}
-			}
+			parts = spanParts(c.byVolume[lo:hi], cand)
 		}
 	}
-	each(func(id uint32) {
-		if filtering && !passes(&e, id, c.intent[id], &filter) {
-			return
-		}
-		total++
-		var last *colRow
-		if top.full() {
-			last = top.last()
-		}
-		if e.outside(id, last, after) {
-			return
-		}
-		r := e.row(id)
-		if after == nil || e.compare(&r, after) > 0 {
+	// Each part of the pass keeps its own count and best rows; the page is the best of
+	// theirs.
+	type passed struct {
+		total int
+		top   topK[colRow]
+	}
+	done := inParts(parts, func(each idPart) passed {
+		p := passed{top: topK[colRow]{k: k, cmp: e.compare}}
+		each(func(id uint32) {
+			if filtering && !passes(&e, id, c.intent[id], &filter) {
+				return
+			}
+			p.total++
+			var last *colRow
+			if p.top.full() {
+				last = p.top.last()
+			}
+			if e.outside(id, last, after) {
+				return
+			}
+			r := e.row(id)
+			if after == nil || e.compare(&r, after) > 0 {
+				p.top.offer(r)
+			}
+		})
+		return p
+	})
+	top := topK[colRow]{k: k, cmp: e.compare}
+	for _, p := range done {
+		total += p.total
+		for _, r := range p.top.rows {
 			top.offer(r)
 		}
-	})
+	}
 	return c.gapPage(top.sorted(), q, m.competitors, comps), total, true, nil
 }
 
@@ -264,29 +275,48 @@ func (c *marketColumns) rankingsOnColumns(ctx context.Context, tx pgx.Tx, mk mar
 			}
 		}
 	}
-	top := topK[colRow]{k: limit + 1, cmp: e.compare}
 	filtering := len(filter.fields) > 0 || filter.anyOf
-	eachID(cand, func(id uint32) {
-		if filtering && !passes(&e, id, c.intent[id], &filter) {
-			return
-		}
+	type passed struct {
+		counts []int
+		top    topK[colRow]
+	}
+	done := inParts(candParts(cand), func(each idPart) passed {
+		p := passed{top: topK[colRow]{k: limit + 1, cmp: e.compare}}
 		if counted {
-			counts[0]++
-			p := int(e.pos[id])
-			for i, b := range keywords.Bands {
-				if p >= b.From && p <= b.To {
-					counts[i+1]++
+			p.counts = make([]int, 1+len(keywords.Bands))
+		}
+		each(func(id uint32) {
+			if filtering && !passes(&e, id, c.intent[id], &filter) {
+				return
+			}
+			if counted {
+				p.counts[0]++
+				pos := int(e.pos[id])
+				for i, b := range keywords.Bands {
+					if pos >= b.From && pos <= b.To {
+						p.counts[i+1]++
+					}
 				}
 			}
+			if p.top.full() && e.behind(id, p.top.last()) {
+				return
+			}
+			r := e.row(id)
+			if afterRow == nil || e.compare(&r, afterRow) > 0 {
+				p.top.offer(r)
+			}
+		})
+		return p
+	})
+	top := topK[colRow]{k: limit + 1, cmp: e.compare}
+	for _, p := range done {
+		for i, n := range p.counts {
+			counts[i] += n
 		}
-		if top.full() && e.behind(id, top.last()) {
-			return
-		}
-		r := e.row(id)
-		if afterRow == nil || e.compare(&r, afterRow) > 0 {
+		for _, r := range p.top.rows {
 			top.offer(r)
 		}
-	})
+	}
 	rows := top.sorted()
 	if len(rows) > limit {
 		rows, more = rows[:limit], true

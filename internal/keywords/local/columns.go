@@ -696,12 +696,16 @@ func densePositions(n int, sets ...*domainSet) []uint16 {
 	for i := range out {
 		out[i] = noPosition
 	}
+	buf := make([]uint32, 4096)
 	for _, s := range sets {
-		it := s.ids.Iterator()
-		for i := 0; it.HasNext(); i++ {
-			id := it.Next()
-			if p := s.positions[i]; p < out[id] {
-				out[id] = p
+		it := s.ids.ManyIterator()
+		i := 0
+		for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
+			for _, id := range buf[:n] {
+				if p := s.positions[i]; p < out[id] {
+					out[id] = p
+				}
+				i++
 			}
 		}
 	}

@@ -144,12 +144,18 @@ func TestColumnsAnswerAsSQL(t *testing.T) {
 		for _, c := range []struct {
 			name string
 			p    *local.Provider
-			walk int // 0: as chosen, 1: gaps in volume order always walked, 2: never
+			walk int // 0: as chosen, 1: gaps in volume order always walked, 2: never, 3: passes in parts
 		}{{"columns", heap, 0}, {"column file written", written, 0}, {"column file found", found, 0},
-			{"columns walked by volume", heap, 1}, {"column file found, walked by volume", found, 1}, {"columns passed over", heap, 2}} {
+			{"columns walked by volume", heap, 1}, {"column file found, walked by volume", found, 1}, {"columns passed over", heap, 2},
+			{"columns passed over in parts", heap, 3}, {"column file found, passed over in parts", found, 3}} {
 			restore := func() {}
-			if c.walk > 0 {
+			switch c.walk {
+			case 1, 2:
 				restore = local.WalkByVolume(c.walk == 1)
+			case 3:
+				walk := local.WalkByVolume(false)
+				parts := local.PassInParts(3, 1)
+				restore = func() { parts(); walk() }
 			}
 			cols := ask(t, c.name, c.p, f)
 			restore()

@@ -167,3 +167,11 @@ func WalkByVolume(always bool) (restore func()) {
 
 // VolumeWalks is how many pages of gaps walked the ids in volume order.
 func VolumeWalks() int64 { return volumeWalked.Load() }
+
+// PassInParts splits every pass over candidates of at least min ids into parts (at most
+// n) until restore.
+func PassInParts(n, min int) (restore func()) {
+	oldN, oldMin := passParts, minPartIDs
+	passParts, minPartIDs = n, min
+	return func() { passParts, minPartIDs = oldN, oldMin }
+}
