@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/jackc/pgx/v5"
@@ -451,8 +452,8 @@ func (c *marketColumns) competitorsOnColumns(ctx context.Context, tx pgx.Tx, mk 
 	// id of the set (a competitor's set may hold millions), so cand is asked as a bit per
 	// id, and the ids are read a block at a time.
 	inCand := denseBits(c.norms.len(), cand)
-	var block [512]uint32
 	shared := func(s *roaring.Bitmap, ps []byte) (n, sum, ownSum int) {
+		var block [512]uint32
 		it := s.ManyIterator()
 		for i := 0; ; {
 			got := it.NextMany(block[:])
@@ -470,31 +471,45 @@ func (c *marketColumns) competitorsOnColumns(ctx context.Context, tx pgx.Tx, mk 
 			}
 		}
 	}
-	_, err = pgx.ForEachRow(rows, []any{&d, &ids, &positions, &total}, func() error {
-		if positions == nil || capped(positions) {
+	type set struct {
+		domain         string
+		ids, positions []byte
+		total          int
+	}
+	var mu sync.Mutex
+	err = onRows(rows, []any{&d, &ids, &positions, &total}, func() set {
+		return set{d, slices.Clone(ids), slices.Clone(positions), total}
+	}, func(r set) error {
+		if r.positions == nil || capped(r.positions) {
+			mu.Lock()
 			complete = false
+			mu.Unlock()
 			return nil
 		}
 		s := roaring.New()
-		if err := s.UnmarshalBinary(ids); err != nil {
+		if _, err := s.FromBuffer(r.ids); err != nil { // r.ids is this set's own copy
 			return err
 		}
 		if !s.IsEmpty() && int(s.Maximum()) >= c.norms.len() {
-			return fmt.Errorf("local: the keyword set of %s numbers keywords its columns do not hold", d)
+			return fmt.Errorf("local: the keyword set of %s numbers keywords its columns do not hold", r.domain)
 		}
 		if cRange == nil {
 			if n := cand.AndCardinality(s); n > 0 {
-				all = append(all, keywords.Competitor{Domain: d, Shared: int(n)})
-				others[d] = other{s, slices.Clone(positions), total}
+				mu.Lock()
+				defer mu.Unlock()
+				all = append(all, keywords.Competitor{Domain: r.domain, Shared: int(n)})
+				others[r.domain] = other{s, r.positions, r.total}
 			}
 			return nil
 		}
 		if !cand.Intersects(s) {
 			return nil
 		}
-		if n, sum, ownSum := shared(s, positions); n > 0 {
-			all = append(all, keywords.Competitor{Domain: d, Shared: n, AvgPosition: float64(sum) / float64(n),
-				DomainAvgPosition: float64(ownSum) / float64(n), Total: total})
+		if n, sum, ownSum := shared(s, r.positions); n > 0 {
+			mu.Lock()
+			defer mu.Unlock()
+			all = append(all, keywords.Competitor{Domain: r.domain, Shared: n, AvgPosition: float64(sum) / float64(n),
+				DomainAvgPosition: float64(ownSum) / float64(n), Total: r.total})
 		}
 		return nil
 	})

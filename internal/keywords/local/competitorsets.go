@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/jackc/pgx/v5"
@@ -56,14 +57,22 @@ func competitorsBySets(ctx context.Context, tx pgx.Tx, country, language, domain
 	var d string
 	var b []byte
 	var n int
-	_, err = pgx.ForEachRow(rows, []any{&d, &b, &n}, func() error {
+	type set struct {
+		domain string
+		ids    []byte
+		total  int
+	}
+	var mu sync.Mutex
+	err = onRows(rows, []any{&d, &b, &n}, func() set { return set{d, slices.Clone(b), n} }, func(r set) error {
 		s := roaring.New()
-		if err := s.UnmarshalBinary(b); err != nil { // copies: pgx reuses b
+		if _, err := s.FromBuffer(r.ids); err != nil { // r.ids is this set's own copy
 			return err
 		}
 		if shared := own.AndCardinality(s); shared > 0 {
-			all = append(all, keywords.Competitor{Domain: d, Shared: int(shared)})
-			sets[d], totals[d] = s, n
+			mu.Lock()
+			defer mu.Unlock()
+			all = append(all, keywords.Competitor{Domain: r.domain, Shared: int(shared)})
+			sets[r.domain], totals[r.domain] = s, r.total
 		}
 		return nil
 	})

@@ -1,10 +1,14 @@
 package local
 
 import (
+	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
 )
 
 // A pass over a large candidate set (the gaps of a big competitor, filtered or sorted on a
@@ -101,4 +105,38 @@ func inParts[S any](parts []idPart, pass func(each idPart) S) []S {
 		}
 	}
 	return out
+}
+
+// onRows reads rows on the calling goroutine and runs work on what each row gives on
+// passParts goroutines, in no particular order: scans are the row's destinations and item
+// takes what work needs out of them (copying bytes: pgx reuses its buffers). Competitor
+// discovery intersects every other domain's keyword set with the domain's this way, the
+// intersections beside the reading. A panic in work is returned as an error.
+func onRows[T any](rows pgx.Rows, scans []any, item func() T, work func(T) error) error {
+	if passParts <= 1 {
+		_, err := pgx.ForEachRow(rows, scans, func() error { return work(item()) })
+		return err
+	}
+	items := make(chan T, 64)
+	var eg errgroup.Group
+	for range passParts {
+		eg.Go(func() (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("local: %v", p)
+				}
+				for range items { // the reader never waits on a worker gone
+				}
+			}()
+			for it := range items {
+				if err = work(it); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	_, err := pgx.ForEachRow(rows, scans, func() error { items <- item(); return nil })
+	close(items)
+	return errors.Join(err, eg.Wait())
 }
