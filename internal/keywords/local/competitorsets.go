@@ -101,37 +101,51 @@ func competitorsBySets(ctx context.Context, tx pgx.Tx, country, language, domain
 	if err != nil {
 		return nil, nil, false, err
 	}
-	ownArr := own.ToArray()
+	ownAt := positionsByID(own, ownPositions)
 	for i := range page {
 		c := &page[i]
 		ps := positions[c.Domain]
 		if ps == nil {
 			return nil, nil, false, nil
 		}
-		c.AvgPosition, c.DomainAvgPosition = sharedAverages(ownArr, ownPositions, sets[c.Domain].ToArray(), ps)
+		c.AvgPosition, c.DomainAvgPosition = sharedAverages(ownAt, sets[c.Domain], ps)
 		c.Total = totals[c.Domain]
 	}
 	return all, page, true, nil
 }
 
+// positionsByID spreads a set's positions (16 bits each, in its id order) over its ids:
+// element id is the position at id, noPosition where the set has none.
+func positionsByID(set *roaring.Bitmap, positions []byte) []uint16 {
+	out := []uint16{}
+	if !set.IsEmpty() {
+		out = make([]uint16, int(set.Maximum())+1)
+	}
+	for i := range out {
+		out[i] = noPosition
+	}
+	i := 0
+	eachID(set, func(id uint32) {
+		out[id] = binary.LittleEndian.Uint16(positions[2*i:])
+		i++
+	})
+	return out
+}
+
 // sharedAverages returns the average positions, the competitor's and the domain's, over the
-// ids both sorted sets hold; each set's positions are in its id order (16 bits each).
-func sharedAverages(own []uint32, ownPositions []byte, other []uint32, otherPositions []byte) (avg, ownAvg float64) {
-	var sum, ownSum, n int
-	for i, j := 0, 0; i < len(own) && j < len(other); {
-		switch {
-		case own[i] < other[j]:
-			i++
-		case own[i] > other[j]:
-			j++
-		default:
-			ownSum += int(binary.LittleEndian.Uint16(ownPositions[2*i:]))
+// ids both sets hold: the domain's positions by id (positionsByID), the competitor's set
+// and its positions in its id order. It walks the competitor's set alone, however large the
+// domain's (the biggest domain holds millions of keywords; a page's competitors fewer).
+func sharedAverages(ownAt []uint16, other *roaring.Bitmap, otherPositions []byte) (avg, ownAvg float64) {
+	var sum, ownSum, n, j int
+	eachID(other, func(id uint32) {
+		if int(id) < len(ownAt) && ownAt[id] != noPosition {
+			ownSum += int(ownAt[id])
 			sum += int(binary.LittleEndian.Uint16(otherPositions[2*j:]))
 			n++
-			i++
-			j++
 		}
-	}
+		j++
+	})
 	if n == 0 {
 		return 0, 0
 	}
