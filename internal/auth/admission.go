@@ -64,15 +64,7 @@ const gateChannel = "gate:accounts"
 // granted, member, member_expires, revoked key ids...}; status is 0 state missing (fill and
 // retry), 1 granted, 2 limited, 3 key revoked. member is the lease's entry for slots
 // beyond the first ("" when none), which a replica hands back with returnScript.
-var leaseScript = redis.NewScript(`
-for i = 5, #ARGV - 2, 3 do
-	if redis.call('ZREM', KEYS[2], ARGV[i]) == 1 then
-		local id, count = string.match(ARGV[i], '^(.*):(%d+)$')
-		local left = tonumber(count) - tonumber(ARGV[i + 2])
-		if left > 0 then redis.call('ZADD', KEYS[2], ARGV[i + 1], id .. ':' .. left) end
-		redis.call('HINCRBY', KEYS[3], 'n', -tonumber(ARGV[i + 2]))
-	end
-end
+var leaseScript = redis.NewScript(handBackLua(5, 2, 3) + `
 local h = redis.call('HGETALL', KEYS[1])
 local st, revs, mine = {}, {}, 'rev:' .. ARGV[1]
 for i = 1, #h, 2 do
@@ -117,15 +109,23 @@ return out
 // returnScript hands back ARGV[3] unused slots of lease entry ARGV[1] (which leaves the
 // window at ARGV[2]); an entry that already left the window is not counted any more, and
 // an entry handed back once is not found again, so a second hand-back does nothing.
-var returnScript = redis.NewScript(`
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
-	local id, count = string.match(ARGV[1], '^(.*):(%d+)$')
-	local left = tonumber(count) - tonumber(ARGV[3])
-	if left > 0 then redis.call('ZADD', KEYS[1], ARGV[2], id .. ':' .. left) end
-	redis.call('HINCRBY', KEYS[2], 'n', -tonumber(ARGV[3]))
+var returnScript = redis.NewScript(handBackLua(1, 1, 2) + "return 1\n")
+
+// handBackLua is the Lua that applies the hand-backs (entry, when it leaves the window,
+// unused slots) in ARGV from index first on, the leases' sorted set being KEYS[set] and
+// their counters KEYS[counters]: an entry found is replaced by one holding the slots left
+// (none: removed) and the sum lowered by those handed back.
+func handBackLua(first, set, counters int) string {
+	return fmt.Sprintf(`for i = %[1]d, #ARGV - 2, 3 do
+	if redis.call('ZREM', KEYS[%[2]d], ARGV[i]) == 1 then
+		local id, count = string.match(ARGV[i], '^(.*):(%%d+)$')
+		local left = tonumber(count) - tonumber(ARGV[i + 2])
+		if left > 0 then redis.call('ZADD', KEYS[%[2]d], ARGV[i + 1], id .. ':' .. left) end
+		redis.call('HINCRBY', KEYS[%[3]d], 'n', -tonumber(ARGV[i + 2]))
+	end
 end
-return 1
-`)
+`, first, set, counters)
+}
 
 func leaseKeys(account uuid.UUID) []string {
 	id := account.String()

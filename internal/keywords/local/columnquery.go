@@ -73,11 +73,14 @@ func (c *marketColumns) gapsOnColumns(ctx context.Context, tx pgx.Tx, m gapMarke
 	if limit <= 0 {
 		k = 0
 	}
-	parts := candParts(cand)
+	var parts []idPart
 	if r, ok := q.filters.Ranges[keywords.FieldSearchVolume]; ok && len(c.byVolume) == c.norms.len() {
 		if lo, hi := c.volumeSpan(boundsOf(r)); spanFirst(hi-lo, gaps) {
 			parts = spanParts(c.byVolume[lo:hi], cand)
 		}
+	}
+	if parts == nil {
+		parts = candParts(cand)
 	}
 	// Each part of the pass keeps its own count and best rows; the page is the best of
 	// theirs.
