@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
@@ -216,8 +217,9 @@ func wordSetsQuery(ws []termWord, sets []uint) string {
 type lookup int
 
 const (
-	fullTextLookup lookup = iota // the term's full-text matches
-	wordLookup                   // its trigram matches among the keywords matching a word query
+	fullTextLookup     lookup = iota // the term's full-text matches
+	fullTextRankLookup               // the same without their similarity (0), computed here
+	wordLookup                       // its trigram matches among the keywords matching a word query
 )
 
 // termQuery is the term's full-text query, computed once per statement.
@@ -235,9 +237,13 @@ func lookupSQL(kind lookup, tiers []int) string {
 			b.WriteString("\n    UNION ALL ")
 		}
 		switch kind {
-		case fullTextLookup:
-			fmt.Fprintf(&b, "(SELECT keyword_norm AS key, similarity(keyword, $3) AS sim, ts_rank(%s, %s) AS rank, %d AS tier FROM keyword_metrics WHERE country || language = $1 || $2 AND %s AND %s @@ %s)",
-				vector, termQuery, i, tierPredicate(i), vector, termQuery)
+		case fullTextLookup, fullTextRankLookup:
+			sim := "similarity(keyword, $3)"
+			if kind == fullTextRankLookup {
+				sim = "0::real"
+			}
+			fmt.Fprintf(&b, "(SELECT keyword_norm AS key, %s AS sim, ts_rank(%s, %s) AS rank, %d AS tier FROM keyword_metrics WHERE country || language = $1 || $2 AND %s AND %s @@ %s)",
+				sim, vector, termQuery, i, tierPredicate(i), vector, termQuery)
 		case wordLookup:
 			// The similarity is computed once a row: by the subquery (kept apart by its
 			// OFFSET), then filtered on; written in the filter and the select list, it was
@@ -273,13 +279,28 @@ func readLookup(ctx context.Context, tx pgx.Tx, kind lookup, tiers []int, args .
 // termCandidates gathers one term's candidates (see above). serial runs the look-ups
 // without parallel workers, which hand rows over in no fixed order: a look-up cut by its
 // LIMIT then keeps the same rows every time the data is the same (the research walk).
-func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit, want int, serial bool, ix *wordIndex) ([]string, error) {
+// beside runs the word index's look-up beside the full-text statements, on its own
+// goroutine; otherwise it runs first. A look-up and a statement then take a core each,
+// which shortens a question of one or two terms (a topic and its head word); with more,
+// the terms' own look-ups already keep the processors busy.
+func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit, want int, serial, beside bool, ix *wordIndex) ([]string, error) {
 	var keys []string
 	var best []found
 	indexed := false
+	var wg sync.WaitGroup
 	if ix != nil {
-		best, indexed = ix.similar(t.text, float32(threshold), want)
+		wg.Add(1)
+		look := func() {
+			defer wg.Done()
+			best, indexed = ix.similar(t.text, float32(threshold), want)
+		}
+		if beside {
+			go look()
+		} else {
+			look()
+		}
 	}
+	defer wg.Wait()
 	err := p.readTx(ctx, true, func(tx pgx.Tx) error {
 		if serial {
 			if _, err := tx.Exec(ctx, "SET LOCAL max_parallel_workers_per_gather = 0"); err != nil {
@@ -289,18 +310,31 @@ func (p *Provider) termCandidates(ctx context.Context, country, language string,
 		args := []any{country, language, t.text}
 		tiers := nearestTiers(t.trigrams)
 		// Full-text matches: the nearest tiers until want, then the rest of the last one.
-		ft, err := readLookup(ctx, tx, fullTextLookup, tiers, append(args, want)...)
+		// With the word index, their similarity is computed here (as exactly as the
+		// index's), not by PostgreSQL for every row.
+		kind := fullTextLookup
+		if ix != nil {
+			kind = fullTextRankLookup
+		}
+		ft, err := readLookup(ctx, tx, kind, tiers, append(args, want)...)
 		if err != nil {
 			return err
 		}
 		if len(ft) == want {
-			rest, err := readLookup(ctx, tx, fullTextLookup, []int{ft[want-1].tier}, append(args, ideasTierCap(want))...)
+			rest, err := readLookup(ctx, tx, kind, []int{ft[want-1].tier}, append(args, ideasTierCap(want))...)
 			if err != nil {
 				return err
 			}
 			ft = append(ft, rest...)
 		}
+		if ix != nil {
+			tg := textTrigrams(t.text)
+			for i := range ft {
+				ft[i].sim = similarity(textTrigrams(ft[i].key), tg)
+			}
+		}
 
+		wg.Wait()
 		if indexed {
 			keys = mostRelevant(append(ft, best...), limit)
 			return nil
@@ -476,11 +510,19 @@ func collectAlike(rows pgx.Rows, err error) (map[string][]string, error) {
 	return alike, err
 }
 
-// candidates returns the keys of the terms' candidates, or nil when the market is small
-// enough to rank all its matches.
+// candidateSet is what candidates found: the candidates' keys (nil when the market is small
+// enough to rank all its matches), pg_trgm's similarity threshold, and whether the word
+// index answered (then the ranking takes the candidates' similarities from the worker).
+type candidateSet struct {
+	keys      []string
+	threshold float64
+	indexed   bool
+}
+
+// candidates returns the terms' candidates.
 // want is how many candidates of each kind a term gathers (ideasCandidates(limit) but for
 // the research walk); serial is termCandidates'.
-func (p *Provider) candidates(ctx context.Context, country, language string, texts []string, limit, want int, serial bool) ([]string, error) {
+func (p *Provider) candidates(ctx context.Context, country, language string, texts []string, limit, want int, serial bool) (candidateSet, error) {
 	terms := make([]ideaTerm, len(texts))
 	var threshold float64
 	var size int
@@ -557,10 +599,10 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 		defer ix.release()
 	}
 	if err != nil {
-		return nil, err
+		return candidateSet{}, err
 	}
 	if size <= ideasRankAll {
-		return nil, nil
+		return candidateSet{threshold: threshold}, nil
 	}
 	found := make([][]string, len(terms))
 	var eg errgroup.Group
@@ -568,12 +610,12 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 	for i, t := range terms {
 		eg.Go(func() error {
 			var err error
-			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit, want, serial, ix)
+			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit, want, serial, len(terms) <= 2, ix)
 			return err
 		})
 	}
 	if err := eg.Wait(); err != nil {
-		return nil, err
+		return candidateSet{}, err
 	}
 	keys := []string{}
 	seen := make(map[string]bool)
@@ -585,7 +627,7 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 			}
 		}
 	}
-	return keys, nil
+	return candidateSet{keys: keys, threshold: threshold, indexed: ix != nil}, nil
 }
 
 // termWords groups a term's words by lexeme (the heaviest word's count for one), longest
@@ -616,13 +658,14 @@ const headWeight = 0.25
 // ideasRankSQL ranks the keywords of the market that match a term ($3, each with its
 // weight in the array at the second verb): all of them (ideasAll) or those among the
 // candidates $5 and the terms themselves (ideasAmong). A keyword's full-text vector is
-// computed once (the fenced lateral), not once per use and term.
+// computed once (the fenced lateral), not once per use and term. The third verb is a
+// keyword's similarity to a term, the fourth whether it is trigram-similar to it.
 const ideasRankSQL = `
 WITH terms AS (
-    SELECT t.term, t.weight,
+    SELECT t.term, t.weight, t.j,
            keyword_normalize(t.term) AS norm,
            websearch_to_tsquery(keyword_ts_config($2), t.term) AS tsq
-    FROM unnest($3::text[], $%[2]d::float8[]) AS t(term, weight)
+    FROM unnest($3::text[], $%[2]d::float8[]) WITH ORDINALITY AS t(term, weight, j)
 )
 SELECT k.keyword, k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
        k.search_intent, k.serp_urls, r.relevance, k.keyword_norm
@@ -631,18 +674,34 @@ CROSS JOIN LATERAL (SELECT to_tsvector(keyword_ts_config(k.language), k.keyword)
 CROSS JOIN LATERAL (
     SELECT max(terms.weight * (CASE WHEN k.keyword_norm = terms.norm AND terms.weight = 1 THEN 2 ELSE 0 END
                + ts_rank(v.tsv, terms.tsq)
-               + similarity(k.keyword, terms.term))) AS relevance
+               + s.sim)) AS relevance
     FROM terms
-    WHERE k.keyword_norm = terms.norm OR v.tsv @@ terms.tsq OR k.keyword %% terms.term
+    CROSS JOIN LATERAL (SELECT %[3]s AS sim) s
+    WHERE k.keyword_norm = terms.norm OR v.tsv @@ terms.tsq OR %[4]s
 ) r
 WHERE k.country = $1 AND k.language = $2 AND r.relevance IS NOT NULL
 ORDER BY r.relevance DESC, k.search_volume DESC NULLS LAST, k.keyword_norm
 LIMIT $4`
 
+const (
+	sqlSimilarity = `similarity(k.keyword, terms.term)`
+	sqlSimilar    = `k.keyword % terms.term`
+)
+
 var (
-	ideasAll   = fmt.Sprintf(ideasRankSQL, `keyword_metrics k`, 5)
+	ideasAll   = fmt.Sprintf(ideasRankSQL, `keyword_metrics k`, 5, sqlSimilarity, sqlSimilar)
 	ideasAmong = fmt.Sprintf(ideasRankSQL, `(SELECT unnest($5::text[]) UNION SELECT norm FROM terms) c(key)
-JOIN keyword_metrics k ON (k.country, k.language, k.keyword_norm) = ($1, $2, c.key)`, 6)
+JOIN keyword_metrics k ON (k.country, k.language, k.keyword_norm) = ($1, $2, c.key)`, 6, sqlSimilarity, sqlSimilar)
+	// ideasAmongSimilar takes the candidates' similarities to the terms, computed in the
+	// worker: $7 holds candidate i's to term j at (i-1) × terms + j, and $8 is pg_trgm's
+	// similarity threshold (the % operator's). A term that is not a candidate has its own
+	// computed by PostgreSQL.
+	ideasAmongSimilar = fmt.Sprintf(ideasRankSQL, `(SELECT c.key, c.i FROM unnest($5::text[]) WITH ORDINALITY c(key, i)
+      UNION ALL SELECT DISTINCT norm, NULL::bigint FROM terms WHERE norm <> ALL ($5::text[])) c
+JOIN keyword_metrics k ON (k.country, k.language, k.keyword_norm) = ($1, $2, c.key)`, 6,
+		`CASE WHEN c.i IS NULL THEN similarity(k.keyword, terms.term)
+                          ELSE ($7::real[])[(c.i - 1) * cardinality($3::text[]) + terms.j] END`,
+		`s.sim >= $8::float8`)
 )
 
 // Ideas returns keywords matching the topic or seeds, most relevant first, at most
@@ -704,11 +763,11 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywor
 	if paged {
 		want = walkCandidates(limit)
 	}
-	keys, err := p.candidates(ctx, country, language, texts, limit, want, paged)
+	cs, err := p.candidates(ctx, country, language, texts, limit, want, paged)
 	if err != nil {
 		return keywords.IdeaList{}, fmt.Errorf("local: ideas: %w", err)
 	}
-	rows, err := p.rankIdeas(ctx, country, language, texts, weights, limit, keys)
+	rows, err := p.rankIdeas(ctx, country, language, texts, weights, limit, cs)
 	if err != nil {
 		return keywords.IdeaList{}, fmt.Errorf("local: ideas: %w", err)
 	}
@@ -737,12 +796,30 @@ func (p *Provider) Ideas(ctx context.Context, req keywords.IdeasRequest) (keywor
 // for the tests.)
 var rankSplit = 1000
 
-// rankIdeas ranks the market's keywords matching the terms, or only the candidates keys
-// (and the terms themselves) when keys is not nil: the limit most relevant, in the order
-// of ideasRankSQL.
-func (p *Provider) rankIdeas(ctx context.Context, country, language string, texts []string, weights []float64, limit int, keys []string) ([]walkRow, error) {
+// rankIdeas ranks the market's keywords matching the terms, or only the candidates (and
+// the terms themselves) when cs has keys: the limit most relevant, in the order of
+// ideasRankSQL. Candidates the word index found are ranked with their similarities to the
+// terms computed here, as exactly as the index computes them: deciding which terms a
+// candidate is trigram-similar to was most of the statement's time (pg_trgm's % for every
+// candidate and term).
+func (p *Provider) rankIdeas(ctx context.Context, country, language string, texts []string, weights []float64, limit int, cs candidateSet) ([]walkRow, error) {
+	keys := cs.keys
+	var sims []float32
+	if keys != nil && cs.indexed {
+		sims = termSimilarities(keys, texts)
+	}
+	some := func(ctx context.Context, lo, hi int) ([]walkRow, error) {
+		r := rankRequest{country: country, language: language, texts: texts, weights: weights, limit: limit}
+		if keys != nil {
+			r.keys = keys[lo:hi]
+		}
+		if sims != nil {
+			r.sims, r.threshold = sims[lo*len(texts):hi*len(texts)], cs.threshold
+		}
+		return p.rankSome(ctx, r)
+	}
 	if keys == nil || len(keys) < rankSplit {
-		return p.rankSome(ctx, country, language, texts, weights, limit, keys)
+		return some(ctx, 0, len(keys))
 	}
 	// Each half is ranked with the terms and cut at limit: the limit most relevant of
 	// all are among the two halves' limit most relevant.
@@ -750,17 +827,34 @@ func (p *Provider) rankIdeas(ctx context.Context, country, language string, text
 	var a, b []walkRow
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.Go(func() (err error) {
-		a, err = p.rankSome(ctx, country, language, texts, weights, limit, keys[:half])
+		a, err = some(ctx, 0, half)
 		return err
 	})
 	eg.Go(func() (err error) {
-		b, err = p.rankSome(ctx, country, language, texts, weights, limit, keys[half:])
+		b, err = some(ctx, half, len(keys))
 		return err
 	})
 	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
 	return mergeRanked(a, b, limit), nil
+}
+
+// termSimilarities returns every key's similarity to every term, key i's to term j at
+// i × len(terms) + j.
+func termSimilarities(keys, terms []string) []float32 {
+	tg := make([][]uint32, len(terms))
+	for j, t := range terms {
+		tg[j] = textTrigrams(t)
+	}
+	sims := make([]float32, 0, len(keys)*len(terms))
+	for _, k := range keys {
+		kt := textTrigrams(k)
+		for j := range terms {
+			sims = append(sims, similarity(kt, tg[j]))
+		}
+	}
+	return sims
 }
 
 // mergeRanked merges two lists in ideasRankSQL's order into the first limit rows of both.
@@ -802,31 +896,46 @@ func compareRanked(x, y walkRow) int {
 	return strings.Compare(x.norm, y.norm)
 }
 
+// rankRequest is one ranking statement's arguments (see rankIdeas): the candidates' keys
+// (nil: all the market's matches) and, when given, their similarities to the terms.
+type rankRequest struct {
+	country, language string
+	texts             []string
+	weights           []float64
+	limit             int
+	keys              []string
+	sims              []float32
+	threshold         float64
+}
+
 // rankSome ranks in one statement (see rankIdeas).
-func (p *Provider) rankSome(ctx context.Context, country, language string, texts []string, weights []float64, limit int, keys []string) ([]walkRow, error) {
+func (p *Provider) rankSome(ctx context.Context, r rankRequest) ([]walkRow, error) {
 	var rows []walkRow
 	err := p.readTx(ctx, false, func(tx pgx.Tx) error {
-		sql, args := ideasAll, []any{country, language, texts, limit}
-		if keys != nil {
-			sql, args = ideasAmong, append(args, keys)
+		sql, args := ideasAll, []any{r.country, r.language, r.texts, r.limit}
+		if r.keys != nil {
+			sql, args = ideasAmong, append(args, r.keys)
 		}
-		args = append(args, weights)
+		args = append(args, r.weights)
+		if r.keys != nil && r.sims != nil {
+			sql, args = ideasAmongSimilar, append(args, r.sims, r.threshold)
+		}
 		rs, err := tx.Query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
 		defer rs.Close()
 		for rs.Next() {
-			var r walkRow
+			var row walkRow
 			var intent *string
-			if err := rs.Scan(&r.Keyword.Keyword, &r.SearchVolume, &r.Difficulty, &r.CPC, &r.Competition,
-				&intent, &r.SERPURLs, &r.Relevance, &r.norm); err != nil {
+			if err := rs.Scan(&row.Keyword.Keyword, &row.SearchVolume, &row.Difficulty, &row.CPC, &row.Competition,
+				&intent, &row.SERPURLs, &row.Relevance, &row.norm); err != nil {
 				return err
 			}
 			if intent != nil {
-				r.Intent = *intent
+				row.Intent = *intent
 			}
-			rows = append(rows, r)
+			rows = append(rows, row)
 		}
 		return rs.Err()
 	})

@@ -111,3 +111,26 @@ func distinct(ts []uint32) []uint32 {
 	}
 	return out
 }
+
+// similarity is pg_trgm's similarity() of two texts by their distinct trigrams (sorted, as
+// textTrigrams returns them): shared / (n + m - shared) in float4, as pg_trgm computes it,
+// and 0 when either has none.
+func similarity(a, b []uint32) float32 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	s := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			s++
+			i++
+			j++
+		}
+	}
+	return float32(s) / (float32(len(a)) + float32(len(b)) - float32(s))
+}

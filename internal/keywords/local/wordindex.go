@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -303,11 +304,22 @@ func (ix *wordIndex) similarStats(term string, threshold float32, want int, st *
 	// read covers every set holding the groups read (done).
 	var done []uint
 	// A word's keywords come by trigram count, and one of m ≥ n trigrams is at most n / m
-	// similar: past that bar, the rest of the list cannot reach it.
-	past := func(k uint32) bool {
-		m := float32(ix.ntrgm[k])
-		return m >= float32(n) && float32(n)/m < bar
+	// similar: past that bar, the rest of the list cannot reach it. Ids are in trigram
+	// count order too, so the keywords past the bar are those from one id on, found once
+	// for each bar (reading each keyword's count as the lists are read was a third of a
+	// look-up's time: one cache miss a keyword).
+	pastBar, pastFrom := float32(-1), uint32(0)
+	pastAt := func() uint32 {
+		if bar != pastBar {
+			pastBar = bar
+			pastFrom = uint32(sort.Search(len(ix.ntrgm), func(i int) bool {
+				m := float32(ix.ntrgm[i])
+				return m >= float32(n) && float32(n)/m < bar
+			}))
+		}
+		return pastFrom
 	}
+	past := func(k uint32) bool { return k >= pastAt() }
 	covered := func(set uint) bool { return slices.ContainsFunc(done, func(d uint) bool { return set&d == d }) }
 	maskOf := func(set uint) (m uint64) {
 		for i, g := range groups {
@@ -371,11 +383,9 @@ func (ix *wordIndex) similarStats(term string, threshold float32, want int, st *
 			marked := make([][]uint32, len(groups[second].ids))
 			for j, id := range groups[second].ids {
 				p := ix.postings(id)
-				for i, k := range p {
-					if past(k) {
-						p = p[:i]
-						break
-					}
+				end, _ := slices.BinarySearch(p, pastAt())
+				p = p[:end]
+				for _, k := range p {
 					sc.mark[k/64] |= 1 << (k % 64)
 				}
 				marked[j] = p

@@ -263,3 +263,47 @@ func TestWordIndexFollowsTheData(t *testing.T) {
 		t.Errorf("the index is not of the new data: %+v", e)
 	}
 }
+
+// The similarity the ranking takes from the worker (similarity over textTrigrams) is
+// PostgreSQL's similarity(), to the last bit of its float4, whether computed from a
+// keyword's text or from its key, for keywords against terms and keywords against each
+// other (mixed case, digits, punctuation and letters outside ASCII).
+func TestSimilarityAsPostgres(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	pool, vocab := wordMarket(t, rng, 400)
+	ctx := context.Background()
+	var terms []string
+	for range 40 {
+		var words []string
+		for range 1 + rng.IntN(4) {
+			words = append(words, vocab[rng.IntN(len(vocab))])
+		}
+		terms = append(terms, strings.Join(words, []string{" ", "  ", "-", " & "}[rng.IntN(4)]))
+	}
+	rows, err := pool.Query(ctx, `SELECT k.keyword, k.keyword_norm, t.term, similarity(k.keyword, t.term)
+		FROM keyword_metrics k, unnest($1::text[]) t(term) WHERE k.country = 'ie' AND k.language = 'en'`, terms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kw, key, term string
+	var want float32
+	n := 0
+	if _, err := pgx.ForEachRow(rows, []any{&kw, &key, &term, &want}, func() error {
+		n++
+		tg := textTrigrams(term)
+		if got := similarity(textTrigrams(kw), tg); got != want {
+			t.Errorf("seed %d: similarity(%q, %q) = %v, PostgreSQL says %v", seed, kw, term, got, want)
+		}
+		if got := similarity(textTrigrams(key), tg); got != want {
+			t.Errorf("seed %d: similarity(key %q, %q) = %v, PostgreSQL says %v", seed, key, term, got, want)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 400*len(terms) {
+		t.Fatalf("compared %d pairs, want %d", n, 400*len(terms))
+	}
+}
