@@ -858,10 +858,13 @@ func termSimilarities(keys, terms []string) []float32 {
 }
 
 // mergeRanked merges two lists in ideasRankSQL's order into the first limit rows of both.
-// A keyword in both (a term itself, which each half ranks) is taken once: its two rows
-// are equal, so they meet in the merge.
+// A keyword in both (a term itself, which each half ranks) is taken once, at its first
+// row: its two rows are equal (one half may have its similarities from the worker, the
+// other from PostgreSQL, which agree), but a keyword is never listed twice even if they
+// were not.
 func mergeRanked(a, b []walkRow, limit int) []walkRow {
 	out := make([]walkRow, 0, min(limit, len(a)+len(b)))
+	seen := make(map[string]bool, cap(out))
 	for len(out) < limit && (len(a) > 0 || len(b) > 0) {
 		var r walkRow
 		switch {
@@ -870,9 +873,10 @@ func mergeRanked(a, b []walkRow, limit int) []walkRow {
 		default:
 			r, b = b[0], b[1:]
 		}
-		if n := len(out); n > 0 && out[n-1].norm == r.norm {
+		if seen[r.norm] {
 			continue
 		}
+		seen[r.norm] = true
 		out = append(out, r)
 	}
 	return out

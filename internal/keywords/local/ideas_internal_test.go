@@ -63,3 +63,31 @@ func TestWordQuery(t *testing.T) {
 		t.Errorf("quoted query %q", q)
 	}
 }
+
+// Two halves' rankings merge into one list in ranking order, cut at the limit, each
+// keyword once at its first (most relevant) row, even where a keyword's two rows differ and
+// are not next to each other in the merge.
+func TestMergeRankedListsEachKeywordOnce(t *testing.T) {
+	row := func(norm string, rel float64) walkRow {
+		r := walkRow{norm: norm}
+		r.Keyword.Keyword, r.Relevance = norm, rel
+		return r
+	}
+	a := []walkRow{row("cold brew", 3.1), row("iced coffee", 0.9), row("decaf", 0.5)}
+	b := []walkRow{row("cold brew", 3.1), row("espresso", 1.2), row("decaf", 0.8), row("latte", 0.6)}
+	got := mergeRanked(a, b, 10)
+	var names []string
+	for _, r := range got {
+		names = append(names, r.norm)
+	}
+	want := []string{"cold brew", "espresso", "iced coffee", "decaf", "latte"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("merged %v, want %v", names, want)
+	}
+	if got[3].Relevance != 0.8 {
+		t.Errorf("decaf kept at relevance %v, want its first row's 0.8", got[3].Relevance)
+	}
+	if got := mergeRanked(a, b, 2); len(got) != 2 || got[1].norm != "espresso" {
+		t.Errorf("cut at 2: %v", got)
+	}
+}
