@@ -59,7 +59,9 @@ const DefaultIdeasLimit = 50
 // the most similar come from it instead of the tier walk: the want most similar among the
 // keywords holding the term's words or near spellings of them, scored exactly as
 // similarity() scores them (the index finds what the walk finds and more, in a fraction of
-// its time). The full-text matches still come from the tiers.
+// its time). The full-text matches still come from the tiers; their similarities, and
+// those the ranking adds to every candidate's full-text rank, are then computed in the
+// worker from the same trigrams (similarity in trigrams.go), not by PostgreSQL.
 //
 // Of these, a term passes on its limit most relevant (and those tied with the last): only
 // they can be among the limit most relevant to all the terms. The keywords passed on and
