@@ -284,8 +284,9 @@ func readLookup(ctx context.Context, tx pgx.Tx, kind lookup, tiers []int, args .
 // beside runs the word index's look-up beside the full-text statements, on its own
 // goroutine; otherwise it runs first. A look-up and a statement then take a core each,
 // which shortens a question of one or two terms (a topic and its head word); with more,
-// the terms' own look-ups already keep the processors busy.
-func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit, want int, serial, beside bool, ix *wordIndex) ([]string, error) {
+// the terms' own look-ups already keep the processors busy. own computes the full-text
+// matches' similarities here (trigramsAgree).
+func (p *Provider) termCandidates(ctx context.Context, country, language string, t ideaTerm, threshold float64, limit, want int, serial, beside, own bool, ix *wordIndex) ([]string, error) {
 	var keys []string
 	var best []found
 	indexed := false
@@ -315,7 +316,7 @@ func (p *Provider) termCandidates(ctx context.Context, country, language string,
 		// With the word index, their similarity is computed here (as exactly as the
 		// index's), not by PostgreSQL for every row.
 		kind := fullTextLookup
-		if ix != nil {
+		if own {
 			kind = fullTextRankLookup
 		}
 		ft, err := readLookup(ctx, tx, kind, tiers, append(args, want)...)
@@ -329,7 +330,7 @@ func (p *Provider) termCandidates(ctx context.Context, country, language string,
 			}
 			ft = append(ft, rest...)
 		}
-		if ix != nil {
+		if own {
 			tg := textTrigrams(t.text)
 			for i := range ft {
 				ft[i].sim = similarity(textTrigrams(ft[i].key), tg)
@@ -513,12 +514,13 @@ func collectAlike(rows pgx.Rows, err error) (map[string][]string, error) {
 }
 
 // candidateSet is what candidates found: the candidates' keys (nil when the market is small
-// enough to rank all its matches), pg_trgm's similarity threshold, and whether the word
-// index answered (then the ranking takes the candidates' similarities from the worker).
+// enough to rank all its matches), pg_trgm's similarity threshold, and whether the ranking
+// takes the candidates' similarities from the worker (own: the word index answered, and
+// the database computes similarities as the worker does).
 type candidateSet struct {
 	keys      []string
 	threshold float64
-	indexed   bool
+	own       bool
 }
 
 // candidates returns the terms' candidates.
@@ -529,6 +531,7 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 	var threshold float64
 	var size int
 	var ix *wordIndex
+	own := false
 	err := p.readTx(ctx, true, func(tx pgx.Tx) error {
 		var v columnsVersion
 		if err := tx.QueryRow(ctx, keywordsVersionSQL).Scan(&v.data, &v.token); err != nil {
@@ -565,7 +568,11 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 			return err
 		}
 		if p.words != nil && !wordsOff {
-			if ix, err = p.words.get(ctx, p.pool, market{country, language}, v, p.waitWords || wordsWaitAlways); err != nil || ix != nil {
+			if ix, err = p.words.get(ctx, p.pool, market{country, language}, v, p.waitWords || wordsWaitAlways); err != nil {
+				return err
+			}
+			if ix != nil {
+				own, err = p.trigramsAgree(ctx, tx)
 				return err
 			}
 		}
@@ -612,7 +619,7 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 	for i, t := range terms {
 		eg.Go(func() error {
 			var err error
-			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit, want, serial, len(terms) <= 2, ix)
+			found[i], err = p.termCandidates(ctx, country, language, t, threshold, limit, want, serial, len(terms) <= 2, own, ix)
 			return err
 		})
 	}
@@ -629,7 +636,7 @@ func (p *Provider) candidates(ctx context.Context, country, language string, tex
 			}
 		}
 	}
-	return candidateSet{keys: keys, threshold: threshold, indexed: ix != nil}, nil
+	return candidateSet{keys: keys, threshold: threshold, own: own}, nil
 }
 
 // termWords groups a term's words by lexeme (the heaviest word's count for one), longest
@@ -807,7 +814,7 @@ var rankSplit = 1000
 func (p *Provider) rankIdeas(ctx context.Context, country, language string, texts []string, weights []float64, limit int, cs candidateSet) ([]walkRow, error) {
 	keys := cs.keys
 	var sims []float32
-	if keys != nil && cs.indexed {
+	if keys != nil && cs.own {
 		sims = termSimilarities(keys, texts)
 	}
 	some := func(ctx context.Context, lo, hi int) ([]walkRow, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/jackc/pgx/v5"
@@ -26,6 +27,30 @@ type Provider struct {
 	// question wait for its market's index to be built rather than use SQL meanwhile.
 	words     *wordStore
 	waitWords bool
+
+	// trigrams is whether the database computes trigram similarities as the worker does
+	// (trigramsAsPostgres), asked once.
+	trigrams struct {
+		sync.Mutex
+		known, agree bool
+	}
+}
+
+// trigramsAgree reports whether similarities computed in the worker are the database's,
+// asking it (through q) the first time.
+func (p *Provider) trigramsAgree(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}) (bool, error) {
+	p.trigrams.Lock()
+	defer p.trigrams.Unlock()
+	if !p.trigrams.known {
+		agree, err := trigramsAsPostgres(ctx, q)
+		if err != nil {
+			return false, err
+		}
+		p.trigrams.known, p.trigrams.agree = true, agree
+	}
+	return p.trigrams.agree, nil
 }
 
 var _ keywords.Provider = (*Provider)(nil)

@@ -1,9 +1,12 @@
 package local
 
 import (
+	"context"
 	"slices"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Trigrams as pg_trgm cuts them: a text's words (runs of letters and digits) lower-cased,
@@ -133,4 +136,43 @@ func similarity(a, b []uint32) float32 {
 		}
 	}
 	return float32(s) / (float32(len(a)) + float32(len(b)) - float32(s))
+}
+
+// The worker's trigrams are pg_trgm's only where the database classes characters as
+// Unicode does (its LC_CTYPE: C.UTF-8, en_US.UTF-8 and the like). A database created with
+// LC_CTYPE C takes every letter outside ASCII for a separator ("café" holds the trigrams of
+// "caf"), and similarities computed here would then differ from the ones PostgreSQL
+// computes. trigramProbe's pairs tell the two apart: letters outside ASCII in both cases,
+// several scripts, digits and punctuation.
+var trigramProbe = [][2]string{
+	{"Café ÉCLAIR straße", "cafe eclair strasse"},
+	{"Кофе ЭСПРЕССО ручной", "кофе эспрессо машина"},
+	{"Ñandú καφές x9", "nandu ΚΑΦΈΣ x9"},
+	{"über-größe 3.5kg çà", "ueber größe 35 kg"},
+}
+
+// trigramsAsPostgres reports whether the database computes trigramProbe's similarities as
+// similarity here does, to the last bit.
+func trigramsAsPostgres(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}) (bool, error) {
+	a := make([]string, len(trigramProbe))
+	b := make([]string, len(trigramProbe))
+	for i, p := range trigramProbe {
+		a[i], b[i] = p[0], p[1]
+	}
+	rows, err := q.Query(ctx, `SELECT similarity(p.a, p.b) FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p(a, b, i) ORDER BY p.i`, a, b)
+	if err != nil {
+		return false, err
+	}
+	sims, err := pgx.CollectRows(rows, pgx.RowTo[float32])
+	if err != nil {
+		return false, err
+	}
+	for i, s := range sims {
+		if s != similarity(textTrigrams(a[i]), textTrigrams(b[i])) {
+			return false, nil
+		}
+	}
+	return len(sims) == len(trigramProbe), nil
 }
