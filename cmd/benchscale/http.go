@@ -215,6 +215,12 @@ func startHTTP(ctx context.Context, o httpOptions, dsn string) (s *httpStack, er
 	if columnsMB >= 0 {
 		env = append(env, "KEYWORD_COLUMNS_MB="+strconv.Itoa(columnsMB))
 	}
+	if keptColumns != "" {
+		// The worker keeps its column files and word indexes there too (a directory per
+		// database, as on a node), so that a later run's worker maps them at its start
+		// instead of building them from the database while the first questions are timed.
+		env = append(env, "KEYWORD_COLUMNS_DIR="+filepath.Join(keptColumns, "worker"))
+	}
 	if mappedMB >= 0 {
 		env = append(env, "KEYWORD_MAPPED_MB="+strconv.Itoa(mappedMB))
 	}

@@ -109,7 +109,7 @@ func run(ctx context.Context) error {
 		"Redis server for -http (default $REDIS_URL); its database number is ignored: a free one (15 down to 1) is claimed")
 	filesDir := flag.String("files", "", "write the data files into this directory and keep them; files already there (same shape, sizes and seed) are used as they are")
 	shapes := flag.String("shapes", shapeSpread+","+shapeSkewed, "data-set shapes, comma-separated: spread, skewed")
-	flag.StringVar(&keptColumns, "columns-dir", "", "keep the column and word files in this directory, and map those already there for the same data (\"\": a temporary directory, removed)")
+	flag.StringVar(&keptColumns, "columns-dir", "", "keep the column and word files in this directory (with -http, the worker's under worker/), and map those already there for the same data (\"\": a temporary directory, removed)")
 	floorOnly := flag.String("floor", "", "only time the raw COPY of this data file into a table of -database-url's database (the import's floor), and stop")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the in-process answers to this file")
 	flag.Parse()
