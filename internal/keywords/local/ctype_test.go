@@ -49,6 +49,19 @@ func ctypeCDatabase(t *testing.T) *pgxpool.Pool {
 	return pool
 }
 
+// The probe tells a database whose similarities the worker computes exactly (the test
+// database, C.UTF-8) from one created with LC_CTYPE C, where pg_trgm takes letters outside
+// ASCII for separators: research then ranks with PostgreSQL's own similarities.
+func TestTrigramProbeFollowsTheDatabase(t *testing.T) {
+	ctx := context.Background()
+	if ok, err := local.TrigramsAsPostgres(ctx, testenv.Postgres(t)); err != nil || !ok {
+		t.Fatalf("the test database: agree %v, %v; want true", ok, err)
+	}
+	if ok, err := local.TrigramsAsPostgres(ctx, ctypeCDatabase(t)); err != nil || ok {
+		t.Fatalf("a database of LC_CTYPE C: agree %v, %v; want false", ok, err)
+	}
+}
+
 // On a database of LC_CTYPE C, pg_trgm takes every letter outside ASCII for a separator, so
 // the worker's trigrams would score "café crème" otherwise than PostgreSQL does. Research
 // finds that out (its probe) and ranks the word index's candidates with PostgreSQL's own

@@ -175,3 +175,8 @@ func PassInParts(n, min int) (restore func()) {
 	passParts, minPartIDs = n, min
 	return func() { passParts, minPartIDs = oldN, oldMin }
 }
+
+// TrigramsAsPostgres is the database probe of the worker's similarities.
+func TrigramsAsPostgres(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
+	return trigramsAsPostgres(ctx, pool)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contentapi/contentapi/internal/keywords"
+	"github.com/contentapi/contentapi/internal/postgres"
 )
 
 // Name is the provider's name.
@@ -38,9 +39,7 @@ type Provider struct {
 
 // trigramsAgree reports whether similarities computed in the worker are the database's,
 // asking it (through q) the first time.
-func (p *Provider) trigramsAgree(ctx context.Context, q interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}) (bool, error) {
+func (p *Provider) trigramsAgree(ctx context.Context, q postgres.Querier) (bool, error) {
 	p.trigrams.Lock()
 	defer p.trigrams.Unlock()
 	if !p.trigrams.known {

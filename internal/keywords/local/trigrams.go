@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/contentapi/contentapi/internal/postgres"
 )
 
 // Trigrams as pg_trgm cuts them: a text's words (runs of letters and digits) lower-cased,
@@ -153,9 +155,7 @@ var trigramProbe = [][2]string{
 
 // trigramsAsPostgres reports whether the database computes trigramProbe's similarities as
 // similarity here does, to the last bit.
-func trigramsAsPostgres(ctx context.Context, q interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}) (bool, error) {
+func trigramsAsPostgres(ctx context.Context, q postgres.Querier) (bool, error) {
 	a := make([]string, len(trigramProbe))
 	b := make([]string, len(trigramProbe))
 	for i, p := range trigramProbe {

@@ -3,7 +3,6 @@ package local
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -306,42 +305,5 @@ func TestSimilarityAsPostgres(t *testing.T) {
 	}
 	if n != 400*len(terms) {
 		t.Fatalf("compared %d pairs, want %d", n, 400*len(terms))
-	}
-}
-
-// The probe tells a database whose similarities the worker computes exactly (the test
-// database, C.UTF-8) from one created with LC_CTYPE C, where pg_trgm takes letters outside
-// ASCII for separators: research then ranks with PostgreSQL's own similarities.
-func TestTrigramProbeFollowsTheDatabase(t *testing.T) {
-	ctx := context.Background()
-	pool := testenv.Postgres(t)
-	if ok, err := trigramsAsPostgres(ctx, pool); err != nil || !ok {
-		t.Fatalf("the test database: agree %v, %v; want true", ok, err)
-	}
-	admin, err := pgx.Connect(ctx, testenv.ServerDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	name := fmt.Sprintf("contentapi_test_ctype_c_%d", time.Now().UnixNano())
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
-	cfg, err := pgx.ParseConfig(testenv.ServerDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Database = name
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE EXTENSION pg_trgm"); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := trigramsAsPostgres(ctx, conn); err != nil || ok {
-		t.Fatalf("a database of LC_CTYPE C: agree %v, %v; want false", ok, err)
 	}
 }
