@@ -220,7 +220,7 @@ func importFile(ctx context.Context, pool *pgxpool.Pool, rep *Report, stage func
 	if err := analyze(ctx, pool, tables...); err != nil {
 		return err
 	}
-	if slices.Contains(tables, "domain_rankings") {
+	if slices.Contains(tables, "domain_rankings") && !l.setsWritten {
 		// Gaps count their totals on each domain's keyword set (package local, sets.go).
 		if err := local.BuildKeywordSets(ctx, pool); err != nil {
 			return err

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/contentapi/contentapi/internal/keywords/local"
 )
 
 // A file larger than the table it loads into is written as a new table rather than row by
@@ -100,6 +102,9 @@ type newTable struct {
 	checks      []check
 	conn        *pgxpool.Conn
 	guard       pgx.Tx
+	// sets are the keyword sets of a new domain_rankings, read beside its index builds
+	// and written with the switch (nil: rebuilt after it, BuildKeywordSets).
+	sets *local.KeywordSets
 }
 
 // check is a CHECK constraint of the old table, which the new one takes once its rows are
@@ -152,6 +157,8 @@ type loader struct {
 	stage   func(stage string, done, total int) // Options.Stage
 	stageMu sync.Mutex
 	built   int // indexes built of the table being built
+	// setsWritten says that the keyword sets were written with a new domain_rankings.
+	setsWritten bool
 }
 
 // enter reports a stage to Options.Stage, one call at a time.
@@ -287,6 +294,10 @@ func (l *loader) switchTables(ctx context.Context) error {
 		if err := nt.switchIn(ctx); err != nil {
 			return err
 		}
+		if nt.sets != nil {
+			l.setsWritten = true
+			nt.sets.Close()
+		}
 		nt.conn.Release()
 		l.news = l.news[1:]
 	}
@@ -338,11 +349,32 @@ func (l *loader) buildIndexes(ctx context.Context, nt *newTable) error {
 				if t.x != nil {
 					l.indexBuilt(total)
 				}
+				if t.x != nil && setsIndex[nt.table] != "" && strings.HasPrefix(t.x.def, setsIndex[nt.table]) {
+					if err := l.readSets(ctx, nt); err != nil {
+						return err
+					}
+				}
 			}
 			return nil
 		})
 	}
 	return g.Wait()
+}
+
+// setsIndex is, for a table whose keyword sets an import reads before the switch, the
+// definition (pg_get_indexdef from " USING ") the index the read goes through starts with:
+// domain_rankings_by_keyword_idx (migration 00030), in the order the sets are numbered.
+// Once it is built, the builder that built it reads the sets while the other indexes are
+// still being built. A table without it has its sets rebuilt after the switch.
+var setsIndex = map[string]string{"domain_rankings": " USING btree (keyword_norm, country, language, domain)"}
+
+// readSets reads the keyword sets of nt's rows, to be written with its switch.
+func (l *loader) readSets(ctx context.Context, nt *newTable) error {
+	return pgx.BeginTxFunc(ctx, l.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		sets, err := local.ReadKeywordSets(ctx, tx, nt.name)
+		nt.sets = sets
+		return err
+	})
 }
 
 // besideIndexes are statements run beside the index builds of a new table (%s its name):
@@ -377,6 +409,11 @@ func (nt *newTable) switchIn(ctx context.Context) error {
 	if err := copyTriggers(ctx, tx, nt.table, nt.name); err != nil {
 		return err
 	}
+	if nt.sets != nil { // before the lock, which readers of the table wait for
+		if err := nt.sets.Write(ctx, tx); err != nil {
+			return fmt.Errorf("switch in %s: %w", nt.table, err)
+		}
+	}
 	if beforeSwap != nil {
 		beforeSwap()
 	}
@@ -409,6 +446,11 @@ func (nt *newTable) switchIn(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, `SELECT keyword_table_replaced($1)`, nt.table); err != nil {
 		return fmt.Errorf("switch in %s: move the data version: %w", nt.table, err)
 	}
+	if nt.sets != nil {
+		if err := nt.sets.MarkBuilt(ctx, tx); err != nil {
+			return fmt.Errorf("switch in %s: %w", nt.table, err)
+		}
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("switch in %s: %w", nt.table, err)
 	}
@@ -424,6 +466,7 @@ func (l *loader) abandon(ctx context.Context) {
 			_ = nt.guard.Rollback(ctx)
 		}
 		nt.conn.Release()
+		nt.sets.Close()
 		_, _ = l.pool.Exec(ctx, `DROP TABLE IF EXISTS `+nt.name)
 	}
 	l.news = nil

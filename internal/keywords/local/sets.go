@@ -61,99 +61,168 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		if err := tx.QueryRow(ctx, `SELECT generation FROM keyword_sets_state`).Scan(&generation); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
+		b, err := readSets(ctx, tx, "domain_rankings")
+		if err != nil {
 			return err
 		}
-		// In the order of domain_rankings_by_keyword_idx (00030), an index-only scan: by
-		// keyword, then market, then domain. Each market's keywords come in ascending order
-		// (its ids), and a domain's rows of one keyword together. (Sorted by market first,
-		// the language's default collation made it an external sort: 72 s of 3M rows.)
-		rows, err := tx.Query(ctx, `SELECT country, language, keyword_norm, domain, least(position, 65535) FROM domain_rankings
-			ORDER BY keyword_norm, country, language, domain`)
-		if err != nil {
-			return fmt.Errorf("keyword sets: %w", err)
-		}
-		b := newSetsBuild()
 		defer b.remove()
-		fields := rows.FieldDescriptions()
-		if len(fields) != 5 {
-			rows.Close()
-			err := rows.Err()
-			if err == nil {
-				err = fmt.Errorf("%d columns, want 5", len(fields))
-			}
-			return fmt.Errorf("keyword sets: %w", err)
-		}
-		positionFormat := fields[4].Format
-		for rows.Next() {
-			if err := b.add(rows.RawValues(), positionFormat); err != nil {
-				rows.Close()
-				return fmt.Errorf("keyword sets: %w", err)
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("keyword sets: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM domain_keyword_sets`); err != nil {
-			return fmt.Errorf("keyword sets: %w", err)
-		}
-		// One set at a time is encoded, written and let go: the copy holds no list of them.
-		type setAt struct{ m, d int }
-		var todo []setAt
-		for mi, n := range b.markets {
-			for di, s := range n.sets {
-				if s != nil {
-					todo = append(todo, setAt{mi, di})
-				}
-			}
-		}
-		next := 0
-		var row []any
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"domain_keyword_sets"},
-			[]string{"country", "language", "domain", "keywords", "ids", "positions"}, pgx.CopyFromFunc(func() ([]any, error) {
-				if next == len(todo) {
-					return nil, nil
-				}
-				at := todo[next]
-				next++
-				n := b.markets[at.m]
-				s := n.sets[at.d]
-				n.sets[at.d] = nil
-				s.flush()
-				s.ids.RunOptimize()
-				bs, err := s.ids.ToBytes()
-				if err != nil {
-					return nil, err
-				}
-				row = append(row[:0], n.country, n.language, b.domains[at.d], int(s.ids.GetCardinality()), bs, s.positions.bytes())
-				return row, nil
-			})); err != nil {
-			return fmt.Errorf("keyword sets: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM keyword_set_keywords`); err != nil {
-			return fmt.Errorf("keyword sets: %w", err)
-		}
-		for _, n := range b.markets {
-			chunks, err := n.dict.chunks(dictChunk)
-			if err != nil {
-				return fmt.Errorf("keyword sets: %w", err)
-			}
-			chunk := 0
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"keyword_set_keywords"},
-				[]string{"country", "language", "chunk", "keywords", "norms"}, pgx.CopyFromFunc(func() ([]any, error) {
-					b, count, err := chunks()
-					if b == nil || err != nil {
-						return nil, err
-					}
-					chunk++
-					return []any{n.country, n.language, chunk - 1, count, b}, nil
-				})); err != nil {
-				return fmt.Errorf("keyword sets: %w", err)
-			}
+		if err := b.write(ctx, tx); err != nil {
+			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE keyword_sets_state SET built = $1`, generation)
 		return err
 	})
+}
+
+// KeywordSets are the keyword sets of a rankings table that is to replace domain_rankings
+// (an import's new table): read once the table's by-keyword index is built, beside its
+// other index builds, and written in the transaction that switches the table in, so they
+// are fresh from the moment its rows are visible instead of being rebuilt after.
+type KeywordSets struct{ b *setsBuild }
+
+// ReadKeywordSets reads the keyword sets of the rankings in table, a table like
+// domain_rankings whose by-keyword index (keyword_norm, country, language, domain) is
+// built, in tx. The caller closes them.
+func ReadKeywordSets(ctx context.Context, tx pgx.Tx, table string) (*KeywordSets, error) {
+	// A new table has no statistics yet: the planner is kept from sorting every row
+	// instead of reading the index in its order.
+	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = off`); err != nil {
+		return nil, fmt.Errorf("keyword sets: %w", err)
+	}
+	b, err := readSets(ctx, tx, table)
+	if err != nil {
+		return nil, err
+	}
+	return &KeywordSets{b: b}, nil
+}
+
+// Write replaces the stored keyword sets by s in tx, the transaction that switches their
+// table in; builds of the sets wait for tx. MarkBuilt records them as fresh.
+func (s *KeywordSets) Write(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, setsLock); err != nil {
+		return fmt.Errorf("keyword sets: %w", err)
+	}
+	return s.b.write(ctx, tx)
+}
+
+// MarkBuilt records the sets written in tx as built at tx's generation of domain_rankings:
+// called once the table is switched in (keyword_table_replaced moved the generation on).
+func (s *KeywordSets) MarkBuilt(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `UPDATE keyword_sets_state SET built = generation`); err != nil {
+		return fmt.Errorf("keyword sets: %w", err)
+	}
+	return nil
+}
+
+// Close removes the sets' temporary files.
+func (s *KeywordSets) Close() {
+	if s != nil {
+		s.b.remove()
+	}
+}
+
+// readSets reads the rankings of table in keyword order into a build. The caller removes
+// it.
+func readSets(ctx context.Context, tx pgx.Tx, table string) (*setsBuild, error) {
+	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
+		return nil, err
+	}
+	// In the order of domain_rankings_by_keyword_idx (00030), an index-only scan: by
+	// keyword, then market, then domain. Each market's keywords come in ascending order
+	// (its ids), and a domain's rows of one keyword together. (Sorted by market first,
+	// the language's default collation made it an external sort: 72 s of 3M rows.)
+	rows, err := tx.Query(ctx, `SELECT country, language, keyword_norm, domain, least(position, 65535) FROM `+
+		pgx.Identifier{table}.Sanitize()+` ORDER BY keyword_norm, country, language, domain`)
+	if err != nil {
+		return nil, fmt.Errorf("keyword sets: %w", err)
+	}
+	defer rows.Close()
+	b := newSetsBuild()
+	fields := rows.FieldDescriptions()
+	if len(fields) != 5 {
+		rows.Close()
+		err := rows.Err()
+		if err == nil {
+			err = fmt.Errorf("%d columns, want 5", len(fields))
+		}
+		b.remove()
+		return nil, fmt.Errorf("keyword sets: %w", err)
+	}
+	positionFormat := fields[4].Format
+	for rows.Next() {
+		if err := b.add(rows.RawValues(), positionFormat); err != nil {
+			b.remove()
+			return nil, fmt.Errorf("keyword sets: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		b.remove()
+		return nil, fmt.Errorf("keyword sets: %w", err)
+	}
+	return b, nil
+}
+
+// write replaces the stored sets and keyword texts by the build's, encoding and writing
+// one set at a time.
+func (b *setsBuild) write(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM domain_keyword_sets`); err != nil {
+		return fmt.Errorf("keyword sets: %w", err)
+	}
+	// One set at a time is encoded, written and let go: the copy holds no list of them.
+	type setAt struct{ m, d int }
+	var todo []setAt
+	for mi, n := range b.markets {
+		for di, s := range n.sets {
+			if s != nil {
+				todo = append(todo, setAt{mi, di})
+			}
+		}
+	}
+	next := 0
+	var row []any
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"domain_keyword_sets"},
+		[]string{"country", "language", "domain", "keywords", "ids", "positions"}, pgx.CopyFromFunc(func() ([]any, error) {
+			if next == len(todo) {
+				return nil, nil
+			}
+			at := todo[next]
+			next++
+			n := b.markets[at.m]
+			s := n.sets[at.d]
+			n.sets[at.d] = nil
+			s.flush()
+			s.ids.RunOptimize()
+			bs, err := s.ids.ToBytes()
+			if err != nil {
+				return nil, err
+			}
+			row = append(row[:0], n.country, n.language, b.domains[at.d], int(s.ids.GetCardinality()), bs, s.positions.bytes())
+			return row, nil
+		})); err != nil {
+		return fmt.Errorf("keyword sets: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM keyword_set_keywords`); err != nil {
+		return fmt.Errorf("keyword sets: %w", err)
+	}
+	for _, n := range b.markets {
+		chunks, err := n.dict.chunks(dictChunk)
+		if err != nil {
+			return fmt.Errorf("keyword sets: %w", err)
+		}
+		chunk := 0
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"keyword_set_keywords"},
+			[]string{"country", "language", "chunk", "keywords", "norms"}, pgx.CopyFromFunc(func() ([]any, error) {
+				b, count, err := chunks()
+				if b == nil || err != nil {
+					return nil, err
+				}
+				chunk++
+				return []any{n.country, n.language, chunk - 1, count, b}, nil
+			})); err != nil {
+			return fmt.Errorf("keyword sets: %w", err)
+		}
+	}
+	return nil
 }
 
 // setsBuild gathers the keyword sets from the rankings in keyword order (see

@@ -1,0 +1,158 @@
+package importer_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contentapi/contentapi/internal/keywords/importer"
+)
+
+// A ranking file copied into a new table has its keyword sets read from that table once
+// its by-keyword index is built, beside the other index builds, and written in the
+// transaction that switches the table in (swap.go); a file written row by row has them
+// rebuilt after the import. Both must hold what plain SQL over the stored rows says — per
+// market the keywords numbered in order, per domain its keywords' ids with the best
+// position of each — and be fresh when the import returns. The new table's sets are
+// committed with the switch itself: the state row and the table's catalogue row share
+// their transaction.
+func TestDirectImportWritesTheSetsWithTheSwitch(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 3))
+	var b strings.Builder
+	b.WriteString("domain,keyword,position,url,country,language\n")
+	words := []string{"a", "a b", "ab", "abc", "kettle", "kettle blue", "zz", "Kettle  Blue"}
+	for range 900 {
+		kw := fmt.Sprintf("%s %d", words[r.IntN(len(words))], r.IntN(60))
+		if r.IntN(30) == 0 {
+			kw = words[r.IntN(len(words))]
+		}
+		fmt.Fprintf(&b, "d%d.example,%s,%d,https://d.example/%d,%s,%s\n", r.IntN(9), kw, 1+r.IntN(100), r.IntN(3),
+			[]string{"xs", "xt"}[r.IntN(2)], []string{"en", "mi"}[r.IntN(2)])
+	}
+	load := func(pool *pgxpool.Pool) {
+		t.Helper()
+		if _, err := importer.ImportRankings(context.Background(), pool, strings.NewReader(b.String()), importer.Options{Source: "sets"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rowsPool, directPool := schemaPool(t, "sets_rows"), schemaPool(t, "sets_copy")
+	load(rowsPool)
+	rowsSets, rowsOracle := keywordSets(t, rowsPool), setsOracle(t, rowsPool)
+	importer.AlwaysDirect(t, 3, 400) // staged repeats, several sorted runs
+	load(directPool)
+	directSets, directOracle := keywordSets(t, directPool), setsOracle(t, directPool)
+	if rowsOracle != directOracle {
+		t.Fatalf("the two paths stored different rankings:\nrow by row:\n%s\ncopied:\n%s", rowsOracle, directOracle)
+	}
+	if strings.Count(directOracle, "\n") < 500 {
+		t.Fatalf("%d domain keywords: the fixture is too small", strings.Count(directOracle, "\n"))
+	}
+	for _, c := range []struct{ path, got string }{{"row by row", rowsSets}, {"copied", directSets}} {
+		if c.got != directOracle {
+			t.Errorf("%s: the sets differ from SQL over the stored rows:\n%s", c.path, firstLineDiffering(c.got, directOracle))
+		}
+	}
+	var together bool
+	if err := directPool.QueryRow(context.Background(), `SELECT (SELECT xmin::text FROM keyword_sets_state) =
+		(SELECT xmin::text FROM pg_class WHERE oid = 'domain_rankings'::regclass)`).Scan(&together); err != nil || !together {
+		t.Errorf("the sets were not recorded in the switch's transaction (%v)", err)
+	}
+}
+
+// keywordSets decodes the stored keyword sets as "country language domain keyword
+// position" lines, sorted, after a line saying whether they are fresh.
+func keywordSets(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	ctx := context.Background()
+	var fresh bool
+	if err := pool.QueryRow(ctx, `SELECT generation = built FROM keyword_sets_state`).Scan(&fresh); err != nil {
+		t.Fatal(err)
+	}
+	dicts := map[string][]string{}
+	rows, err := pool.Query(ctx, `SELECT country || ' ' || language, norms FROM keyword_set_keywords ORDER BY country, language, chunk`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var m string
+		var norms []byte
+		if err := rows.Scan(&m, &norms); err != nil {
+			t.Fatal(err)
+		}
+		dicts[m] = append(dicts[m], strings.Split(string(norms), "\x00")...)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{}
+	rows, err = pool.Query(ctx, `SELECT country || ' ' || language, domain, ids, positions FROM domain_keyword_sets`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m, d string
+		var ids, positions []byte
+		if err := rows.Scan(&m, &d, &ids, &positions); err != nil {
+			t.Fatal(err)
+		}
+		set := roaring.New()
+		if err := set.UnmarshalBinary(ids); err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range set.ToArray() {
+			if int(id) >= len(dicts[m]) || 2*i+2 > len(positions) {
+				t.Fatalf("%s %s: id %d of %d keywords, %d position bytes", m, d, id, len(dicts[m]), len(positions))
+			}
+			lines = append(lines, fmt.Sprintf("%s %s %q %d", m, d, dicts[m][id], binary.LittleEndian.Uint16(positions[2*i:])))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(lines)
+	return fmt.Sprintf("fresh %t\n%s\n", fresh, strings.Join(lines, "\n"))
+}
+
+// setsOracle is what keywordSets should read, from SQL over the stored rankings.
+func setsOracle(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT country || ' ' || language, domain, keyword_norm, least(min(position), 65535)
+		FROM domain_rankings GROUP BY 1, 2, 3`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	lines := []string{}
+	for rows.Next() {
+		var m, d, k string
+		var p int
+		if err := rows.Scan(&m, &d, &k, &p); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, fmt.Sprintf("%s %s %q %d", m, d, k, p))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(lines)
+	return fmt.Sprintf("fresh true\n%s\n", strings.Join(lines, "\n"))
+}
+
+// firstLineDiffering names the first line where got and want differ.
+func firstLineDiffering(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			return fmt.Sprintf("line %d: %s, want %s (%d lines against %d)", i+1, g[i], w[i], len(g), len(w))
+		}
+	}
+	return fmt.Sprintf("%d lines against %d", len(g), len(w))
+}
