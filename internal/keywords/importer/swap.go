@@ -102,9 +102,9 @@ type newTable struct {
 	checks      []check
 	conn        *pgxpool.Conn
 	guard       pgx.Tx
-	// sets are the keyword sets of a new domain_rankings, read beside its index builds
-	// and written with the switch (nil: rebuilt after it, BuildKeywordSets).
-	sets *local.KeywordSets
+	// setsWritten says that guard wrote the keyword sets of a new domain_rankings, read
+	// beside its index builds (else they are rebuilt after the switch, BuildKeywordSets).
+	setsWritten bool
 }
 
 // check is a CHECK constraint of the old table, which the new one takes once its rows are
@@ -294,10 +294,7 @@ func (l *loader) switchTables(ctx context.Context) error {
 		if err := nt.switchIn(ctx); err != nil {
 			return err
 		}
-		if nt.sets != nil {
-			l.setsWritten = true
-			nt.sets.Close()
-		}
+		l.setsWritten = l.setsWritten || nt.setsWritten
 		nt.conn.Release()
 		l.news = l.news[1:]
 	}
@@ -308,32 +305,66 @@ func (l *loader) switchTables(ctx context.Context) error {
 // indexBuilders connections: the B-trees first (the longest builds, over every row), then
 // the others as the builders come free. The table's statement of besideIndexes, if any,
 // runs among them, after the B-trees.
+//
+// A table whose keyword sets are read before the switch (setsIndex) has the index they
+// are read through built first, alone, with the server's parallel workers; then one
+// builder reads and writes the sets while the other builds the rest, each of those builds
+// without parallel workers: the sets' read keeps a core busy, and a second process
+// sorting beside a build on the others costs CPU it does not win back in time (the
+// primary key, from rows in its order: 48 s alone and serial, 40 s with two workers that
+// took both cores, on two cores).
 func (l *loader) buildIndexes(ctx context.Context, nt *newTable) error {
-	type task struct {
-		x   *index // nil: the statement beside the indexes
-		sql string
+	first := -1
+	if def := setsIndex[nt.table]; def != "" {
+		first = slices.IndexFunc(nt.indexes, func(x index) bool { return strings.HasPrefix(x.def, def) })
 	}
-	todo := make(chan task, len(nt.indexes)+1)
-	total, btrees := len(nt.indexes), 0
+	btrees := 0
 	for i := range nt.indexes {
 		if strings.HasPrefix(nt.indexes[i].def, " USING btree ") {
 			btrees++
 		}
 	}
+	var todo []buildTask
 	for i := range btrees { // listed first (createNewTable)
-		todo <- task{x: &nt.indexes[i]}
+		if i != first {
+			todo = append(todo, buildTask{x: &nt.indexes[i], serial: first >= 0})
+		}
 	}
 	if sql := besideIndexes[nt.table]; sql != "" {
-		todo <- task{sql: fmt.Sprintf(sql, nt.name)}
+		todo = append(todo, buildTask{sql: fmt.Sprintf(sql, nt.name)})
 	}
-	for i := btrees; i < total; i++ {
-		todo <- task{x: &nt.indexes[i]}
+	for i := btrees; i < len(nt.indexes); i++ {
+		if i != first {
+			todo = append(todo, buildTask{x: &nt.indexes[i], serial: first >= 0})
+		}
+	}
+	l.built = 0
+	l.enter(StageIndexes, 0, len(nt.indexes))
+	if first >= 0 {
+		todo = append([]buildTask{{x: &nt.indexes[first], thenSets: true}}, todo...)
+	}
+	return l.runBuilds(ctx, nt, todo)
+}
+
+// buildTask is one of buildIndexes' tasks: an index (serial: without parallel workers;
+// thenSets: followed by the keyword sets' read on the same connection), or the statement
+// of besideIndexes.
+type buildTask struct {
+	x        *index
+	serial   bool
+	thenSets bool
+	sql      string
+}
+
+// runBuilds runs the tasks in their order on indexBuilders connections.
+func (l *loader) runBuilds(ctx context.Context, nt *newTable, tasks []buildTask) error {
+	todo := make(chan buildTask, len(tasks))
+	for _, t := range tasks {
+		todo <- t
 	}
 	close(todo)
-	l.built = 0
-	l.enter(StageIndexes, 0, total)
 	g, ctx := errgroup.WithContext(ctx)
-	for range indexBuilders {
+	for range min(indexBuilders, len(tasks)) {
 		g.Go(func() error {
 			for t := range todo {
 				err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
@@ -341,15 +372,15 @@ func (l *loader) buildIndexes(ctx context.Context, nt *newTable) error {
 						_, err := tx.Exec(ctx, t.sql)
 						return err
 					}
-					return l.buildIndex(ctx, tx, nt, t.x)
+					return l.buildIndex(ctx, tx, nt, t.x, t.serial)
 				})
 				if err != nil {
 					return err
 				}
 				if t.x != nil {
-					l.indexBuilt(total)
+					l.indexBuilt(len(nt.indexes))
 				}
-				if t.x != nil && setsIndex[nt.table] != "" && strings.HasPrefix(t.x.def, setsIndex[nt.table]) {
+				if t.thenSets {
 					if err := l.readSets(ctx, nt); err != nil {
 						return err
 					}
@@ -364,17 +395,27 @@ func (l *loader) buildIndexes(ctx context.Context, nt *newTable) error {
 // setsIndex is, for a table whose keyword sets an import reads before the switch, the
 // definition (pg_get_indexdef from " USING ") the index the read goes through starts with:
 // domain_rankings_by_keyword_idx (migration 00030), in the order the sets are numbered.
-// Once it is built, the builder that built it reads the sets while the other indexes are
-// still being built. A table without it has its sets rebuilt after the switch.
+// A table without it has its sets rebuilt after the switch.
 var setsIndex = map[string]string{"domain_rankings": " USING btree (keyword_norm, country, language, domain)"}
 
-// readSets reads the keyword sets of nt's rows, to be written with its switch.
+// readSets reads the keyword sets of nt's rows and writes them in nt's guard, the
+// transaction that switches nt in, while the other indexes are being built.
 func (l *loader) readSets(ctx context.Context, nt *newTable) error {
-	return pgx.BeginTxFunc(ctx, l.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		sets, err := local.ReadKeywordSets(ctx, tx, nt.name)
-		nt.sets = sets
+	var sets *local.KeywordSets
+	err := pgx.BeginTxFunc(ctx, l.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		sets, err = local.ReadKeywordSets(ctx, tx, nt.name)
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	defer sets.Close()
+	if err := sets.Write(ctx, nt.guard); err != nil {
+		return fmt.Errorf("keyword sets of %s: %w", nt.table, err)
+	}
+	nt.setsWritten = true
+	return nil
 }
 
 // besideIndexes are statements run beside the index builds of a new table (%s its name):
@@ -388,7 +429,7 @@ var besideIndexes = map[string]string{
 }
 
 // buildIndex builds the index x of nt in tx.
-func (l *loader) buildIndex(ctx context.Context, tx pgx.Tx, nt *newTable, x *index) error {
+func (l *loader) buildIndex(ctx context.Context, tx pgx.Tx, nt *newTable, x *index, serial bool) error {
 	unique := ""
 	if x.unique {
 		unique = "UNIQUE "
@@ -396,6 +437,11 @@ func (l *loader) buildIndex(ctx context.Context, tx pgx.Tx, nt *newTable, x *ind
 	// maintenance_work_mem holds a build's sort or a GIN build's entries.
 	if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
 		return err
+	}
+	if serial {
+		if _, err := tx.Exec(ctx, `SET LOCAL max_parallel_maintenance_workers = 0`); err != nil {
+			return err
+		}
 	}
 	if _, err := tx.Exec(ctx, `CREATE `+unique+`INDEX `+x.tmp+` ON `+nt.name+x.def); err != nil {
 		return fmt.Errorf("build index %s: %w", x.name, err)
@@ -408,11 +454,6 @@ func (nt *newTable) switchIn(ctx context.Context) error {
 	tx := nt.guard
 	if err := copyTriggers(ctx, tx, nt.table, nt.name); err != nil {
 		return err
-	}
-	if nt.sets != nil { // before the lock, which readers of the table wait for
-		if err := nt.sets.Write(ctx, tx); err != nil {
-			return fmt.Errorf("switch in %s: %w", nt.table, err)
-		}
 	}
 	if beforeSwap != nil {
 		beforeSwap()
@@ -446,8 +487,8 @@ func (nt *newTable) switchIn(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, `SELECT keyword_table_replaced($1)`, nt.table); err != nil {
 		return fmt.Errorf("switch in %s: move the data version: %w", nt.table, err)
 	}
-	if nt.sets != nil {
-		if err := nt.sets.MarkBuilt(ctx, tx); err != nil {
+	if nt.setsWritten {
+		if err := local.MarkKeywordSetsBuilt(ctx, tx); err != nil {
 			return fmt.Errorf("switch in %s: %w", nt.table, err)
 		}
 	}
@@ -466,7 +507,6 @@ func (l *loader) abandon(ctx context.Context) {
 			_ = nt.guard.Rollback(ctx)
 		}
 		nt.conn.Release()
-		nt.sets.Close()
 		_, _ = l.pool.Exec(ctx, `DROP TABLE IF EXISTS `+nt.name)
 	}
 	l.news = nil

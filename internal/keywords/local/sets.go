@@ -97,7 +97,7 @@ func ReadKeywordSets(ctx context.Context, tx pgx.Tx, table string) (*KeywordSets
 }
 
 // Write replaces the stored keyword sets by s in tx, the transaction that switches their
-// table in; builds of the sets wait for tx. MarkBuilt records them as fresh.
+// table in; builds of the sets wait for tx. MarkKeywordSetsBuilt records them as fresh.
 func (s *KeywordSets) Write(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, setsLock); err != nil {
 		return fmt.Errorf("keyword sets: %w", err)
@@ -105,9 +105,10 @@ func (s *KeywordSets) Write(ctx context.Context, tx pgx.Tx) error {
 	return s.b.write(ctx, tx)
 }
 
-// MarkBuilt records the sets written in tx as built at tx's generation of domain_rankings:
-// called once the table is switched in (keyword_table_replaced moved the generation on).
-func (s *KeywordSets) MarkBuilt(ctx context.Context, tx pgx.Tx) error {
+// MarkKeywordSetsBuilt records the sets written in tx (KeywordSets.Write) as built at tx's
+// generation of domain_rankings: called once their table is switched in
+// (keyword_table_replaced moved the generation on).
+func MarkKeywordSetsBuilt(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, `UPDATE keyword_sets_state SET built = generation`); err != nil {
 		return fmt.Errorf("keyword sets: %w", err)
 	}
