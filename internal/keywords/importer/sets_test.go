@@ -20,10 +20,57 @@ import (
 // transaction that switches the table in (swap.go); a file written row by row has them
 // rebuilt after the import. Both must hold what plain SQL over the stored rows says — per
 // market the keywords numbered in order, per domain its keywords' ids with the best
-// position of each — and be fresh when the import returns. The new table's sets are
-// committed with the switch itself: the state row and the table's catalogue row share
-// their transaction.
+// position of each — and be fresh when the import returns, whether every row was sorted
+// and copied or some were staged and merged in SQL. The new table's sets are committed
+// with the switch itself: the state row and the table's catalogue row share their
+// transaction.
 func TestDirectImportWritesTheSetsWithTheSwitch(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		nonASCII bool // some keywords that only PostgreSQL normalises: those rows are staged
+	}{
+		{"every row copied", false},
+		{"some rows staged", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := setsFixture(c.nonASCII)
+			load := func(pool *pgxpool.Pool) {
+				t.Helper()
+				if _, err := importer.ImportRankings(context.Background(), pool, strings.NewReader(file), importer.Options{Source: "sets"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			schema := fmt.Sprint(c.nonASCII)
+			rowsPool, directPool := schemaPool(t, "sets_rows_"+schema), schemaPool(t, "sets_copy_"+schema)
+			load(rowsPool)
+			rowsSets, rowsOracle := keywordSets(t, rowsPool), setsOracle(t, rowsPool)
+			importer.AlwaysDirect(t, 3, 400) // several sorted runs
+			load(directPool)
+			directSets, directOracle := keywordSets(t, directPool), setsOracle(t, directPool)
+			if rowsOracle != directOracle {
+				t.Fatalf("the two paths stored different rankings:\nrow by row:\n%s\ncopied:\n%s", rowsOracle, directOracle)
+			}
+			if strings.Count(directOracle, "\n") < 500 {
+				t.Fatalf("%d domain keywords: the fixture is too small", strings.Count(directOracle, "\n"))
+			}
+			for _, p := range []struct{ path, got string }{{"row by row", rowsSets}, {"copied", directSets}} {
+				if p.got != directOracle {
+					t.Errorf("%s: the sets differ from SQL over the stored rows:\n%s", p.path, firstLineDiffering(p.got, directOracle))
+				}
+			}
+			var together bool
+			if err := directPool.QueryRow(context.Background(), `SELECT (SELECT xmin::text FROM keyword_sets_state) =
+				(SELECT xmin::text FROM pg_class WHERE oid = 'domain_rankings'::regclass)`).Scan(&together); err != nil || !together {
+				t.Errorf("the sets were not recorded in the switch's transaction (%v)", err)
+			}
+		})
+	}
+}
+
+// setsFixture is a ranking file of two countries and two languages, repeated keys, a
+// domain ranking with several URLs for one keyword, positions past 65535, and, with
+// nonASCII, keywords only PostgreSQL normalises.
+func setsFixture(nonASCII bool) string {
 	r := rand.New(rand.NewPCG(47, 3))
 	var b strings.Builder
 	b.WriteString("domain,keyword,position,url,country,language\n")
@@ -33,37 +80,17 @@ func TestDirectImportWritesTheSetsWithTheSwitch(t *testing.T) {
 		if r.IntN(30) == 0 {
 			kw = words[r.IntN(len(words))]
 		}
-		fmt.Fprintf(&b, "d%d.example,%s,%d,https://d.example/%d,%s,%s\n", r.IntN(9), kw, 1+r.IntN(100), r.IntN(3),
+		if nonASCII && r.IntN(40) == 0 {
+			kw = fmt.Sprintf("caf\u00e9 %d", r.IntN(5))
+		}
+		position := 1 + r.IntN(100)
+		if r.IntN(50) == 0 {
+			position = 65530 + r.IntN(20)
+		}
+		fmt.Fprintf(&b, "d%d.example,%s,%d,https://d.example/%d,%s,%s\n", r.IntN(9), kw, position, r.IntN(3),
 			[]string{"xs", "xt"}[r.IntN(2)], []string{"en", "mi"}[r.IntN(2)])
 	}
-	load := func(pool *pgxpool.Pool) {
-		t.Helper()
-		if _, err := importer.ImportRankings(context.Background(), pool, strings.NewReader(b.String()), importer.Options{Source: "sets"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rowsPool, directPool := schemaPool(t, "sets_rows"), schemaPool(t, "sets_copy")
-	load(rowsPool)
-	rowsSets, rowsOracle := keywordSets(t, rowsPool), setsOracle(t, rowsPool)
-	importer.AlwaysDirect(t, 3, 400) // staged repeats, several sorted runs
-	load(directPool)
-	directSets, directOracle := keywordSets(t, directPool), setsOracle(t, directPool)
-	if rowsOracle != directOracle {
-		t.Fatalf("the two paths stored different rankings:\nrow by row:\n%s\ncopied:\n%s", rowsOracle, directOracle)
-	}
-	if strings.Count(directOracle, "\n") < 500 {
-		t.Fatalf("%d domain keywords: the fixture is too small", strings.Count(directOracle, "\n"))
-	}
-	for _, c := range []struct{ path, got string }{{"row by row", rowsSets}, {"copied", directSets}} {
-		if c.got != directOracle {
-			t.Errorf("%s: the sets differ from SQL over the stored rows:\n%s", c.path, firstLineDiffering(c.got, directOracle))
-		}
-	}
-	var together bool
-	if err := directPool.QueryRow(context.Background(), `SELECT (SELECT xmin::text FROM keyword_sets_state) =
-		(SELECT xmin::text FROM pg_class WHERE oid = 'domain_rankings'::regclass)`).Scan(&together); err != nil || !together {
-		t.Errorf("the sets were not recorded in the switch's transaction (%v)", err)
-	}
+	return b.String()
 }
 
 // keywordSets decodes the stored keyword sets as "country language domain keyword

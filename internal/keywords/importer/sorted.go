@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/md5" //nolint:gosec // url_hash is MD5, as PostgreSQL computes it
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -27,16 +28,17 @@ import (
 // The sort is external, in bounded memory: rows are gathered as records in runs of at most
 // runBytes, each run sorted and written to a temporary file on a goroutine of its own while
 // the next run is read, and the runs are merged as COPY asks for rows. A file of one run
-// never touches the disk. Memory is two runs whatever the file's size; the disk holds each
-// row once, about the size of the uncompressed file, in the directory os.TempDir names
+// never touches the disk. Memory is two runs whatever the file's size (and, while COPY
+// runs, one keyword's rows of a domain, at most groupBytes); the disk holds each row
+// once, about the size of the uncompressed file, in the directory os.TempDir names
 // ($TMPDIR). The files are unlinked as soon as they are created, so nothing is left behind
 // by a killed import.
 //
 // A record is the row's sort key, then what else COPY needs:
 //
-//	uint16 key length | key: domain 0 country 0 language 0 keyword_norm 0 url_hash(16)
+//	uint32 key length | key: domain 0 country 0 language 0 keyword_norm 0 URL 0
 //	uint32 position | uint64 ^line | uvarint keyword length (0: the keyword is its norm) | keyword
-//	uvarint URL length + 1 (0: no URL) | URL
+//	byte 1 (a URL) or 0 (none: the key's URL is empty)
 //
 // The key's texts hold no NUL (cleanText), so comparing keys byte by byte orders them as
 // PostgreSQL's "C" collation orders the columns one after the other; the position and the
@@ -44,6 +46,13 @@ import (
 // the file's last row, which is the row the merge keeps. A key whose order PostgreSQL sees
 // otherwise (a language compared under the database's collation) costs the build its
 // speed, never a wrong row.
+//
+// The key holds the URL, not url_hash, its MD5: the hash is computed as the merged rows
+// leave for COPY (sortedSource.fill), on the core COPY leaves idle, rather than for every
+// row read, on the cores the read keeps busy (a tenth of the reading's CPU at 30M rows).
+// The rows of one domain, market and keyword, one per URL, are then put in url_hash
+// order, and two URLs of one hash (no URL and an empty one; an MD5 collision) are one key
+// there as they are in the table: the first in order is kept.
 
 // runBytes bounds the records of one run.
 var runBytes = defaultRunBytes
@@ -65,42 +74,44 @@ func newRun() *run {
 
 // keyOf returns the sort key of record r.
 func keyOf(r []byte) []byte {
-	k := int(binary.BigEndian.Uint16(r))
-	return r[2 : 2+k]
+	k := int(binary.BigEndian.Uint32(r))
+	return r[4 : 4+k]
 }
 
 // orderOf returns the bytes record r is sorted by: its key, position and inverted line.
 func orderOf(r []byte) []byte {
-	k := int(binary.BigEndian.Uint16(r))
-	return r[2 : 2+k+12]
+	k := int(binary.BigEndian.Uint32(r))
+	return r[4 : 4+k+12]
+}
+
+// positionOf returns record r's position, big-endian, as COPY's binary format has it.
+func positionOf(r []byte) []byte {
+	k := int(binary.BigEndian.Uint32(r))
+	return r[4+k : 4+k+4]
 }
 
 // record returns the record at offset o of the run.
 func (rn *run) record(o uint32) []byte {
 	r := rn.buf[o:]
-	k := int(binary.BigEndian.Uint16(r))
-	n := 2 + k + 12
+	n := 4 + int(binary.BigEndian.Uint32(r)) + 12
 	kw, m := binary.Uvarint(r[n:])
 	n += m + int(kw)
-	url, m := binary.Uvarint(r[n:])
-	n += m
-	if url > 0 {
-		n += int(url - 1)
-	}
-	return r[:n]
+	return r[:n+1]
 }
 
 // appendRecord appends the record of a ranking row whose norm Go computed.
 func appendRecord(b []byte, r *stagedRow) []byte {
 	at := len(b)
-	b = append(b, 0, 0)
+	b = append(b, 0, 0, 0, 0)
 	b = append(append(b, r.domain...), 0)
 	b = append(append(b, r.country...), 0)
 	b = append(append(b, r.language...), 0)
 	b = append(append(b, r.norm...), 0)
-	h := urlHash(r.url)
-	b = append(b, h.Bytes[:]...)
-	binary.BigEndian.PutUint16(b[at:], uint16(len(b)-at-2))
+	if r.url != nil {
+		b = append(b, *r.url...)
+	}
+	b = append(b, 0)
+	binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4))
 	b = binary.BigEndian.AppendUint32(b, uint32(r.position))
 	b = binary.BigEndian.AppendUint64(b, ^uint64(r.line))
 	if r.keyword == r.norm {
@@ -110,10 +121,9 @@ func appendRecord(b []byte, r *stagedRow) []byte {
 		b = append(b, r.keyword...)
 	}
 	if r.url == nil {
-		return binary.AppendUvarint(b, 0)
+		return append(b, 0)
 	}
-	b = binary.AppendUvarint(b, uint64(len(*r.url))+1)
-	return append(b, *r.url...)
+	return append(b, 1)
 }
 
 // runSorter gathers records into runs and spills the full ones, sorted, to files. Two
@@ -230,17 +240,22 @@ func (rn *run) sort() {
 	var prefixes []string
 	entries := slices.Grow(rn.entries[:0], len(rn.offs))[:len(rn.offs)]
 	rn.entries = entries
+	last := uint32(0) // the previous record's prefix: a file lists a domain's rows together
 	for i, o := range rn.offs {
 		order := orderOf(rn.buf[o:])
 		p := marketPrefixLen(keyOf(rn.buf[o:]))
-		id, ok := ids[string(order[:p])]
-		if !ok {
-			id = uint32(len(prefixes))
-			ids[string(order[:p])] = id
-			prefixes = append(prefixes, string(order[:p]))
+		id := last
+		if i == 0 || prefixes[last] != string(order[:p]) {
+			var ok bool
+			if id, ok = ids[string(order[:p])]; !ok {
+				id = uint32(len(prefixes))
+				ids[string(order[:p])] = id
+				prefixes = append(prefixes, string(order[:p]))
+			}
+			last = id
 		}
 		var abbr [8]byte
-		copy(abbr[:], order[p:])   // the rest is at least 29 bytes: NUL, hash, position, line
+		copy(abbr[:], order[p:])   // the rest is at least 14 bytes: two NULs, position, line
 		end := uint32(len(rn.buf)) // the records lie in buf in the order offs lists them
 		if i+1 < len(rn.offs) {
 			end = rn.offs[i+1]
@@ -253,8 +268,10 @@ func (rn *run) sort() {
 	}
 	slices.SortFunc(byText, func(a, b uint32) int { return strings.Compare(prefixes[a], prefixes[b]) })
 	rank := make([]uint32, len(prefixes))
+	skip := make([]int, len(prefixes)) // by rank: the bytes two records of the group and abbreviation share
 	for r, id := range byText {
 		rank[id] = uint32(r)
+		skip[r] = len(prefixes[id]) + 8
 	}
 	for i := range entries {
 		entries[i].group = rank[entries[i].group]
@@ -266,7 +283,8 @@ func (rn *run) sort() {
 		if a.abbr != b.abbr {
 			return cmp.Compare(a.abbr, b.abbr)
 		}
-		return bytes.Compare(orderOf(rn.buf[a.off:]), orderOf(rn.buf[b.off:]))
+		k := skip[a.group]
+		return bytes.Compare(orderOf(rn.buf[a.off:])[k:], orderOf(rn.buf[b.off:])[k:])
 	})
 	rn.lens = rn.lens[:0]
 	for i, e := range entries {
@@ -475,8 +493,17 @@ func (m *mergedRecords) down(i int) {
 // sortedSource feeds COPY into a new ranking table the merged records: the columns of
 // target.copyColumns.
 type sortedSource struct {
-	m      *mergedRecords
-	rec    []byte
+	m    *mergedRecords
+	rec  []byte
+	d    rankingRecord // rec's columns
+	hash [16]byte      // rec's url_hash
+	// group holds the records of one domain, market and keyword, one per url_hash, in
+	// its order (fill), copied into arena; at is the next to hand out. peeked is the merged
+	// record that ended the group, valid until m moves on.
+	group  []hashedRecord
+	at     int
+	arena  []byte
+	peeked []byte
 	opts   Options
 	source []byte // source(opts), for appendTuple
 	vals   []any
@@ -484,13 +511,100 @@ type sortedSource struct {
 	rows   int
 }
 
+// hashedRecord is a record of sortedSource's group: where it lies in the arena, and its
+// url_hash.
+type hashedRecord struct {
+	from, to int
+	hash     [16]byte
+}
+
 func (s *sortedSource) Next() bool {
-	s.rec, s.err = s.m.next()
-	if s.rec == nil {
-		return false
+	if s.at == len(s.group) {
+		if s.err = s.fill(); s.err != nil || len(s.group) == 0 {
+			return false
+		}
 	}
+	g := s.group[s.at]
+	s.at++
+	s.rec, s.hash = s.arena[g.from:g.to], g.hash
+	s.d = decodeRecord(s.rec)
 	s.rows++
 	return true
+}
+
+// groupBytes bounds the records of a group (sortedSource.fill).
+var groupBytes = defaultGroupBytes
+
+const defaultGroupBytes = 4 << 20
+
+// fill reads the merged records of the next domain, market and keyword into the group,
+// computes each one's url_hash and puts them in its order, keeping the first record of
+// each hash; the group is empty at the end. A keyword a domain ranks for with more URLs
+// than groupBytes holds (thousands) is handed out in groups of that size, each in
+// url_hash order: the table is then not in its key's order, which costs the primary key's
+// build its speed, and two URLs of one MD5 in different groups fail that build (a
+// duplicate key) instead of being merged.
+func (s *sortedSource) fill() error {
+	s.group, s.at, s.arena = s.group[:0], 0, s.arena[:0]
+	rec := s.peeked
+	s.peeked = nil
+	if rec == nil {
+		var err error
+		if rec, err = s.m.next(); rec == nil || err != nil {
+			return err
+		}
+	}
+	prefix, _ := splitURL(keyOf(rec))
+	for {
+		_, url := splitURL(keyOf(rec))
+		from := len(s.arena)
+		s.arena = append(s.arena, rec...) // rec is the merge's until it moves on
+		s.group = append(s.group, hashedRecord{from: from, to: len(s.arena), hash: hashURL(url)})
+		var err error
+		if rec, err = s.m.next(); err != nil {
+			return err
+		}
+		if rec == nil || len(s.arena) >= groupBytes ||
+			!bytes.HasPrefix(keyOf(rec), s.arena[s.group[0].from+4:s.group[0].from+4+len(prefix)]) {
+			s.peeked = rec
+			break
+		}
+	}
+	if len(s.group) == 1 {
+		return nil
+	}
+	slices.SortFunc(s.group, func(a, b hashedRecord) int {
+		return cmp.Or(bytes.Compare(a.hash[:], b.hash[:]),
+			bytes.Compare(positionAndLine(s.arena[a.from:a.to]), positionAndLine(s.arena[b.from:b.to])))
+	})
+	kept := s.group[:1]
+	for _, g := range s.group[1:] {
+		if g.hash == kept[len(kept)-1].hash {
+			s.m.repeats++
+			continue
+		}
+		kept = append(kept, g)
+	}
+	s.group = kept
+	return nil
+}
+
+// hashURL is url_hash: MD5, as urlHash and PostgreSQL compute it (a test makes URLs
+// collide).
+var hashURL = func(url []byte) [16]byte { return md5.Sum(url) } //nolint:gosec // see urlHash
+
+// splitURL splits a ranking record's key after its fourth NUL: domain 0 country 0
+// language 0 keyword_norm 0, and the URL (empty for none) without its NUL.
+func splitURL(key []byte) (prefix, url []byte) {
+	i := bytes.LastIndexByte(key[:len(key)-1], 0) + 1 // the URL holds no NUL
+	return key[:i], key[i : len(key)-1]
+}
+
+// positionAndLine returns the bytes after record r's key that order it among records of
+// one key: its position and inverted line.
+func positionAndLine(r []byte) []byte {
+	k := int(binary.BigEndian.Uint32(r))
+	return r[4+k : 4+k+12]
 }
 
 // rankingRecord is a merged record's columns, pointing into the record.
@@ -498,21 +612,19 @@ type rankingRecord struct {
 	domain, country, language, norm, keyword []byte
 	position                                 []byte // big-endian int32, as COPY's binary format has it
 	url                                      []byte // nil: no URL
-	hash                                     []byte // 16 bytes
 }
 
 // decodeRecord splits record r into its columns (the layout is appendRecord's).
 func decodeRecord(r []byte) rankingRecord {
 	key := keyOf(r)
-	var parts [4][]byte
-	rest := key[:len(key)-16]
+	var parts [5][]byte
+	rest := key
 	for i := range parts {
 		j := bytes.IndexByte(rest, 0)
 		parts[i], rest = rest[:j], rest[j+1:]
 	}
-	d := rankingRecord{domain: parts[0], country: parts[1], language: parts[2], norm: parts[3], keyword: parts[3],
-		hash: key[len(key)-16:]}
-	n := 2 + len(key)
+	d := rankingRecord{domain: parts[0], country: parts[1], language: parts[2], norm: parts[3], keyword: parts[3]}
+	n := 4 + len(key)
 	d.position = r[n : n+4]
 	n += 12
 	kw, m := binary.Uvarint(r[n:])
@@ -521,8 +633,8 @@ func decodeRecord(r []byte) rankingRecord {
 		d.keyword = r[n : n+int(kw)]
 		n += int(kw)
 	}
-	if u, m := binary.Uvarint(r[n:]); u > 0 {
-		d.url = r[n+m : n+m+int(u-1)]
+	if r[n] == 1 {
+		d.url = parts[4]
 	}
 	return d
 }
@@ -531,9 +643,8 @@ func decodeRecord(r []byte) rankingRecord {
 // unchanged until the next call of Next: COPY encodes a row before it asks for the next
 // (encodeCopy), so they are not copied.
 func (s *sortedSource) Values() ([]any, error) {
-	d := decodeRecord(s.rec)
-	hash := pgtype.UUID{Valid: true}
-	copy(hash.Bytes[:], d.hash)
+	d := &s.d
+	hash := pgtype.UUID{Bytes: s.hash, Valid: true}
 	var url any
 	if d.url != nil {
 		url = view(d.url)
@@ -556,7 +667,7 @@ func (s *sortedSource) encodes(oids []uint32) bool { return slices.Equal(oids, r
 // appendTuple appends the current record as a row of COPY's binary format: the bytes of
 // its texts as they are, the position and the hash as PostgreSQL stores them.
 func (s *sortedSource) appendTuple(buf []byte) []byte {
-	d := decodeRecord(s.rec)
+	d := &s.d
 	buf = binary.BigEndian.AppendUint16(buf, uint16(len(rankingOIDs)))
 	buf = appendField(buf, d.domain)
 	buf = appendField(buf, d.keyword)
@@ -569,7 +680,7 @@ func (s *sortedSource) appendTuple(buf []byte) []byte {
 	} else {
 		buf = binary.BigEndian.AppendUint32(buf, 0xFFFFFFFF) // NULL
 	}
-	buf = appendField(buf, d.hash)
+	buf = appendField(buf, s.hash[:])
 	if s.source == nil {
 		s.source = []byte(source(s.opts))
 	}
