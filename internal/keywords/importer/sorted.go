@@ -84,12 +84,6 @@ func orderOf(r []byte) []byte {
 	return r[4 : 4+k+12]
 }
 
-// positionOf returns record r's position, big-endian, as COPY's binary format has it.
-func positionOf(r []byte) []byte {
-	k := int(binary.BigEndian.Uint32(r))
-	return r[4+k : 4+k+4]
-}
-
 // record returns the record at offset o of the run.
 func (rn *run) record(o uint32) []byte {
 	r := rn.buf[o:]
