@@ -7,6 +7,8 @@ import (
 	"unicode"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/contentapi/contentapi/internal/keywords"
 )
 
 // A large file loaded into an empty table (the first load of a data set) is copied
@@ -86,13 +88,20 @@ func (l *loader) loadDirect(ctx context.Context, src *rowSource, tg target, opts
 		return c, true, err
 	}
 	c = counts{distinct: copied, written: copied}
-	if staged == 0 {
-		return c, true, nil
+	if staged > 0 {
+		merged, err := l.mergeStaged(ctx, src, tg, nt.name, opts)
+		if err != nil {
+			return c, true, err
+		}
+		c.distinct += merged
+		c.written = c.distinct
 	}
-	merged, err := l.mergeStaged(ctx, src, tg, nt.name, opts)
-	c.distinct += merged
-	c.written = c.distinct
-	return c, true, err
+	// Every row of the new table is one of the file's.
+	nt.markets, nt.rows = src.markets, c.distinct
+	if nt.markets == nil {
+		nt.markets = []keywords.Market{}
+	}
+	return c, true, nil
 }
 
 // copyDirect copies the rest of src into table in the file's order, staging the rows whose

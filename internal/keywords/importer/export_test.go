@@ -1,6 +1,10 @@
 package importer
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/contentapi/contentapi/internal/keywords"
+)
 
 // AlwaysNewTable makes the test's imports write every table as a new table (swap.go),
 // whatever the sizes, and runs beforeSwap (when not nil) before each switch.
@@ -30,4 +34,12 @@ func AlwaysDirect(t testing.TB, held, run int) {
 // write path by size, as in production.
 func DefaultPaths() {
 	alwaysNewTable, beforeSwap, alwaysDirect, heldRows, runBytes = false, nil, false, defaultHeldRows, defaultRunBytes
+}
+
+// SetsMarkets calls hook with the markets each new rankings table's keyword sets are read
+// by (nil: all at once) and reads them by the markets it returns, until the test ends.
+func SetsMarkets(t testing.TB, hook func([]keywords.Market) []keywords.Market) {
+	t.Helper()
+	setsMarkets = hook
+	t.Cleanup(func() { setsMarkets = nil })
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/contentapi/contentapi/internal/keywords"
 	"github.com/contentapi/contentapi/internal/keywords/local"
 )
 
@@ -334,6 +335,10 @@ type rowSource struct {
 	vals    []any
 	copied  int // valid rows handed to COPY
 	err     error
+	// markets are the markets of the valid rows read, in the order first met; seen holds
+	// them too.
+	markets []keywords.Market
+	seen    map[keywords.Market]bool
 }
 
 // columns are the staging columns the rows fill, in the order of Values.
@@ -398,9 +403,23 @@ func (s *rowSource) read() bool {
 			s.rep.reject(line, strings.Join(problems, "; "))
 			continue
 		}
+		s.noteMarket()
 		return true
 	}
 	return false
+}
+
+// noteMarket adds the current row's market to markets if it is new.
+func (s *rowSource) noteMarket() {
+	m := keywords.Market{Country: s.cur.country, Language: s.cur.language}
+	if n := len(s.markets); n > 0 && s.markets[n-1] == m || s.seen[m] {
+		return
+	}
+	if s.seen == nil {
+		s.seen = map[keywords.Market]bool{}
+	}
+	s.seen[m] = true
+	s.markets = append(s.markets, m)
 }
 
 // Values returns the current row's staging values; the slice is reused by the next call

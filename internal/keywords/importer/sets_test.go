@@ -12,6 +12,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/contentapi/contentapi/internal/keywords"
 	"github.com/contentapi/contentapi/internal/keywords/importer"
 )
 
@@ -45,7 +46,18 @@ func TestDirectImportWritesTheSetsWithTheSwitch(t *testing.T) {
 			load(rowsPool)
 			rowsSets, rowsOracle := keywordSets(t, rowsPool), setsOracle(t, rowsPool)
 			importer.AlwaysDirect(t, 3, 400) // several sorted runs
+			var markets []string
+			importer.SetsMarkets(t, func(ms []keywords.Market) []keywords.Market {
+				for _, m := range ms {
+					markets = append(markets, m.Country+" "+m.Language)
+				}
+				return ms
+			})
 			load(directPool)
+			slices.Sort(markets)
+			if want := []string{"xs en", "xs mi", "xt en", "xt mi"}; !slices.Equal(markets, want) {
+				t.Errorf("the sets were read by the markets %q, want %q, one at a time", markets, want)
+			}
 			directSets, directOracle := keywordSets(t, directPool), setsOracle(t, directPool)
 			if rowsOracle != directOracle {
 				t.Fatalf("the two paths stored different rankings:\nrow by row:\n%s\ncopied:\n%s", rowsOracle, directOracle)
@@ -64,6 +76,39 @@ func TestDirectImportWritesTheSetsWithTheSwitch(t *testing.T) {
 				t.Errorf("the sets were not recorded in the switch's transaction (%v)", err)
 			}
 		})
+	}
+}
+
+// The direct path reads a new table's sets one market at a time, by the markets the file's
+// rows were read of, and counts the rows it reads: were a market left out, its sets would
+// be missing and yet marked fresh. The import then fails and changes nothing.
+func TestDirectImportFailsWhenTheSetsMissAMarket(t *testing.T) {
+	ctx := context.Background()
+	pool := schemaPool(t, "sets_missing_market")
+	importer.AlwaysDirect(t, 3, 400)
+	importer.SetsMarkets(t, func(ms []keywords.Market) []keywords.Market {
+		if len(ms) < 2 {
+			t.Fatalf("the markets %v: the fixture holds four", ms)
+		}
+		return ms[1:]
+	})
+	state := `SELECT (SELECT count(*) FROM domain_rankings), (SELECT count(*) FROM domain_keyword_sets),
+		(SELECT generation || ' ' || built FROM keyword_sets_state)`
+	var rankings, sets, setsBefore int
+	var before, after string
+	if err := pool.QueryRow(ctx, state).Scan(&rankings, &setsBefore, &before); err != nil || rankings != 0 {
+		t.Fatalf("before: %d rankings (%v)", rankings, err)
+	}
+	_, err := importer.ImportRankings(ctx, pool, strings.NewReader(setsFixture(false)), importer.Options{Source: "sets"})
+	if err == nil || !strings.Contains(err.Error(), "keyword sets of domain_rankings: read") {
+		t.Fatalf("import with a market's sets left out: %v, want the rows counted short", err)
+	}
+	if err := pool.QueryRow(ctx, state).Scan(&rankings, &sets, &after); err != nil {
+		t.Fatal(err)
+	}
+	if rankings != 0 || sets != setsBefore || after != before {
+		t.Errorf("after the failed import: %d rankings, %d sets (were %d), state %q (was %q), want nothing changed",
+			rankings, sets, setsBefore, after, before)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/contentapi/contentapi/internal/keywords"
 	"github.com/contentapi/contentapi/internal/keywords/local"
 )
 
@@ -105,6 +106,11 @@ type newTable struct {
 	// setsWritten says that guard wrote the keyword sets of a new domain_rankings, read
 	// beside its index builds (else they are rebuilt after the switch, BuildKeywordSets).
 	setsWritten bool
+	// markets, when not nil, are every market of the table's rows, which number rows: a
+	// table filled by one file alone (loadDirect). Its keyword sets are then read one
+	// market at a time, and must come to that many rows.
+	markets []keywords.Market
+	rows    int
 }
 
 // check is a CHECK constraint of the old table, which the new one takes once its rows are
@@ -398,19 +404,33 @@ func (l *loader) runBuilds(ctx context.Context, nt *newTable, tasks []buildTask)
 // A table without it has its sets rebuilt after the switch.
 var setsIndex = map[string]string{"domain_rankings": " USING btree (keyword_norm, country, language, domain)"}
 
+// setsMarkets, a test hook, sees and may change the markets a new table's keyword sets are
+// read by (nil: all at once).
+var setsMarkets func([]keywords.Market) []keywords.Market
+
 // readSets reads the keyword sets of nt's rows and writes them in nt's guard, the
-// transaction that switches nt in, while the other indexes are being built.
+// transaction that switches nt in, while the other indexes are being built. When nt's
+// markets are known, the sets are read one market at a time, and the rows read must be
+// the table's.
 func (l *loader) readSets(ctx context.Context, nt *newTable) error {
+	markets := nt.markets
+	if setsMarkets != nil {
+		markets = setsMarkets(markets)
+	}
 	var sets *local.KeywordSets
 	err := pgx.BeginTxFunc(ctx, l.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
-		sets, err = local.ReadKeywordSets(ctx, tx, nt.name)
+		sets, err = local.ReadKeywordSets(ctx, tx, nt.name, markets)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	defer sets.Close()
+	if markets != nil && sets.Rows() != nt.rows {
+		// A market missing from the list: its sets would be missing, and read as fresh.
+		return fmt.Errorf("keyword sets of %s: read %d rankings of %d markets, the table holds %d", nt.table, sets.Rows(), len(markets), nt.rows)
+	}
 	if err := sets.Write(ctx, nt.guard); err != nil {
 		return fmt.Errorf("keyword sets of %s: %w", nt.table, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contentapi/contentapi/internal/keywords"
 )
 
 // Keyword sets (migration 00029): every domain's ranked keywords of a market as a Roaring
@@ -61,7 +63,7 @@ func buildKeywordSets(ctx context.Context, conn *pgx.Conn) error {
 		if err := tx.QueryRow(ctx, `SELECT generation FROM keyword_sets_state`).Scan(&generation); err != nil {
 			return fmt.Errorf("keyword sets: %w", err)
 		}
-		b, err := readSets(ctx, tx, "domain_rankings")
+		b, err := readSets(ctx, tx, "domain_rankings", nil)
 		if err != nil {
 			return err
 		}
@@ -82,14 +84,16 @@ type KeywordSets struct{ b *setsBuild }
 
 // ReadKeywordSets reads the keyword sets of the rankings in table, a table like
 // domain_rankings whose by-keyword index (keyword_norm, country, language, domain) is
-// built, in tx. The caller closes them.
-func ReadKeywordSets(ctx context.Context, tx pgx.Tx, table string) (*KeywordSets, error) {
+// built, in tx. markets, when not nil, lists every market the table holds rankings of
+// (one that holds none does no harm): each is then read on its own, without the country
+// and language of every row (see readSets). The caller closes the sets.
+func ReadKeywordSets(ctx context.Context, tx pgx.Tx, table string, markets []keywords.Market) (*KeywordSets, error) {
 	// A new table has no statistics yet: the planner is kept from sorting every row
 	// instead of reading the index in its order.
 	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = off`); err != nil {
 		return nil, fmt.Errorf("keyword sets: %w", err)
 	}
-	b, err := readSets(ctx, tx, table)
+	b, err := readSets(ctx, tx, table, markets)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +119,9 @@ func MarkKeywordSetsBuilt(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
+// Rows returns how many rankings the sets were read from.
+func (s *KeywordSets) Rows() int { return s.b.rows }
+
 // Close removes the sets' temporary files.
 func (s *KeywordSets) Close() {
 	if s != nil {
@@ -122,45 +129,85 @@ func (s *KeywordSets) Close() {
 	}
 }
 
-// readSets reads the rankings of table in keyword order into a build. The caller removes
-// it.
-func readSets(ctx context.Context, tx pgx.Tx, table string) (*setsBuild, error) {
-	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
-		return nil, err
-	}
-	// In the order of domain_rankings_by_keyword_idx (00030), an index-only scan: by
-	// keyword, then market, then domain. Each market's keywords come in ascending order
-	// (its ids), and a domain's rows of one keyword together. (Sorted by market first,
-	// the language's default collation made it an external sort: 72 s of 3M rows.)
-	rows, err := tx.Query(ctx, `SELECT country, language, keyword_norm, domain, least(position, 65535) FROM `+
-		pgx.Identifier{table}.Sanitize()+` ORDER BY keyword_norm, country, language, domain`)
-	if err != nil {
+// readSets reads the rankings of table in keyword order into a build, all markets in one
+// statement, or, when the caller knows them, one market at a time. The caller removes it.
+//
+// The rows come in the order of domain_rankings_by_keyword_idx (00030), an index-only
+// scan: by keyword, then market, then domain. Each market's keywords come in ascending
+// order (its ids), and a domain's rows of one keyword together. (Sorted by market first,
+// the language's default collation made it an external sort: 72 s of 3M rows.) Read one
+// market at a time, the same scan filters on the market and leaves its two columns out of
+// every row: 12.5 s against 15.5 s for the server to send 30M rankings of one market
+// (docs/keyword-data-at-scale.md), in the phase where the import's index builds use both
+// cores. JIT compiling is off: it only delays a scan that evaluates next to nothing.
+func readSets(ctx context.Context, tx pgx.Tx, table string, markets []keywords.Market) (*setsBuild, error) {
+	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'; SET LOCAL jit = off`); err != nil {
 		return nil, fmt.Errorf("keyword sets: %w", err)
 	}
-	defer rows.Close()
+	t := pgx.Identifier{table}.Sanitize()
 	b := newSetsBuild()
-	fields := rows.FieldDescriptions()
-	if len(fields) != 5 {
-		rows.Close()
-		err := rows.Err()
-		if err == nil {
-			err = fmt.Errorf("%d columns, want 5", len(fields))
-		}
-		b.remove()
-		return nil, fmt.Errorf("keyword sets: %w", err)
+	var err error
+	if markets == nil {
+		err = b.read(ctx, tx, `SELECT country, language, keyword_norm, domain, least(position, 65535) FROM `+t+
+			` ORDER BY keyword_norm, country, language, domain`, nil)
 	}
-	positionFormat := fields[4].Format
-	for rows.Next() {
-		if err := b.add(rows.RawValues(), positionFormat); err != nil {
-			b.remove()
-			return nil, fmt.Errorf("keyword sets: %w", err)
+	seen := map[keywords.Market]bool{}
+	for _, m := range markets {
+		if seen[m] || err != nil {
+			continue
 		}
+		seen[m] = true
+		err = b.read(ctx, tx, `SELECT keyword_norm, domain, least(position, 65535) FROM `+t+
+			` WHERE country = $1 AND language = $2 ORDER BY keyword_norm, domain`, &m)
 	}
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		b.remove()
 		return nil, fmt.Errorf("keyword sets: %w", err)
 	}
 	return b, nil
+}
+
+// read adds the rows of query: country, language, keyword_norm, domain and position, or,
+// of the market m, the last three.
+func (b *setsBuild) read(ctx context.Context, tx pgx.Tx, query string, m *keywords.Market) error {
+	var args []any
+	want := 5
+	if m != nil {
+		args, want = []any{m.Country, m.Language}, 3
+	}
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	fields := rows.FieldDescriptions()
+	if len(fields) != want {
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%d columns, want %d", len(fields), want)
+	}
+	positionFormat := fields[want-1].Format
+	var n *numbering // m's, from its first row
+	for rows.Next() {
+		vals := rows.RawValues()
+		switch {
+		case m == nil:
+			if n, err = b.market(vals[0], vals[1]); err != nil {
+				return err
+			}
+			vals = vals[2:]
+		case n == nil:
+			if n, err = b.market([]byte(m.Country), []byte(m.Language)); err != nil {
+				return err
+			}
+		}
+		if err := b.add(n, vals, positionFormat); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // write replaces the stored sets and keyword texts by the build's, encoding and writing
@@ -234,6 +281,7 @@ type setsBuild struct {
 	markets []*numbering   // few: found by a scan
 	domains []string       // by number
 	domain  map[string]int // numbers
+	rows    int            // rows read
 }
 
 // numbering is a market's state: its next id, its last keyword, its keywords in id order,
@@ -285,21 +333,18 @@ func (s *keywordSet) flush() {
 
 func newSetsBuild() *setsBuild { return &setsBuild{domain: map[string]int{}} }
 
-// add adds a row: country, language, keyword_norm, domain and position, the last in the
+// add adds a row of the market n: keyword_norm, domain and position, the last in the
 // given format code.
-func (b *setsBuild) add(vals [][]byte, positionFormat int16) error {
-	if len(vals) != 5 {
-		return fmt.Errorf("%d columns, want 5", len(vals))
+func (b *setsBuild) add(n *numbering, vals [][]byte, positionFormat int16) error {
+	if len(vals) != 3 {
+		return fmt.Errorf("%d columns, want 3", len(vals))
 	}
-	position, err := rowPosition(vals[4], positionFormat)
+	position, err := rowPosition(vals[2], positionFormat)
 	if err != nil {
 		return err
 	}
-	n, err := b.market(vals[0], vals[1])
-	if err != nil {
-		return err
-	}
-	norm := vals[2]
+	b.rows++
+	norm := vals[0]
 	if n.count == 0 || !bytes.Equal(norm, n.last) {
 		if n.count > 0 {
 			n.id++
@@ -310,10 +355,10 @@ func (b *setsBuild) add(vals [][]byte, positionFormat int16) error {
 			return err
 		}
 	}
-	d, ok := b.domain[string(vals[3])]
+	d, ok := b.domain[string(vals[1])]
 	if !ok {
 		d = len(b.domains)
-		b.domains = append(b.domains, string(vals[3]))
+		b.domains = append(b.domains, string(vals[1]))
 		b.domain[b.domains[d]] = d
 	}
 	if d >= len(n.sets) {
