@@ -151,14 +151,13 @@ func readSets(ctx context.Context, tx pgx.Tx, table string, markets []keywords.M
 		err = b.read(ctx, tx, `SELECT country, language, keyword_norm, domain, least(position, 65535) FROM `+t+
 			` ORDER BY keyword_norm, country, language, domain`, nil)
 	}
-	seen := map[keywords.Market]bool{}
-	for _, m := range markets {
-		if seen[m] || err != nil {
-			continue
+	read := map[keywords.Market]bool{} // a market listed twice is read once
+	for i := 0; err == nil && i < len(markets); i++ {
+		if m := markets[i]; !read[m] {
+			read[m] = true
+			err = b.read(ctx, tx, `SELECT keyword_norm, domain, least(position, 65535) FROM `+t+
+				` WHERE country = $1 AND language = $2 ORDER BY keyword_norm, domain`, &m)
 		}
-		seen[m] = true
-		err = b.read(ctx, tx, `SELECT keyword_norm, domain, least(position, 65535) FROM `+t+
-			` WHERE country = $1 AND language = $2 ORDER BY keyword_norm, domain`, &m)
 	}
 	if err != nil {
 		b.remove()
