@@ -280,10 +280,10 @@ func keywordSource(t *table, cols columns, rep *Report, opts Options, k *keyer) 
 // and keyword: rows of one domain and keyword with different URLs are looked at together.
 func rankingSource(t *table, cols columns, rep *Report, opts Options, k *keyer) *rowSource {
 	withMetrics := cols.hasMetrics()
-	var hosts hostCache
+	var last lastCells
 	return &rowSource{t: t, rep: rep, keys: k, progress: opts.Progress, metrics: withMetrics, rankings: true,
 		row: func(line int, rec []string, s *stagedRow) []string {
-			rk, problems := readRanking(rec, cols, opts, t.comma == ';', &hosts)
+			rk, problems := readRanking(rec, cols, opts, t.comma == ';', &last)
 			m := metricsRow{keyword: rk.keyword, country: rk.country, language: rk.language}
 			if withMetrics {
 				var mp []string
@@ -523,7 +523,7 @@ func readMetrics(rec []string, cols columns, opts Options, decimalComma bool) (m
 
 // readRanking reads the domain, keyword, position and URL of a record. hosts remembers the
 // last domain cell read (a ranking file lists a domain's rows together).
-func readRanking(rec []string, cols columns, opts Options, decimalComma bool, hosts *hostCache) (rankingRow, []string) {
+func readRanking(rec []string, cols columns, opts Options, decimalComma bool, last *lastCells) (rankingRow, []string) {
 	var rk rankingRow
 	var problems []string
 	note := func(err error) {
@@ -534,7 +534,7 @@ func readRanking(rec []string, cols columns, opts Options, decimalComma bool, ho
 	kw, err := readKeyword(rec, cols)
 	note(err)
 	rk.keyword = kw
-	rk.country, rk.language, err = readMarket(rec, cols, opts)
+	rk.country, rk.language, err = last.market(rec, cols, opts)
 	note(err)
 	rk.position, err = parsePosition(cols.name(cols.position, positionAliases), cell(rec, cols.position), decimalComma)
 	note(err)
@@ -547,7 +547,7 @@ func readRanking(rec []string, cols columns, opts Options, decimalComma bool, ho
 	switch d := cell(rec, cols.domain); {
 	case !isUnknown(d):
 		var ok bool
-		if rk.domain, ok = hosts.domain(d); !ok {
+		if rk.domain, ok = last.domain(d); !ok {
 			problems = append(problems, fmt.Sprintf("domain: %q is not a host name", d))
 		}
 	case rk.url != nil && validHost(hostOf(*rk.url)):
@@ -563,19 +563,36 @@ func readRanking(rec []string, cols columns, opts Options, decimalComma bool, ho
 	return rk, problems
 }
 
-// hostCache remembers the last domain cell and what it normalised to.
-type hostCache struct {
+// lastCells remembers a ranking file's last domain cell and last country and language
+// cells, and what they came to: a file lists one domain's rows, of one market, together.
+type lastCells struct {
 	raw, host string
 	ok        bool
+
+	marketRead              bool
+	rawCountry, rawLanguage string
+	country, language       string
+	marketErr               error
 }
 
 // domain returns the normalised host of a domain cell and whether it is a host name.
-func (c *hostCache) domain(raw string) (string, bool) {
+func (c *lastCells) domain(raw string) (string, bool) {
 	if raw != c.raw {
 		c.raw, c.host = raw, local.NormalizeDomain(raw)
 		c.ok = validHost(c.host)
 	}
 	return c.host, c.ok
+}
+
+// market is readMarket, read again only when the row's market cells differ from the last
+// row's.
+func (c *lastCells) market(rec []string, cols columns, opts Options) (country, language string, err error) {
+	rawC, rawL := cell(rec, cols.country), cell(rec, cols.language)
+	if !c.marketRead || rawC != c.rawCountry || rawL != c.rawLanguage {
+		c.marketRead, c.rawCountry, c.rawLanguage = true, rawC, rawL
+		c.country, c.language, c.marketErr = readMarket(rec, cols, opts)
+	}
+	return c.country, c.language, c.marketErr
 }
 
 // hostOf returns the normalised host of an absolute URL ("https://…" or "www.…"), or "".
@@ -591,8 +608,10 @@ var hostPattern = regexp.MustCompile(`^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-
 func validHost(h string) bool { return h != "" && len(h) <= 253 && hostPattern.MatchString(h) }
 
 func readKeyword(rec []string, cols columns) (string, error) {
-	kw := cleanKeyword(cell(rec, cols.keyword))
+	kw, plain := cleanASCIIKeyword(cell(rec, cols.keyword))
 	switch {
+	case plain && kw != "" && len(kw) <= maxKeywordLength:
+		return kw, nil // printable ASCII: valid text, a character a byte
 	case kw == "":
 		return "", errors.New("keyword is empty")
 	case !cleanText(kw):
@@ -606,13 +625,20 @@ func readKeyword(rec []string, cols columns) (string, error) {
 // cleanKeyword is local.CleanKeyword, without its allocations for the usual keyword:
 // printable ASCII words separated by single spaces, returned as it is.
 func cleanKeyword(s string) string {
+	kw, _ := cleanASCIIKeyword(s)
+	return kw
+}
+
+// cleanASCIIKeyword is cleanKeyword, and reports whether s was the usual keyword, returned
+// as it is.
+func cleanASCIIKeyword(s string) (string, bool) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < ' ' || c >= 0x7f || c == ' ' && (i == 0 || i == len(s)-1 || s[i-1] == ' ') {
-			return local.CleanKeyword(s)
+			return local.CleanKeyword(s), false
 		}
 	}
-	return s
+	return s, true
 }
 
 func readMarket(rec []string, cols columns, opts Options) (country, language string, err error) {

@@ -228,6 +228,14 @@ func parseCompetition(column, raw string, decimalComma bool) (*float64, error) {
 
 // parsePosition reads a ranking position ≥ 1; Search Console's averages are rounded.
 func parsePosition(column, raw string, decimalComma bool) (int, error) {
+	if n, ok := smallInt(raw); ok && n >= 1 { // the common case: 1 to 999999, digits only
+		return n, nil
+	}
+	return parsePositionNumber(column, raw, decimalComma)
+}
+
+// parsePositionNumber is parsePosition for any number a cell may hold.
+func parsePositionNumber(column, raw string, decimalComma bool) (int, error) {
 	v, err := parseNumber(column, raw, decimalComma)
 	if err != nil {
 		return 0, err
@@ -294,4 +302,20 @@ func parseCode(column, raw, def string) (string, error) {
 		s = "uk"
 	}
 	return s, nil
+}
+
+// smallInt reads s when it is one to six ASCII digits and nothing else.
+func smallInt(s string) (int, bool) {
+	if len(s) == 0 || len(s) > 6 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
