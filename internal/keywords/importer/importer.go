@@ -608,7 +608,7 @@ var hostPattern = regexp.MustCompile(`^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-
 func validHost(h string) bool { return h != "" && len(h) <= 253 && hostPattern.MatchString(h) }
 
 func readKeyword(rec []string, cols columns) (string, error) {
-	kw, plain := cleanASCIIKeyword(cell(rec, cols.keyword))
+	kw, plain := cleanKeyword(cell(rec, cols.keyword))
 	switch {
 	case plain && kw != "" && len(kw) <= maxKeywordLength:
 		return kw, nil // printable ASCII: valid text, a character a byte
@@ -623,15 +623,9 @@ func readKeyword(rec []string, cols columns) (string, error) {
 }
 
 // cleanKeyword is local.CleanKeyword, without its allocations for the usual keyword:
-// printable ASCII words separated by single spaces, returned as it is.
-func cleanKeyword(s string) string {
-	kw, _ := cleanASCIIKeyword(s)
-	return kw
-}
-
-// cleanASCIIKeyword is cleanKeyword, and reports whether s was the usual keyword, returned
-// as it is.
-func cleanASCIIKeyword(s string) (string, bool) {
+// printable ASCII words separated by single spaces, returned as it is, and reported
+// (plain) as such.
+func cleanKeyword(s string) (kw string, plain bool) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < ' ' || c >= 0x7f || c == ' ' && (i == 0 || i == len(s)-1 || s[i-1] == ' ') {
