@@ -106,10 +106,10 @@ func TestDirectCopyWritesWhatRowsWrite(t *testing.T) {
 	for _, w := range []string{
 		"Budget App|budget app|en|120|31|commercial|direct|f", "CAFÉ near me|café near me|en|11|direct|f",
 		"kelvin scale|kelvin scale|en|8|direct|f", "savings goal|savings goal|en|55|21|direct|f",
-		"brew.example|budget app|budget app|en|5|https://brew.example/a|",
+		"brew.example|NULL|budget app|en|5|https://brew.example/a|",
 		"brew.example|Budget app|budget app|en|7|https://brew.example/b|",
-		"brew.example|grind size|grind size|en|2|", "brew.example|CAFÉ near me|café near me|en|4|",
-		"brew.example|kelvin scale|kelvin scale|en|6|", "other.example|savings goal|savings goal|en|1|",
+		"brew.example|NULL|grind size|en|2|", "brew.example|CAFÉ near me|café near me|en|4|",
+		"brew.example|NULL|kelvin scale|en|6|", "other.example|NULL|savings goal|en|1|",
 	} {
 		if !strings.Contains(directState, "\n"+w) && !strings.HasPrefix(directState, w) {
 			t.Errorf("stored rows lack %q:\n%s", w, directState)

@@ -145,3 +145,11 @@ type tupleAppender interface {
 func appendField(buf, v []byte) []byte {
 	return append(binary.BigEndian.AppendUint32(buf, uint32(len(v))), v...)
 }
+
+// appendNullable appends v as a field of COPY's binary format, or NULL when v is nil.
+func appendNullable(buf, v []byte) []byte {
+	if v == nil {
+		return binary.BigEndian.AppendUint32(buf, 0xFFFFFFFF)
+	}
+	return appendField(buf, v)
+}

@@ -110,7 +110,7 @@ func tableState(t *testing.T, pool *pgxpool.Pool, c string) string {
 		coalesce((SELECT string_agg(concat_ws('|', keyword, keyword_norm, language, search_volume, keyword_difficulty, cpc,
 			competition, search_intent, serp_urls, source, synthetic), E'\n' ORDER BY keyword_norm)
 		 FROM keyword_metrics WHERE country = $1), '') || E'\n--\n' ||
-		coalesce((SELECT string_agg(concat_ws('|', domain, keyword, keyword_norm, language, position, url, url_hash, source, synthetic),
+		coalesce((SELECT string_agg(concat_ws('|', domain, coalesce(keyword, 'NULL'), keyword_norm, language, position, url, url_hash, source, synthetic),
 			E'\n' ORDER BY domain, keyword_norm, url)
 		 FROM domain_rankings WHERE country = $1), '')`, c).Scan(&s); err != nil {
 		t.Fatal(err)

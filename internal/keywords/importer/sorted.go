@@ -663,7 +663,8 @@ func positionAndLine(r []byte) []byte {
 
 // rankingRecord is a merged record's columns, pointing into the record.
 type rankingRecord struct {
-	domain, country, language, norm, keyword []byte
+	domain, country, language, norm []byte
+	keyword                         []byte // nil: the keyword is its norm, stored as NULL
 	position                                 []byte // big-endian int32, as COPY's binary format has it
 	url                                      []byte // nil: no URL
 }
@@ -677,7 +678,7 @@ func decodeRecord(r []byte) rankingRecord {
 		j := bytes.IndexByte(rest, 0)
 		parts[i], rest = rest[:j], rest[j+1:]
 	}
-	d := rankingRecord{domain: parts[0], country: parts[1], language: parts[2], norm: parts[3], keyword: parts[3]}
+	d := rankingRecord{domain: parts[0], country: parts[1], language: parts[2], norm: parts[3]}
 	n := 4 + len(key)
 	d.position = r[n : n+4]
 	n += 12
@@ -699,11 +700,14 @@ func decodeRecord(r []byte) rankingRecord {
 func (s *sortedSource) Values() ([]any, error) {
 	d := &s.d
 	hash := pgtype.UUID{Bytes: s.hash, Valid: true}
-	var url any
+	var keyword, url any
+	if d.keyword != nil {
+		keyword = view(d.keyword)
+	}
 	if d.url != nil {
 		url = view(d.url)
 	}
-	s.vals = append(s.vals[:0], view(d.domain), view(d.keyword), view(d.norm), view(d.country), view(d.language),
+	s.vals = append(s.vals[:0], view(d.domain), keyword, view(d.norm), view(d.country), view(d.language),
 		int(binary.BigEndian.Uint32(d.position)), url, hash, source(s.opts), s.opts.Synthetic)
 	return s.vals, nil
 }
@@ -724,16 +728,12 @@ func (s *sortedSource) appendTuple(buf []byte) []byte {
 	d := &s.d
 	buf = binary.BigEndian.AppendUint16(buf, uint16(len(rankingOIDs)))
 	buf = appendField(buf, d.domain)
-	buf = appendField(buf, d.keyword)
+	buf = appendNullable(buf, d.keyword)
 	buf = appendField(buf, d.norm)
 	buf = appendField(buf, d.country)
 	buf = appendField(buf, d.language)
 	buf = appendField(buf, d.position)
-	if d.url != nil {
-		buf = appendField(buf, d.url)
-	} else {
-		buf = binary.BigEndian.AppendUint32(buf, 0xFFFFFFFF) // NULL
-	}
+	buf = appendNullable(buf, d.url)
 	buf = appendField(buf, s.hash[:])
 	if s.source == nil {
 		s.source = []byte(source(s.opts))

@@ -178,8 +178,12 @@ func oracle(rows []stagedRow) []string {
 		if r.url != nil {
 			url = *r.url
 		}
+		var keyword any = r.keyword
+		if r.keyword == r.norm { // stored as NULL: read as its norm
+			keyword = nil
+		}
 		h := pgtype.UUID{Bytes: [16]byte([]byte(hash(r))), Valid: true}
-		out = append(out, fmt.Sprint(r.domain, r.keyword, r.norm, r.country, r.language, r.position, url, h))
+		out = append(out, fmt.Sprint(r.domain, keyword, r.norm, r.country, r.language, r.position, url, h))
 	}
 	return out
 }

@@ -690,7 +690,7 @@ const (
 	oracleRankingsSQL = `
 SELECT b.keyword_norm, b.keyword, b.position, coalesce(b.url, ''), 0, NULL::jsonb,
        k.search_volume, k.keyword_difficulty, k.cpc, coalesce(k.search_intent, '')
-FROM (SELECT DISTINCT ON (keyword_norm) keyword_norm, keyword, position, url FROM domain_rankings
+FROM (SELECT DISTINCT ON (keyword_norm) keyword_norm, coalesce(keyword, keyword_norm COLLATE "default") AS keyword, position, url FROM domain_rankings
       WHERE domain = $1 AND country = $2 AND language = $3
       ORDER BY keyword_norm, position, url NULLS FIRST) b
 LEFT JOIN keyword_metrics k ON k.country = $2 AND k.language = $3 AND k.keyword_norm = b.keyword_norm`
@@ -698,7 +698,7 @@ LEFT JOIN keyword_metrics k ON k.country = $2 AND k.language = $3 AND k.keyword_
 	oracleGapsSQL = `
 SELECT c.keyword_norm, coalesce(k.keyword, min(c.keyword)), 0, '', min(c.position)::int, jsonb_object_agg(c.domain, c.position),
        k.search_volume, k.keyword_difficulty, k.cpc, coalesce(k.search_intent, '')
-FROM (SELECT domain, keyword_norm, min(keyword) AS keyword, min(position) AS position FROM domain_rankings
+FROM (SELECT domain, keyword_norm, min(coalesce(keyword, keyword_norm COLLATE "default")) AS keyword, min(position) AS position FROM domain_rankings
       WHERE country = $1 AND language = $2 AND domain = ANY($3::text[])
       GROUP BY domain, keyword_norm) c
 LEFT JOIN keyword_metrics k ON k.country = $1 AND k.language = $2 AND k.keyword_norm = c.keyword_norm

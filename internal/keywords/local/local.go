@@ -103,7 +103,7 @@ func collectKeys(rows pgx.Rows, err error) ([]string, error) {
 }
 
 const rankedSQL = `
-SELECT r.keyword, k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
+SELECT coalesce(r.keyword, r.keyword_norm COLLATE "default"), k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
        k.search_intent, k.serp_urls, r.position, r.url, r.synthetic OR coalesce(k.synthetic, false)
 FROM domain_rankings r
 LEFT JOIN keyword_metrics k
