@@ -40,6 +40,9 @@ import (
 //	uint32 position | uint64 ^line | uvarint keyword length (0: the keyword is its norm) | keyword
 //	byte 1 (a URL) or 0 (none: the key's URL is empty)
 //
+// A keyword that is its norm goes to COPY as NULL, as domain_rankings stores it (migration
+// 00048), so the table's rows are 16 bytes shorter than with the text twice.
+//
 // The key's texts hold no NUL (cleanText), so comparing keys byte by byte orders them as
 // PostgreSQL's "C" collation orders the columns one after the other; the position and the
 // inverted line after the key put a key's best position first, and among equal positions
@@ -665,8 +668,8 @@ func positionAndLine(r []byte) []byte {
 type rankingRecord struct {
 	domain, country, language, norm []byte
 	keyword                         []byte // nil: the keyword is its norm, stored as NULL
-	position                                 []byte // big-endian int32, as COPY's binary format has it
-	url                                      []byte // nil: no URL
+	position                        []byte // big-endian int32, as COPY's binary format has it
+	url                             []byte // nil: no URL
 }
 
 // decodeRecord splits record r into its columns (the layout is appendRecord's).
