@@ -51,14 +51,6 @@ func TestRankingKeywordsStoredAsNormReadAsWritten(t *testing.T) {
 	}
 
 	p := local.New(pool)
-	words := func(ks []keywords.Keyword) []string {
-		var out []string
-		for _, k := range ks {
-			out = append(out, k.Keyword)
-		}
-		slices.Sort(out)
-		return out
-	}
 	written := []string{"Budget App", "K\u00f6ln Guide", "caf\u00e9 near me", "grind size"}
 	ranked, err := p.Ranked(ctx, keywords.RankedRequest{Domain: "a.example", Country: "xk", Language: "en"})
 	if err != nil {
@@ -83,10 +75,10 @@ func TestRankingKeywordsStoredAsNormReadAsWritten(t *testing.T) {
 		what      string
 		got, want []string
 	}{
-		{"ranked", words(rankingKeywords(ranked)), written},
-		{"ranked, two keywords", words(rankingKeywords(some)), []string{"Budget App", "grind size"}},
-		{"rankings", words(rankingKeywords(page.Rankings)), written},
-		{"gaps", words(gapKeywords(gaps.Gaps)), []string{"Budget App", "K\u00f6ln Guide", "caf\u00e9 near me"}},
+		{"ranked", sortedKeywords(ranked, rankingKeyword), written},
+		{"ranked, two keywords", sortedKeywords(some, rankingKeyword), []string{"Budget App", "grind size"}},
+		{"rankings", sortedKeywords(page.Rankings, rankingKeyword), written},
+		{"gaps", sortedKeywords(gaps.Gaps, func(g keywords.Gap) string { return g.Keyword.Keyword }), []string{"Budget App", "K\u00f6ln Guide", "caf\u00e9 near me"}},
 	} {
 		if !slices.Equal(c.got, c.want) {
 			t.Errorf("%s: keywords %q, want %q", c.what, c.got, c.want)
@@ -110,18 +102,14 @@ func TestRankingKeywordsStoredAsNormReadAsWritten(t *testing.T) {
 	}
 }
 
-func rankingKeywords(rs []keywords.Ranking) []keywords.Keyword {
-	var out []keywords.Keyword
-	for _, r := range rs {
-		out = append(out, r.Keyword)
+// sortedKeywords are the keyword texts of an answer's rows, sorted.
+func sortedKeywords[T any](rows []T, keyword func(T) string) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, keyword(r))
 	}
+	slices.Sort(out)
 	return out
 }
 
-func gapKeywords(gs []keywords.Gap) []keywords.Keyword {
-	var out []keywords.Keyword
-	for _, g := range gs {
-		out = append(out, g.Keyword)
-	}
-	return out
-}
+func rankingKeyword(r keywords.Ranking) string { return r.Keyword.Keyword }

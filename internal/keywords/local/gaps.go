@@ -51,7 +51,7 @@ SELECT coalesce(k.keyword, p.keyword), k.search_volume, k.keyword_difficulty, k.
        p.synthetic OR coalesce(k.synthetic, false)
 FROM unnest($4::text[]) WITH ORDINALITY AS g(keyword_norm, ord)
 CROSS JOIN LATERAL (
-    SELECT min(coalesce(r.keyword, r.keyword_norm COLLATE "default")) AS keyword,
+    SELECT min(` + rankingKeyword + `) AS keyword,
            jsonb_object_agg(r.domain, r.position ORDER BY r.position DESC) AS positions,
            bool_or(r.synthetic) AS synthetic
     FROM domain_rankings r
@@ -331,7 +331,7 @@ var walkIndexes = map[keywords.OrderKey]string{
 // gapsReadSQL it leaves out a look-up of every gap's ranking rows: at ten million keywords
 // the page's gaps lie all over the table, and those reads were a third of a page's time.
 const gapMetricsSQL = `
-SELECT coalesce(k.keyword, (SELECT min(coalesce(r.keyword, r.keyword_norm COLLATE "default")) FROM domain_rankings r
+SELECT coalesce(k.keyword, (SELECT min(` + rankingKeyword + `) FROM domain_rankings r
            WHERE r.domain = ANY($3::text[]) AND r.country = $1 AND r.language = $2
              AND r.keyword_norm = g.keyword_norm)),
        k.search_volume, k.keyword_difficulty, k.cpc, k.competition, k.search_intent, k.serp_urls,

@@ -102,8 +102,13 @@ func collectKeys(rows pgx.Rows, err error) ([]string, error) {
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
+// rankingKeyword is the keyword of the ranking row r as written: stored only where it
+// differs from its norm, NULL otherwise (migration 00048). The norm compares under "C",
+// the keyword under the database's collation, and the coalesce needs one.
+const rankingKeyword = `coalesce(r.keyword, r.keyword_norm COLLATE "default")`
+
 const rankedSQL = `
-SELECT coalesce(r.keyword, r.keyword_norm COLLATE "default"), k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
+SELECT ` + rankingKeyword + `, k.search_volume, k.keyword_difficulty, k.cpc, k.competition,
        k.search_intent, k.serp_urls, r.position, r.url, r.synthetic OR coalesce(k.synthetic, false)
 FROM domain_rankings r
 LEFT JOIN keyword_metrics k

@@ -74,7 +74,7 @@ SELECT b.keyword, k.search_volume, k.keyword_difficulty, k.cpc, k.competition, k
        k.serp_urls, b.position, b.url, b.synthetic OR coalesce(k.synthetic, false)
 FROM unnest($4::text[]) WITH ORDINALITY AS g(keyword_norm, ord)
 CROSS JOIN LATERAL (
-    SELECT coalesce(r.keyword, r.keyword_norm COLLATE "default") AS keyword, r.position, r.url, r.synthetic FROM domain_rankings r
+    SELECT ` + rankingKeyword + ` AS keyword, r.position, r.url, r.synthetic FROM domain_rankings r
     WHERE r.domain = $1 AND r.country = $2 AND r.language = $3 AND r.keyword_norm = g.keyword_norm
     ORDER BY r.position, r.url NULLS FIRST
     LIMIT 1) b
